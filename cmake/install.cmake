@@ -1,0 +1,1 @@
+# install rules: see issue 2 item 1

@@ -1,0 +1,95 @@
+// Building a network with the C++ API (the ONNX parser builds one through the same calls).
+//
+// Shapes and types are inferred as each layer is added, so getDimensions() is valid at once. A
+// layer that cannot be added (bad shape, missing plugin, plugin failure) returns nullptr; the
+// reason is logged and kept in getLastError(), and building such a network fails.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "kiln/layers.h"
+#include "kiln/plugin.h"
+#include "kiln/status.h"
+#include "kiln/types.h"
+
+namespace kiln {
+
+class ITensor {
+ public:
+  virtual const char* getName() const = 0;
+  // Names must be unique in the network; setName fails (returns false) on a clash.
+  virtual bool setName(const char* name) = 0;
+  virtual Dims getDimensions() const = 0;
+  virtual DataType getType() const = 0;
+  virtual bool isNetworkInput() const = 0;
+  virtual bool isNetworkOutput() const = 0;
+
+ protected:
+  ~ITensor() = default;
+};
+
+class ILayer {
+ public:
+  virtual const char* getName() const = 0;
+  virtual bool setName(const char* name) = 0;
+  virtual LayerType getType() const = 0;
+  virtual int32_t getNbInputs() const = 0;
+  virtual ITensor* getInput(int32_t index) const = 0;
+  virtual int32_t getNbOutputs() const = 0;
+  virtual ITensor* getOutput(int32_t index) const = 0;
+
+ protected:
+  ~ILayer() = default;
+};
+
+// Which plugin a plugin layer uses, and its fields. kiln creates the plugin through the registry
+// (so that creation is traced and the namespace is set by the engine) and owns it.
+struct PluginSpec {
+  const char* name = nullptr;
+  const char* version = "1";
+  const char* pluginNamespace = "";
+  PluginFieldCollection fields;
+};
+
+class INetworkDefinition {
+ public:
+  virtual ~INetworkDefinition() = default;
+
+  virtual ITensor* addInput(const char* name, DataType type, const Dims& dims) = 0;
+  virtual Status markOutput(ITensor& tensor) = 0;
+
+  virtual ILayer* addConstant(const Dims& dims, const Weights& weights) = 0;
+  // kernel: [outChannels, C/groups, kernelH, kernelW]; bias: outChannels values or count 0.
+  virtual ILayer* addConvolution(ITensor& input, const ConvolutionParams& params,
+                                 const Weights& kernel, const Weights& bias) = 0;
+  virtual ILayer* addPooling(ITensor& input, const PoolingParams& params) = 0;
+  virtual ILayer* addElementwise(ITensor& a, ITensor& b, ElementwiseOp op) = 0;
+  virtual ILayer* addActivation(ITensor& input, const ActivationParams& params) = 0;
+  virtual ILayer* addMatrixMultiply(ITensor& a, ITensor& b, const MatrixMultiplyParams& params) = 0;
+  // c may be null.
+  virtual ILayer* addGemm(ITensor& a, ITensor& b, ITensor* c, const GemmParams& params) = 0;
+  // Fully connected on [N, K] input: Y[N, nbOutputs] = X W^T + b; kernel [nbOutputs, K].
+  virtual ILayer* addFullyConnected(ITensor& input, int32_t nbOutputs, const Weights& kernel,
+                                    const Weights& bias) = 0;
+  virtual ILayer* addSoftmax(ITensor& input, const SoftmaxParams& params) = 0;
+  virtual ILayer* addConcatenation(ITensor* const* inputs, int32_t nbInputs,
+                                   const ConcatenationParams& params) = 0;
+  virtual ILayer* addShuffle(ITensor& input, const ShuffleParams& params) = 0;
+  virtual ILayer* addReduce(ITensor& input, const ReduceParams& params) = 0;
+  virtual ILayer* addPlugin(ITensor* const* inputs, int32_t nbInputs, const PluginSpec& spec) = 0;
+
+  virtual int32_t getNbLayers() const = 0;
+  virtual ILayer* getLayer(int32_t index) const = 0;
+  virtual int32_t getNbInputs() const = 0;
+  virtual ITensor* getInput(int32_t index) const = 0;
+  virtual int32_t getNbOutputs() const = 0;
+  virtual ITensor* getOutput(int32_t index) const = 0;
+
+  // The first error met while adding layers, or ok.
+  virtual const Status& getLastError() const = 0;
+};
+
+std::unique_ptr<INetworkDefinition> createNetwork();
+
+}  // namespace kiln

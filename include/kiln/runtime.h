@@ -1,0 +1,55 @@
+// Running plans: Runtime -> Engine (shared, immutable) -> ExecutionContext (one per thread).
+//
+// Lifecycle follows XNNPACK's create -> setup -> run: create a context, bind every input and
+// output with setTensorAddress(), then enqueue() as often as needed. One context is used by one
+// thread at a time; several contexts of one engine may run concurrently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kiln/status.h"
+#include "kiln/types.h"
+
+namespace kiln {
+
+enum class TensorIOMode : int32_t { kINPUT = 0, kOUTPUT = 1 };
+
+class IExecutionContext {
+ public:
+  virtual ~IExecutionContext() = default;
+  // Memory for an input or output, in the engine's device memory (host memory on the CPU).
+  // It must hold the tensor's bytes in the engine's I/O type and format (see IEngine).
+  virtual Status setTensorAddress(const char* name, void* address) = 0;
+  // Runs the network. Asynchronous on `stream` on CUDA; synchronous on the CPU (stream ignored).
+  virtual Status enqueue(Stream stream) = 0;
+};
+
+class IEngine {
+ public:
+  virtual ~IEngine() = default;
+  virtual int32_t getNbIOTensors() const = 0;
+  virtual const char* getIOTensorName(int32_t index) const = 0;
+  virtual TensorIOMode getTensorIOMode(const char* name) const = 0;
+  // Dims, type and format the caller's buffer must have; dims.nbDims == -1 for an unknown name.
+  virtual PluginTensorDesc getTensorDesc(const char* name) const = 0;
+  // "cpu" or "cuda:sm_90", as recorded in the plan.
+  virtual const char* getTarget() const = 0;
+  // Each context owns its activation memory and its plugin objects.
+  virtual Status createExecutionContext(std::unique_ptr<IExecutionContext>& context) = 0;
+  // JSON describing layers, tactics, formats, timings, the memory plan and plugin records.
+  virtual std::string inspect() const = 0;
+};
+
+class IRuntime {
+ public:
+  virtual ~IRuntime() = default;
+  // Validates the whole plan before using any of it; plugins must already be registered.
+  virtual Status deserializeEngine(const void* plan, size_t size,
+                                   std::unique_ptr<IEngine>& engine) = 0;
+};
+
+std::unique_ptr<IRuntime> createRuntime();
+
+}  // namespace kiln

@@ -1,0 +1,62 @@
+// How the CPU backend implements a built-in layer: for each layer type, an ordered list of
+// tactics (oneDNN style: faster ones first, the plain reference last). Each tactic either makes a
+// kernel for a configuration or says why it cannot.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/graph.h"
+#include "kiln/status.h"
+#include "kiln/types.h"
+
+namespace kiln::cpu {
+
+// Everything a tactic may look at to decide and prepare.
+struct KernelConfig {
+  LayerType type = LayerType::kCONSTANT;
+  LayerParams params;
+  std::vector<PluginTensorDesc> inputs;
+  std::vector<PluginTensorDesc> outputs;
+  // Per input: the bytes when the input is a constant (weights; linear format, inputs[i].type),
+  // else nullptr. A kernel may prepack them at creation; they outlive the kernel.
+  std::vector<const void*> constantInputs;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Scratch bytes run() needs; the caller passes that much (aligned to 64) as `workspace`.
+  virtual size_t workspaceSize() const { return 0; }
+  // Must be safe to call from several threads at once, each with its own buffers: all mutable
+  // state lives in the buffers and the workspace.
+  virtual Status run(const void* const* inputs, void* const* outputs, void* workspace) const = 0;
+};
+
+struct Tactic {
+  const char* name;
+  // A kernel for the configuration, or nullptr with *whyNot saying why this tactic declines.
+  std::unique_ptr<Kernel> (*create)(const KernelConfig& config, std::string* whyNot);
+};
+
+// The tactics for a layer type, reference last; empty for types the CPU backend lacks.
+std::span<const Tactic> tacticsFor(LayerType type);
+const Tactic* findTactic(LayerType type, std::string_view name);
+
+// Per-layer tactic lists behind tacticsFor (each defined next to its kernels).
+std::span<const Tactic> convolutionTactics();
+std::span<const Tactic> poolingTactics();
+std::span<const Tactic> matrixMultiplyTactics();
+std::span<const Tactic> gemmTactics();
+std::span<const Tactic> elementwiseTactics();
+std::span<const Tactic> activationTactics();
+std::span<const Tactic> softmaxTactics();
+std::span<const Tactic> concatenationTactics();
+std::span<const Tactic> shuffleTactics();
+std::span<const Tactic> reduceTactics();
+std::span<const Tactic> reformatTactics();
+
+}  // namespace kiln::cpu
