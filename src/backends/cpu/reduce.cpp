@@ -1,0 +1,100 @@
+// Reduce (sum, mean, max) over the axes of a mask on the CPU, fp32. One tactic: "reference",
+// accumulating in double in the workspace (one double per output element) while it walks the
+// input once in memory order. Over an empty axis: sum is 0, mean is NaN, max is -inf. max
+// propagates NaN.
+#include <cmath>
+#include <limits>
+
+#include "backends/cpu/light_kernel_util.h"
+
+namespace kiln::cpu {
+namespace {
+
+class ReduceKernel final : public Kernel {
+ public:
+  ReduceKernel(ReduceOp op, const Dims& in, uint32_t mask, int64_t outVolume)
+      : op_(op), in_(in), outVolume_(outVolume) {
+    // Strides into the output as if reduced dims were kept as 1; 0 along reduced dims (the
+    // output's memory order is the same with or without keepDims).
+    Dims kept = in;
+    for (int32_t i = 0; i < in.nbDims; ++i)
+      if ((mask >> i) & 1u) {
+        kept.d[i] = 1;
+        count_ *= in.d[i];
+      }
+    light::rowMajorStrides(kept, outStrides_);
+    for (int32_t i = 0; i < in.nbDims; ++i)
+      if ((mask >> i) & 1u) outStrides_[i] = 0;
+  }
+
+  size_t workspaceSize() const override { return static_cast<size_t>(outVolume_) * sizeof(double); }
+
+  Status run(const void* const* in, void* const* out, void* workspace) const override {
+    const float* x = static_cast<const float*>(in[0]);
+    float* y = static_cast<float*>(out[0]);
+    double* acc = static_cast<double*>(workspace);
+    const double init = op_ == ReduceOp::kMAX ? -std::numeric_limits<double>::infinity() : 0.0;
+    for (int64_t i = 0; i < outVolume_; ++i) acc[i] = init;
+    const int64_t vol = volume(in_);
+    const int32_t r = in_.nbDims;
+    if (vol > 0) {
+      // The rank is at least 1: inference refuses an empty mask, so a scalar cannot get here.
+      const int64_t n = in_.d[r - 1];
+      const int64_t s = outStrides_[r - 1];
+      int64_t coord[Dims::kMaxDims] = {};
+      int64_t off = 0;
+      for (int64_t row = 0; row < vol / n; ++row, x += n) {
+        double* a = acc + off;
+        if (op_ == ReduceOp::kMAX) {
+          for (int64_t i = 0; i < n; ++i) {
+            const double v = x[i];
+            if (v > a[i * s] || std::isnan(v)) a[i * s] = v;
+          }
+        } else {
+          for (int64_t i = 0; i < n; ++i) a[i * s] += x[i];
+        }
+        for (int32_t k = r - 2; k >= 0; --k) {
+          off += outStrides_[k];
+          if (++coord[k] < in_.d[k]) break;
+          off -= outStrides_[k] * in_.d[k];
+          coord[k] = 0;
+        }
+      }
+    }
+    for (int64_t i = 0; i < outVolume_; ++i) {
+      double v = acc[i];
+      if (op_ == ReduceOp::kMEAN)
+        v = count_ == 0 ? std::numeric_limits<double>::quiet_NaN()
+                        : v / static_cast<double>(count_);
+      y[i] = static_cast<float>(v);
+    }
+    return Status::ok();
+  }
+
+ private:
+  ReduceOp op_;
+  Dims in_;
+  int64_t outVolume_;
+  int64_t count_ = 1;  // input elements per output element
+  int64_t outStrides_[Dims::kMaxDims] = {};
+};
+
+std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
+  const ReduceParams* p = light::validate<ReduceParams>(c, "reduce", 1, &inferReduce, whyNot);
+  if (!p || !light::allLinear(c, "reduce", whyNot)) return nullptr;
+  if (c.inputs[0].type != DataType::kFLOAT) {
+    light::setWhyNot(whyNot, std::string("reduce: the CPU backend supports fp32, got ") +
+                                 dataTypeName(c.inputs[0].type));
+    return nullptr;
+  }
+  return std::make_unique<ReduceKernel>(p->op, c.inputs[0].dims, p->axesMask,
+                                        volume(c.outputs[0].dims));
+}
+
+constexpr Tactic kTactics[] = {{"reference", &createReference}};
+
+}  // namespace
+
+std::span<const Tactic> reduceTactics() { return kTactics; }
+
+}  // namespace kiln::cpu

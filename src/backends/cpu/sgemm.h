@@ -1,0 +1,58 @@
+// kiln's own single-precision GEMM: C = alpha * op(A) * op(B) + beta * C, with op(A) [m,k],
+// op(B) [k,n] and C [m,n] row-major. Cache-blocked (BLIS loop order), operands packed into
+// micro-panels, a register-blocked micro-kernel in plain C++ that the compiler vectorizes.
+//
+// Single-threaded and deterministic: for given shapes, each output element is accumulated in a
+// fixed order, so the same inputs give bit-identical outputs on every call (on one machine).
+// All scratch lives in the caller's workspace, so concurrent calls are safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace kiln::cpu {
+
+// A row-major matrix in memory: op(X)(r, c) is data[r * ld + c], or data[c * ld + r] when trans.
+struct MatrixRef {
+  const float* data = nullptr;
+  int64_t ld = 0;
+  bool trans = false;
+};
+
+// An operand packed once ahead of time (constant weights), in exactly the layout sgemm() packs
+// into its workspace, so the per-call packing of that operand disappears.
+class PackedMatrix {
+ public:
+  PackedMatrix() = default;
+  // op(A) of shape [m, k], for use as the left operand.
+  static PackedMatrix packA(int64_t m, int64_t k, MatrixRef a);
+  // op(B) of shape [k, n], for use as the right operand.
+  static PackedMatrix packB(int64_t k, int64_t n, MatrixRef b);
+
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  bool isA() const { return isA_; }
+  const float* data() const { return data_.data(); }
+
+ private:
+  std::vector<float> data_;
+  int64_t rows_ = 0, cols_ = 0;
+  bool isA_ = true;
+};
+
+// One operand of sgemm(): packed when `packed` is non-null (then `raw` is ignored).
+struct GemmOperand {
+  MatrixRef raw;
+  const PackedMatrix* packed = nullptr;
+};
+
+// Workspace bytes sgemm() needs for these sizes (an upper bound, including alignment slack).
+size_t sgemmWorkspaceSize(int64_t m, int64_t n, int64_t k);
+
+// C = alpha * op(A) op(B) + beta * C. With beta == 0, C is not read (BLAS convention).
+// A packed operand must have been packed with the same m/k (A) or k/n (B).
+void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a,
+           const GemmOperand& b, float beta, float* c, int64_t ldc, void* workspace);
+
+}  // namespace kiln::cpu

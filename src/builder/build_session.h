@@ -1,0 +1,98 @@
+// One build, from a network graph to a plan:
+//   lower()         decide every tensor's type and format, inserting reformats where neighbours
+//                   disagree; plugins choose among the combinations they support by timing
+//                   (lowering.cpp, plugin_selection.cpp)
+//   chooseTactics() time every CPU tactic that accepts each built-in step (tactic_selection.cpp)
+//   makePlan()      plan activation memory, serialize the chosen plugins, fill the plan (builder.cpp)
+#pragma once
+
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/plan.h"
+#include "kiln/builder.h"
+#include "plugin/plugin_object.h"
+
+namespace kiln {
+
+struct BuildTensor {
+  std::string name;
+  Dims dims;
+  DataType type = DataType::kFLOAT;
+  TensorFormat format = TensorFormat::kLINEAR;
+  plan::TensorKind kind = plan::TensorKind::kACTIVATION;
+  std::shared_ptr<const std::vector<uint8_t>> constant;  // kCONSTANT only
+};
+
+struct BuildStep {
+  LayerType type = LayerType::kCONSTANT;
+  std::string name;
+  LayerParams params;
+  std::vector<int32_t> inputs;   // BuildTensor indices
+  std::vector<int32_t> outputs;
+  std::shared_ptr<PluginObject> definition;  // plugin steps
+  std::shared_ptr<PluginObject> chosen;      // plugin steps: the configured build object kept
+  std::string tactic;
+  double medianMs = 0;
+  uint64_t workspaceBytes = 0;
+  std::vector<plan::Candidate> candidates;
+};
+
+class BuildSession {
+ public:
+  BuildSession(const Graph& graph, const BuilderConfig& config);
+  ~BuildSession();
+
+  Status lower();
+  Status chooseTactics();
+  Status makePlan(plan::Plan& plan);
+
+ private:
+  // lowering.cpp
+  Status lowerBuiltin(const GraphNode& node);
+  Status lowerPlugin(const GraphNode& node);
+  // The tensor holding graph tensor `g` in the given type and format, adding a reformat step
+  // (or converting a constant once, at build time) when its home has another one.
+  Status want(int32_t g, DataType type, TensorFormat format, int32_t& out);
+  int32_t addTensor(BuildTensor tensor);
+  std::string uniqueName(const std::string& base);
+
+  // plugin_selection.cpp
+  struct Combination {
+    std::vector<PluginTensorDesc> descs;  // inputs then outputs
+  };
+  Status enumerateCombinations(const GraphNode& node, const std::vector<TensorShape>& outputs,
+                               std::vector<Combination>& combinations);
+  Status timePluginCandidate(const GraphNode& node, const Combination& combination,
+                             std::shared_ptr<PluginObject>& object, double& ms,
+                             uint64_t& workspace);
+  Status reformatCost(const Dims& dims, DataType fromType, TensorFormat fromFormat,
+                      DataType toType, TensorFormat toFormat, double& ms);
+
+  // tactic_selection.cpp
+  Status chooseTactic(BuildStep& step);
+
+  void logVerbose(const std::string& message) const;
+
+  const Graph& graph_;
+  BuilderConfig config_;
+  std::mt19937 rng_;
+  std::vector<BuildTensor> tensors_;
+  std::vector<BuildStep> steps_;
+  std::vector<int32_t> outputTensors_;  // per network output, the BuildTensor the caller sees
+  std::vector<int32_t> home_;  // graph tensor -> BuildTensor index (-1: not lowered)
+  std::map<std::tuple<int32_t, DataType, TensorFormat>, int32_t> variants_;
+  std::map<std::string, int> names_;
+  std::map<std::string, double> reformatTimes_;
+};
+
+inline bool isFloatType(DataType t) {
+  return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16;
+}
+
+}  // namespace kiln

@@ -1,0 +1,147 @@
+#include "kiln/builder.h"
+
+#include "builder/build_session.h"
+#include "builder/memory_planner.h"
+#include "builder/network_impl.h"
+#include "core/version.h"
+#include "kiln/registry.h"
+
+namespace kiln {
+
+Status BuildSession::makePlan(plan::Plan& out) {
+  out = plan::Plan();
+  out.kilnVersion = kilnVersion();
+  out.target = config_.target;
+
+  // Only tensors some step touches go into the plan; constants become weights.
+  std::vector<int32_t> remap(tensors_.size(), -1);
+  auto use = [&](int32_t b) {
+    if (remap[b] >= 0) return remap[b];
+    const BuildTensor& t = tensors_[b];
+    plan::Tensor p;
+    p.name = t.name;
+    p.dims = t.dims;
+    p.type = t.type;
+    p.format = t.format;
+    p.kind = t.kind;
+    if (t.kind == plan::TensorKind::kCONSTANT) {
+      p.weightIndex = static_cast<int32_t>(out.weights.size());
+      out.weights.push_back(t.constant);
+    }
+    remap[b] = static_cast<int32_t>(out.tensors.size());
+    out.tensors.push_back(std::move(p));
+    return remap[b];
+  };
+
+  // Network inputs first, in declaration order, so binding order matches the network.
+  for (int32_t g : graph_.inputs) {
+    if (home_[g] >= 0) out.inputs.push_back(use(home_[g]));
+  }
+
+  std::vector<plan::Step> steps;
+  {
+    PhaseScope phase(TracePhase::kSerialize);
+    for (BuildStep& s : steps_) {
+      plan::Step p;
+      p.layerName = s.name;
+      p.type = s.type;
+      p.params = s.params;
+      for (int32_t i : s.inputs) p.inputs.push_back(use(i));
+      for (int32_t o : s.outputs) p.outputs.push_back(use(o));
+      p.tactic = s.tactic;
+      p.medianMs = s.medianMs;
+      p.workspaceBytes = s.workspaceBytes;
+      p.candidates = s.candidates;
+      if (s.type == LayerType::kPLUGIN) {
+        plan::PluginRecord record;
+        record.name = s.chosen->name();
+        record.version = s.chosen->version();
+        record.pluginNamespace = s.chosen->pluginNamespace();
+        KILN_RETURN_IF_ERROR(s.chosen->serialize(record.data));
+        PluginCreatorInfo info;
+        if (PluginRegistry::global().getCreatorInfo(record.name.c_str(), record.version.c_str(),
+                                                    record.pluginNamespace.c_str(), info)) {
+          record.libraryName = info.libraryName;
+          record.libraryHash = info.libraryHash;
+        }
+        p.params = std::monostate{};
+        p.pluginIndex = static_cast<int32_t>(out.plugins.size());
+        out.plugins.push_back(std::move(record));
+        s.chosen.reset();  // the chosen build object's work is done
+      }
+      out.maxWorkspaceBytes = std::max<uint64_t>(out.maxWorkspaceBytes, p.workspaceBytes);
+      steps.push_back(std::move(p));
+    }
+  }
+  for (int32_t b : outputTensors_) out.outputs.push_back(use(b));
+  out.steps = std::move(steps);
+
+  // Activation memory by liveness over the step order.
+  std::vector<int32_t> activations;
+  std::vector<LiveTensor> live;
+  std::vector<int32_t> slot(out.tensors.size(), -1);
+  for (size_t t = 0; t < out.tensors.size(); ++t) {
+    if (out.tensors[t].kind != plan::TensorKind::kACTIVATION) continue;
+    slot[t] = static_cast<int32_t>(live.size());
+    activations.push_back(static_cast<int32_t>(t));
+    LiveTensor l;
+    l.bytes = static_cast<uint64_t>(plan::tensorBytes(out.tensors[t].dims, out.tensors[t].type));
+    l.firstStep = -1;
+    live.push_back(l);
+  }
+  for (int32_t s = 0; s < static_cast<int32_t>(out.steps.size()); ++s) {
+    for (int32_t o : out.steps[s].outputs) {
+      if (slot[o] >= 0 && live[slot[o]].firstStep < 0) live[slot[o]].firstStep = live[slot[o]].lastStep = s;
+    }
+    for (int32_t i : out.steps[s].inputs) {
+      if (slot[i] >= 0) live[slot[i]].lastStep = std::max(live[slot[i]].lastStep, s);
+    }
+  }
+  for (LiveTensor& l : live) {
+    if (l.firstStep < 0) l.firstStep = l.lastStep = 0;
+  }
+  const MemoryPlan memory = planMemory(live);
+  for (size_t k = 0; k < activations.size(); ++k) {
+    out.tensors[activations[k]].arenaOffset = memory.offsets[k];
+  }
+  out.arenaBytes = memory.arenaBytes;
+  out.naiveActivationBytes = memory.naiveBytes;
+  return Status::ok();
+}
+
+namespace {
+
+class Builder final : public IBuilder {
+ public:
+  Status buildSerializedNetwork(const INetworkDefinition& network, const BuilderConfig& config,
+                                std::vector<uint8_t>& bytes) override {
+    const NetworkImpl* impl = asNetworkImpl(network);
+    if (!impl) return invalidArgument("buildSerializedNetwork: not a network made by kiln");
+    if (!network.getLastError().isOk()) {
+      return invalidArgument("the network has errors; the first was: " +
+                             network.getLastError().message());
+    }
+    if (config.target != "cpu") {
+      return unsupported("target '" + config.target +
+                         "': this kiln builds for the CPU backend only (\"cpu\")");
+    }
+    if (impl->graph().outputs.empty()) {
+      return invalidArgument("the network has no outputs: mark at least one with markOutput()");
+    }
+    if (config.timingRuns < 1 || config.warmupRuns < 0) {
+      return invalidArgument("BuilderConfig: timingRuns must be >= 1 and warmupRuns >= 0");
+    }
+    BuildSession session(impl->graph(), config);
+    KILN_RETURN_IF_ERROR(session.lower());
+    KILN_RETURN_IF_ERROR(session.chooseTactics());
+    plan::Plan plan;
+    KILN_RETURN_IF_ERROR(session.makePlan(plan));
+    return plan::writePlan(plan, bytes);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<IBuilder> createBuilder() { return std::make_unique<Builder>(); }
+
+}  // namespace kiln

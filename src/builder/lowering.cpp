@@ -1,0 +1,228 @@
+// Type and format negotiation: every built-in CPU layer computes in FP32 (integer types where the
+// layer is exact on them) over linear tensors; plugins pick among the combinations they support;
+// reformat steps go wherever a tensor's producer and consumer disagree.
+#include <unordered_set>
+
+#include "backends/cpu/kernel.h"
+#include "builder/build_session.h"
+#include "core/aligned_buffer.h"
+#include "core/log.h"
+#include "core/shape_inference.h"
+
+namespace kiln {
+namespace {
+
+// The type a built-in layer computes in for an input of logical type `t`, or kBOOL with `why`
+// when it has none (bool is never a compute type of these layers).
+bool computeType(LayerType layer, DataType t, DataType& out, std::string& why) {
+  switch (layer) {
+    case LayerType::kSHUFFLE:
+    case LayerType::kCONCATENATION:
+      out = isFloatType(t) ? DataType::kFLOAT : t;  // byte movers: any type
+      return true;
+    case LayerType::kELEMENTWISE:
+      if (t == DataType::kINT32 || t == DataType::kINT64) {
+        out = t;
+        return true;
+      }
+      break;
+    default:
+      break;
+  }
+  if (isFloatType(t)) {
+    out = DataType::kFLOAT;
+    return true;
+  }
+  why = std::string("the CPU backend's ") + layerTypeName(layer) + " layer does not take " +
+        dataTypeName(t) + " inputs";
+  return false;
+}
+
+}  // namespace
+
+BuildSession::BuildSession(const Graph& graph, const BuilderConfig& config)
+    : graph_(graph), config_(config), rng_(std::random_device{}()) {}
+
+BuildSession::~BuildSession() {
+  PhaseScope phase(TracePhase::kBuild);
+  for (BuildStep& step : steps_) step.chosen.reset();
+}
+
+void BuildSession::logVerbose(const std::string& message) const {
+  if (config_.verbose) logMessage(Severity::kInfo, message);
+}
+
+std::string BuildSession::uniqueName(const std::string& base) {
+  int& n = names_[base];
+  std::string name = n == 0 ? base : base + "#" + std::to_string(n);
+  ++n;
+  while (names_.count(name) && name != base) name += "_";
+  names_[name];
+  return name;
+}
+
+int32_t BuildSession::addTensor(BuildTensor tensor) {
+  tensors_.push_back(std::move(tensor));
+  return static_cast<int32_t>(tensors_.size()) - 1;
+}
+
+Status BuildSession::lower() {
+  // Dead-code elimination: only what some output needs is built.
+  std::vector<bool> needed(graph_.tensors.size(), false), nodeNeeded(graph_.nodes.size(), false);
+  for (int32_t o : graph_.outputs) needed[o] = true;
+  for (int32_t n = static_cast<int32_t>(graph_.nodes.size()) - 1; n >= 0; --n) {
+    const GraphNode& node = graph_.nodes[n];
+    for (int32_t o : node.outputs) nodeNeeded[n] = nodeNeeded[n] || needed[o];
+    if (nodeNeeded[n]) {
+      for (int32_t i : node.inputs) needed[i] = true;
+    }
+  }
+
+  home_.assign(graph_.tensors.size(), -1);
+  for (size_t g = 0; g < graph_.tensors.size(); ++g) {
+    const GraphTensor& t = graph_.tensors[g];
+    if (!t.isInput && !t.constant) continue;
+    BuildTensor b;
+    b.name = uniqueName(t.name);
+    b.dims = t.shape.dims;
+    b.type = t.shape.type;
+    b.kind = t.isInput ? plan::TensorKind::kINPUT : plan::TensorKind::kCONSTANT;
+    b.constant = t.constant;
+    home_[g] = addTensor(std::move(b));
+  }
+
+  for (size_t n = 0; n < graph_.nodes.size(); ++n) {
+    const GraphNode& node = graph_.nodes[n];
+    if (!nodeNeeded[n] || node.type == LayerType::kCONSTANT) continue;
+    Status s = node.type == LayerType::kPLUGIN ? lowerPlugin(node) : lowerBuiltin(node);
+    if (!s) return s.withContext("layer '" + node.name + "'");
+  }
+
+  // Network outputs are handed to the caller in their logical type, linear, under their name.
+  for (int32_t g : graph_.outputs) {
+    const GraphTensor& t = graph_.tensors[g];
+    int32_t b = -1;
+    KILN_RETURN_IF_ERROR(want(g, t.shape.type, TensorFormat::kLINEAR, b));
+    BuildTensor& out = tensors_[b];
+    if (out.kind != plan::TensorKind::kACTIVATION) {
+      return unsupported("network output '" + t.name +
+                         "' is a network input or constant seen through a layer that moves no "
+                         "data; add a layer that computes it");
+    }
+    out.kind = plan::TensorKind::kOUTPUT;
+    outputTensors_.push_back(b);
+    if (out.name != t.name) {
+      // The home variant had the name; give it to the variant the caller sees.
+      for (BuildTensor& other : tensors_) {
+        if (other.name == t.name) other.name = uniqueName(t.name + "/internal");
+      }
+      out.name = t.name;
+    }
+  }
+  return Status::ok();
+}
+
+Status BuildSession::want(int32_t g, DataType type, TensorFormat format, int32_t& out) {
+  const int32_t h = home_[g];
+  if (h < 0) return internalError("tensor '" + graph_.tensors[g].name + "' used before it is made");
+  if (tensors_[h].type == type && tensors_[h].format == format) {
+    out = h;
+    return Status::ok();
+  }
+  const auto key = std::make_tuple(g, type, format);
+  if (auto it = variants_.find(key); it != variants_.end()) {
+    out = it->second;
+    return Status::ok();
+  }
+  const BuildTensor& from = tensors_[h];
+  BuildTensor to;
+  to.name = uniqueName(from.name + "/" + dataTypeName(type) + "_" + formatName(format));
+  to.dims = from.dims;
+  to.type = type;
+  to.format = format;
+
+  BuildStep step;
+  step.type = LayerType::kREFORMAT;
+  step.name = uniqueName("reformat(" + from.name + ")");
+  step.params = ReformatParams{type, format};
+  step.inputs = {h};
+
+  if (from.kind == plan::TensorKind::kCONSTANT) {
+    // Weights are converted once here rather than on every run.
+    cpu::KernelConfig config;
+    config.type = LayerType::kREFORMAT;
+    config.params = step.params;
+    config.inputs = {PluginTensorDesc{from.dims, from.type, from.format, DeviceKind::kCPU}};
+    config.outputs = {PluginTensorDesc{to.dims, type, format, DeviceKind::kCPU}};
+    config.constantInputs = {from.constant->data()};
+    std::string why;
+    std::unique_ptr<cpu::Kernel> kernel;
+    for (const cpu::Tactic& tactic : cpu::tacticsFor(LayerType::kREFORMAT)) {
+      if ((kernel = tactic.create(config, &why))) break;
+    }
+    if (!kernel) return unsupported("cannot convert constant '" + from.name + "': " + why);
+    const int64_t bytes = plan::tensorBytes(to.dims, type);
+    auto data = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(bytes));
+    AlignedBuffer workspace(kernel->workspaceSize());
+    const void* in[] = {from.constant->data()};
+    void* outs[] = {data->data()};
+    KILN_RETURN_IF_ERROR(kernel->run(in, outs, workspace.data()));
+    to.kind = plan::TensorKind::kCONSTANT;
+    to.constant = std::move(data);
+    out = addTensor(std::move(to));
+  } else {
+    out = addTensor(std::move(to));
+    step.outputs = {out};
+    steps_.push_back(std::move(step));
+  }
+  variants_[key] = out;
+  return Status::ok();
+}
+
+Status BuildSession::lowerBuiltin(const GraphNode& node) {
+  // Inputs in the type the layer computes in; concatenation needs one type for all.
+  std::vector<DataType> types;
+  bool anyFloat = false;
+  for (int32_t g : node.inputs) anyFloat = anyFloat || isFloatType(graph_.tensors[g].shape.type);
+  for (int32_t g : node.inputs) {
+    DataType t;
+    std::string why;
+    DataType logical = graph_.tensors[g].shape.type;
+    if (node.type == LayerType::kCONCATENATION && anyFloat) logical = DataType::kFLOAT;
+    if (node.type == LayerType::kSHUFFLE && home_[g] >= 0 && isFloatType(logical)) {
+      logical = tensors_[home_[g]].type;  // a shuffle moves any float type as it is
+    }
+    if (!computeType(node.type, logical, t, why)) return unsupported(why);
+    if (node.type == LayerType::kSHUFFLE && isFloatType(logical)) t = logical;
+    types.push_back(t);
+  }
+  std::vector<int32_t> inputs;
+  std::vector<TensorShape> shapes;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    int32_t b = -1;
+    KILN_RETURN_IF_ERROR(want(node.inputs[i], types[i], TensorFormat::kLINEAR, b));
+    inputs.push_back(b);
+    shapes.push_back({tensors_[b].dims, tensors_[b].type});
+  }
+  std::vector<TensorShape> outputs;
+  KILN_RETURN_IF_ERROR(inferLayerOutputs(node.type, node.params, shapes, outputs));
+  if (outputs.size() != node.outputs.size()) return internalError("output count changed");
+  BuildStep step;
+  step.type = node.type;
+  step.name = node.name;
+  step.params = node.params;
+  step.inputs = std::move(inputs);
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    BuildTensor t;
+    t.name = uniqueName(graph_.tensors[node.outputs[o]].name);
+    t.dims = outputs[o].dims;
+    t.type = outputs[o].type;
+    const int32_t b = addTensor(std::move(t));
+    home_[node.outputs[o]] = b;
+    step.outputs.push_back(b);
+  }
+  steps_.push_back(std::move(step));
+  return Status::ok();
+}
+
+}  // namespace kiln

@@ -1,0 +1,284 @@
+// Plugins in the builder: ask supportsFormatCombination() position by position (as TensorRT
+// does) for every type/format combination, time each accepted one on a fresh build object
+// (clone, configurePlugin, getWorkspaceSize, initialize, enqueue, terminate), count the reformats
+// it would need around it, and keep the fastest.
+#include <limits>
+
+#include "backends/cpu/kernel.h"
+#include "builder/build_session.h"
+#include "builder/timing.h"
+#include "core/aligned_buffer.h"
+#include "core/random_fill.h"
+
+namespace kiln {
+namespace {
+
+constexpr size_t kMaxCombinations = 64;
+
+std::string describeDesc(const PluginTensorDesc& d) {
+  return std::string(dataTypeName(d.type)) + "/" + formatName(d.format);
+}
+
+std::string describeCombination(const std::vector<PluginTensorDesc>& descs, size_t nbInputs) {
+  std::string s;
+  for (size_t i = 0; i < descs.size(); ++i) {
+    if (i == nbInputs) s += " -> ";
+    else if (i) s += ", ";
+    s += describeDesc(descs[i]);
+  }
+  return s;
+}
+
+// Fills a timing buffer. Integer tensors of plugins are mostly indices, so they get zeros: valid
+// for any index range, and the timing does not depend on their values.
+void fillForTiming(AlignedBuffer& buffer, const PluginTensorDesc& d, std::mt19937& rng) {
+  const int64_t n = volume(d.dims);
+  if (isFloatType(d.type)) {
+    fillRandom(buffer.data(), d.type, n, rng);
+  } else if (buffer.size()) {
+    std::fill(buffer.data(), buffer.data() + buffer.size(), uint8_t{0});
+  }
+}
+
+}  // namespace
+
+Status BuildSession::enumerateCombinations(const GraphNode& node,
+                                           const std::vector<TensorShape>& outputs,
+                                           std::vector<Combination>& combinations) {
+  const size_t nbIn = node.inputs.size();
+  std::vector<TensorShape> shapes;
+  for (int32_t g : node.inputs) shapes.push_back(graph_.tensors[g].shape);
+  shapes.insert(shapes.end(), outputs.begin(), outputs.end());
+
+  // Options per position: float tensors may be any float type the config allows; others keep
+  // their type. Rank-4 tensors may be channels-last.
+  std::vector<std::vector<PluginTensorDesc>> options(shapes.size());
+  for (size_t p = 0; p < shapes.size(); ++p) {
+    std::vector<DataType> types{shapes[p].type};
+    if (isFloatType(shapes[p].type)) {
+      types = {DataType::kFLOAT};
+      if (config_.allowHalf) {
+        types.push_back(DataType::kHALF);
+        types.push_back(DataType::kBF16);
+      }
+    }
+    for (DataType t : types) {
+      options[p].push_back({shapes[p].dims, t, TensorFormat::kLINEAR, DeviceKind::kCPU});
+      if (shapes[p].dims.nbDims == 4) {
+        options[p].push_back({shapes[p].dims, t, TensorFormat::kCHANNELS_LAST, DeviceKind::kCPU});
+      }
+    }
+  }
+
+  std::vector<PluginTensorDesc> current;
+  for (auto& o : options) current.push_back(o.front());
+  // Depth-first: position p is asked only with the choices for positions < p fixed.
+  auto search = [&](auto&& self, size_t p) -> void {
+    if (combinations.size() >= kMaxCombinations) return;
+    if (p == shapes.size()) {
+      combinations.push_back({current});
+      return;
+    }
+    for (const PluginTensorDesc& option : options[p]) {
+      current[p] = option;
+      if (node.plugin->supportsFormatCombination(static_cast<int32_t>(p), current,
+                                                 static_cast<int32_t>(nbIn))) {
+        self(self, p + 1);
+      } else {
+        logVerbose("  layer '" + node.name + "': position " + std::to_string(p) + " as " +
+                   describeDesc(option) + " rejected by supportsFormatCombination");
+      }
+    }
+  };
+  search(search, 0);
+  if (combinations.empty()) {
+    return unsupported(node.plugin->describe() +
+                       ": supportsFormatCombination() accepts no type/format combination for "
+                       "these tensors (tried fp32/fp16/bf16, linear and channels-last)");
+  }
+  return Status::ok();
+}
+
+Status BuildSession::reformatCost(const Dims& dims, DataType fromType, TensorFormat fromFormat,
+                                  DataType toType, TensorFormat toFormat, double& ms) {
+  ms = 0;
+  if (fromType == toType && fromFormat == toFormat) return Status::ok();
+  std::string key = std::to_string(static_cast<int>(fromType)) + "," +
+                    std::to_string(static_cast<int>(fromFormat)) + "," +
+                    std::to_string(static_cast<int>(toType)) + "," +
+                    std::to_string(static_cast<int>(toFormat));
+  for (int32_t i = 0; i < dims.nbDims; ++i) key += "," + std::to_string(dims.d[i]);
+  if (auto it = reformatTimes_.find(key); it != reformatTimes_.end()) {
+    ms = it->second;
+    return Status::ok();
+  }
+  cpu::KernelConfig config;
+  config.type = LayerType::kREFORMAT;
+  config.params = ReformatParams{toType, toFormat};
+  config.inputs = {PluginTensorDesc{dims, fromType, fromFormat, DeviceKind::kCPU}};
+  config.outputs = {PluginTensorDesc{dims, toType, toFormat, DeviceKind::kCPU}};
+  config.constantInputs = {nullptr};
+  std::unique_ptr<cpu::Kernel> kernel;
+  std::string why;
+  for (const cpu::Tactic& tactic : cpu::tacticsFor(LayerType::kREFORMAT)) {
+    if ((kernel = tactic.create(config, &why))) break;
+  }
+  if (!kernel) {
+    ms = std::numeric_limits<double>::infinity();  // this combination cannot be connected
+    reformatTimes_[key] = ms;
+    return Status::ok();
+  }
+  AlignedBuffer in(static_cast<size_t>(plan::tensorBytes(dims, fromType)));
+  AlignedBuffer out(static_cast<size_t>(plan::tensorBytes(dims, toType)));
+  AlignedBuffer workspace(kernel->workspaceSize());
+  fillForTiming(in, config.inputs[0], rng_);
+  const void* ins[] = {in.data()};
+  void* outs[] = {out.data()};
+  KILN_RETURN_IF_ERROR(medianMilliseconds(config_.warmupRuns, config_.timingRuns, [&] {
+    return kernel->run(ins, outs, workspace.data());
+  }, ms));
+  reformatTimes_[key] = ms;
+  return Status::ok();
+}
+
+Status BuildSession::timePluginCandidate(const GraphNode& node, const Combination& combination,
+                                         std::shared_ptr<PluginObject>& object, double& ms,
+                                         uint64_t& workspace) {
+  const size_t nbIn = node.inputs.size();
+  const std::vector<PluginTensorDesc> inputs(combination.descs.begin(),
+                                             combination.descs.begin() + nbIn);
+  const std::vector<PluginTensorDesc> outputs(combination.descs.begin() + nbIn,
+                                              combination.descs.end());
+  KILN_RETURN_IF_ERROR(node.plugin->clone(object));
+  KILN_RETURN_IF_ERROR(object->configure(inputs, outputs));
+  size_t bytes = 0;
+  KILN_RETURN_IF_ERROR(object->getWorkspaceSize(inputs, outputs, bytes));
+  if (bytes > config_.maxWorkspaceBytes) {
+    return unsupported(object->describe() + " asks for " + std::to_string(bytes) +
+                       " workspace bytes, more than the builder's limit of " +
+                       std::to_string(config_.maxWorkspaceBytes));
+  }
+  workspace = bytes;
+  KILN_RETURN_IF_ERROR(object->initialize());
+
+  std::vector<AlignedBuffer> inBuffers, outBuffers;
+  std::vector<const void*> inPtrs;
+  std::vector<void*> outPtrs;
+  for (size_t i = 0; i < nbIn; ++i) {
+    const int32_t g = node.inputs[i];
+    inBuffers.emplace_back(static_cast<size_t>(plan::tensorBytes(inputs[i].dims, inputs[i].type)));
+    const GraphTensor& t = graph_.tensors[g];
+    if (t.constant && t.shape.type == inputs[i].type && inputs[i].format == TensorFormat::kLINEAR) {
+      std::copy(t.constant->begin(), t.constant->end(), inBuffers.back().data());
+    } else {
+      fillForTiming(inBuffers.back(), inputs[i], rng_);
+    }
+    inPtrs.push_back(inBuffers.back().data());
+  }
+  for (const PluginTensorDesc& d : outputs) {
+    outBuffers.emplace_back(static_cast<size_t>(plan::tensorBytes(d.dims, d.type)));
+    outPtrs.push_back(outBuffers.back().data());
+  }
+  AlignedBuffer scratch(bytes);
+  Status s = medianMilliseconds(config_.warmupRuns, config_.timingRuns, [&] {
+    return object->enqueue(inputs.data(), outputs.data(), inPtrs.data(), outPtrs.data(),
+                           scratch.data(), nullptr);
+  }, ms);
+  Status t = object->terminate();
+  KILN_RETURN_IF_ERROR(s);
+  return t;
+}
+
+Status BuildSession::lowerPlugin(const GraphNode& node) {
+  PhaseScope phase(TracePhase::kBuild);
+  const size_t nbIn = node.inputs.size();
+  std::vector<TensorShape> outputs;
+  for (int32_t g : node.outputs) outputs.push_back(graph_.tensors[g].shape);
+
+  std::vector<Combination> combinations;
+  KILN_RETURN_IF_ERROR(enumerateCombinations(node, outputs, combinations));
+
+  BuildStep step;
+  step.type = LayerType::kPLUGIN;
+  step.name = node.name;
+  step.definition = node.plugin;
+  step.tactic = "plugin";
+  double bestTotal = std::numeric_limits<double>::infinity();
+  size_t best = 0;
+  for (size_t c = 0; c < combinations.size(); ++c) {
+    const auto& descs = combinations[c].descs;
+    plan::Candidate candidate;
+    candidate.name = describeCombination(descs, nbIn);
+    // Reformats this combination needs: into the plugin from where its inputs live, and out of it
+    // into what the built-in layers downstream compute in (FP32 linear for float tensors).
+    double around = 0;
+    for (size_t i = 0; i < nbIn; ++i) {
+      const BuildTensor& from = tensors_[home_[node.inputs[i]]];
+      double ms = 0;
+      KILN_RETURN_IF_ERROR(reformatCost(from.dims, from.type, from.format, descs[i].type,
+                                        descs[i].format, ms));
+      around += ms;
+    }
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      const PluginTensorDesc& d = descs[nbIn + o];
+      const DataType downstream = isFloatType(outputs[o].type) ? DataType::kFLOAT : outputs[o].type;
+      double ms = 0;
+      KILN_RETURN_IF_ERROR(reformatCost(d.dims, d.type, d.format, downstream,
+                                        TensorFormat::kLINEAR, ms));
+      around += ms;
+    }
+    if (around == std::numeric_limits<double>::infinity()) {
+      candidate.rejectedBecause = "no reformat can connect it to its neighbours";
+      logVerbose("  layer '" + node.name + "': " + candidate.name + " rejected: " +
+                 candidate.rejectedBecause);
+      step.candidates.push_back(std::move(candidate));
+      continue;
+    }
+    std::shared_ptr<PluginObject> object;
+    double ms = 0;
+    uint64_t workspace = 0;
+    Status s = timePluginCandidate(node, combinations[c], object, ms, workspace);
+    if (!s) {
+      // Guarantee 8: a failing plugin call fails the build. Build objects made so far are
+      // released (terminate if initialized, then destroy) as the stack unwinds.
+      return s;
+    }
+    candidate.medianMs = ms + around;
+    logVerbose("  layer '" + node.name + "': " + candidate.name + " " + std::to_string(ms) +
+               " ms + reformats " + std::to_string(around) + " ms");
+    if (candidate.medianMs < bestTotal) {
+      bestTotal = candidate.medianMs;
+      best = c;
+      step.chosen = std::move(object);  // the previous best is destroyed here
+      step.medianMs = ms;
+      step.workspaceBytes = workspace;
+    }
+    step.candidates.push_back(std::move(candidate));
+  }
+  if (!step.chosen) {
+    return unsupported(node.plugin->describe() + ": no combination can be used");
+  }
+  const auto& chosen = combinations[best].descs;
+  logVerbose("layer '" + node.name + "' (plugin " + node.plugin->name() + "): chose " +
+             describeCombination(chosen, nbIn) + " at " + std::to_string(bestTotal) + " ms");
+
+  for (size_t i = 0; i < nbIn; ++i) {
+    int32_t b = -1;
+    KILN_RETURN_IF_ERROR(want(node.inputs[i], chosen[i].type, chosen[i].format, b));
+    step.inputs.push_back(b);
+  }
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    BuildTensor t;
+    t.name = uniqueName(graph_.tensors[node.outputs[o]].name);
+    t.dims = outputs[o].dims;
+    t.type = chosen[nbIn + o].type;
+    t.format = chosen[nbIn + o].format;
+    const int32_t b = addTensor(std::move(t));
+    home_[node.outputs[o]] = b;
+    step.outputs.push_back(b);
+  }
+  steps_.push_back(std::move(step));
+  return Status::ok();
+}
+
+}  // namespace kiln

@@ -1,0 +1,103 @@
+// Tactic selection for built-in steps: every tactic of the layer type is asked in order; those
+// that accept the configuration are timed on real buffers (weights are the real weights), the
+// fastest wins, and each rejection is kept with its reason for the verbose log and `kiln inspect`.
+#include <limits>
+
+#include "backends/cpu/kernel.h"
+#include "builder/build_session.h"
+#include "builder/timing.h"
+#include "core/aligned_buffer.h"
+#include "core/random_fill.h"
+
+namespace kiln {
+
+Status BuildSession::chooseTactic(BuildStep& step) {
+  cpu::KernelConfig config;
+  config.type = step.type;
+  config.params = step.params;
+  for (int32_t i : step.inputs) {
+    const BuildTensor& t = tensors_[i];
+    config.inputs.push_back({t.dims, t.type, t.format, DeviceKind::kCPU});
+    config.constantInputs.push_back(t.constant ? t.constant->data() : nullptr);
+  }
+  for (int32_t o : step.outputs) {
+    const BuildTensor& t = tensors_[o];
+    config.outputs.push_back({t.dims, t.type, t.format, DeviceKind::kCPU});
+  }
+
+  std::vector<AlignedBuffer> inBuffers, outBuffers;
+  std::vector<const void*> ins;
+  std::vector<void*> outs;
+  for (size_t i = 0; i < config.inputs.size(); ++i) {
+    if (config.constantInputs[i]) {
+      ins.push_back(config.constantInputs[i]);
+      continue;
+    }
+    const PluginTensorDesc& d = config.inputs[i];
+    inBuffers.emplace_back(static_cast<size_t>(plan::tensorBytes(d.dims, d.type)));
+    fillRandom(inBuffers.back().data(), d.type, volume(d.dims), rng_);
+    ins.push_back(inBuffers.back().data());
+  }
+  for (const PluginTensorDesc& d : config.outputs) {
+    outBuffers.emplace_back(static_cast<size_t>(plan::tensorBytes(d.dims, d.type)));
+    outs.push_back(outBuffers.back().data());
+  }
+
+  double best = std::numeric_limits<double>::infinity();
+  std::string reasons;
+  for (const cpu::Tactic& tactic : cpu::tacticsFor(step.type)) {
+    plan::Candidate candidate;
+    candidate.name = tactic.name;
+    std::string why;
+    std::unique_ptr<cpu::Kernel> kernel = tactic.create(config, &why);
+    if (kernel && kernel->workspaceSize() > config_.maxWorkspaceBytes) {
+      why = "needs " + std::to_string(kernel->workspaceSize()) +
+            " workspace bytes, more than the builder's limit";
+      kernel.reset();
+    }
+    if (!kernel) {
+      candidate.rejectedBecause = why.empty() ? "declined" : why;
+      logVerbose("  layer '" + step.name + "': tactic " + tactic.name + " rejected: " +
+                 candidate.rejectedBecause);
+      reasons += std::string(reasons.empty() ? "" : "; ") + tactic.name + ": " +
+                 candidate.rejectedBecause;
+      step.candidates.push_back(std::move(candidate));
+      continue;
+    }
+    AlignedBuffer workspace(kernel->workspaceSize());
+    double ms = 0;
+    Status s = medianMilliseconds(config_.warmupRuns, config_.timingRuns, [&] {
+      return kernel->run(ins.data(), outs.data(), workspace.data());
+    }, ms);
+    if (!s) return s.withContext("timing tactic " + std::string(tactic.name));
+    candidate.medianMs = ms;
+    logVerbose("  layer '" + step.name + "': tactic " + tactic.name + " " + std::to_string(ms) +
+               " ms");
+    if (ms < best) {
+      best = ms;
+      step.tactic = tactic.name;
+      step.medianMs = ms;
+      step.workspaceBytes = kernel->workspaceSize();
+    }
+    step.candidates.push_back(std::move(candidate));
+  }
+  if (step.tactic.empty()) {
+    return unsupported(std::string("no CPU implementation of ") + layerTypeName(step.type) +
+                       " accepts this layer (" + (reasons.empty() ? "none exists" : reasons) + ")");
+  }
+  logVerbose(std::string("layer '") + step.name + "' (" + layerTypeName(step.type) + "): chose " +
+             step.tactic + " at " + std::to_string(step.medianMs) + " ms");
+  return Status::ok();
+}
+
+Status BuildSession::chooseTactics() {
+  PhaseScope phase(TracePhase::kBuild);
+  for (BuildStep& step : steps_) {
+    if (step.type == LayerType::kPLUGIN) continue;
+    Status s = chooseTactic(step);
+    if (!s) return s.withContext("layer '" + step.name + "' (" + layerTypeName(step.type) + ")");
+  }
+  return Status::ok();
+}
+
+}  // namespace kiln

@@ -1,0 +1,167 @@
+#include "plugin/trace.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+
+#include "kiln/registry.h"
+#include "plugin/json_line.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr const char* kPhaseNames[] = {"parse",   "build", "serialize", "deserialize",
+                                       "context", "infer", "teardown"};
+
+void appendKey(std::string& out, const char* key) {
+  out += ",\"";
+  out += key;
+  out += "\":";
+}
+
+}  // namespace
+
+const char* tracePhaseName(TracePhase phase) {
+  int index = static_cast<int>(phase);
+  if (index < 0 || index >= static_cast<int>(std::size(kPhaseNames))) return "unknown";
+  return kPhaseNames[index];
+}
+
+bool parseTracePhase(std::string_view name, TracePhase& phase) {
+  for (size_t i = 0; i < std::size(kPhaseNames); ++i) {
+    if (name == kPhaseNames[i]) {
+      phase = static_cast<TracePhase>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string formatTraceEvent(const TraceEvent& event, int64_t seq, int64_t thread) {
+  auto text = [](const char* s) { return std::string_view(s == nullptr ? "" : s); };
+  std::string out;
+  out.reserve(160);
+  out += "{\"seq\":";
+  out += std::to_string(seq);
+  appendKey(out, "phase");
+  appendJsonString(out, tracePhaseName(event.phase));
+  appendKey(out, "plugin");
+  appendJsonString(out, text(event.plugin));
+  appendKey(out, "version");
+  appendJsonString(out, text(event.version));
+  appendKey(out, "ns");
+  appendJsonString(out, text(event.ns));
+  appendKey(out, "layer");
+  appendJsonString(out, text(event.layer));
+  appendKey(out, "call");
+  appendJsonString(out, text(event.call));
+  appendKey(out, "object");
+  out += event.object < 0 ? std::string("null") : std::to_string(event.object);
+  if (event.result >= 0) {
+    appendKey(out, "result");
+    out += std::to_string(event.result);
+  }
+  appendKey(out, "status");
+  out += std::to_string(event.status);
+  appendKey(out, "thread");
+  out += std::to_string(thread);
+  out += '}';
+  return out;
+}
+
+Tracer& Tracer::instance() {
+  // Deliberately leaked: plugin objects released from static destructors may still be traced.
+  static Tracer* tracer = new Tracer();
+  return *tracer;
+}
+
+Tracer::~Tracer() {
+  std::lock_guard<std::mutex> lock(mu_);
+  closeLocked();
+}
+
+int64_t Tracer::newObjectId() {
+  static std::atomic<int64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+int Tracer::configureFromEnvironment() {
+  std::lock_guard<std::mutex> lock(mu_);
+  int state = state_.load(std::memory_order_acquire);
+  if (state != kUnconfigured) return state;  // another thread or setPath() got here first
+  const char* path = std::getenv("KILN_TRACE");
+  Status status = Status::ok();
+  if (path != nullptr && path[0] != '\0') status = openLocked(path);
+  if (!status.isOk()) {
+    // No logger call: the logger may itself be mid-initialisation at first use.
+    std::fprintf(stderr, "kiln: KILN_TRACE: %s; tracing is off\n", status.message().c_str());
+  }
+  state = file_ != nullptr ? kOn : kOff;
+  state_.store(state, std::memory_order_release);
+  return state;
+}
+
+Status Tracer::openLocked(const std::string& path) {
+  closeLocked();
+  seq_ = 0;
+  threads_.clear();
+  if (path.empty()) return Status::ok();
+  if (path == "-") {
+    file_ = stderr;
+    ownsFile_ = false;
+    return Status::ok();
+  }
+  FILE* file = std::fopen(path.c_str(), "w");
+  if (file == nullptr) {
+    return ioError("cannot open trace file '" + path + "' for writing: " + std::strerror(errno));
+  }
+  file_ = file;
+  ownsFile_ = true;
+  return Status::ok();
+}
+
+void Tracer::closeLocked() {
+  if (file_ != nullptr) {
+    if (ownsFile_) {
+      std::fclose(file_);
+    } else {
+      std::fflush(file_);
+    }
+  }
+  file_ = nullptr;
+  ownsFile_ = false;
+}
+
+Status Tracer::setPath(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Status status = openLocked(path);
+  state_.store(file_ != nullptr ? kOn : kOff, std::memory_order_release);
+  return status;
+}
+
+void Tracer::write(const TraceEvent& event) {
+  if (!enabled()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (file_ == nullptr) return;  // turned off since enabled() was read
+  auto [it, inserted] = threads_.try_emplace(std::this_thread::get_id(), 0);
+  if (inserted) it->second = static_cast<int64_t>(threads_.size());
+  std::string line = formatTraceEvent(event, ++seq_, it->second);
+  line += '\n';
+  // A failed write (disk full) must not fail the traced call; the checker then reports the
+  // trace as truncated.
+  std::fwrite(line.data(), 1, line.size(), file_);
+  std::fflush(file_);
+}
+
+void Tracer::flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (file_ != nullptr) std::fflush(file_);
+}
+
+Status setTracePath(const std::string& path) { return Tracer::instance().setPath(path); }
+
+void flushTrace() { Tracer::instance().flush(); }
+
+}  // namespace kiln

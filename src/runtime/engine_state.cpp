@@ -1,0 +1,208 @@
+#include "runtime/engine_state.h"
+
+#include "core/shape_inference.h"
+#include "kiln/registry.h"
+
+namespace kiln {
+namespace {
+
+std::string stepWhere(const plan::Step& step, size_t index) {
+  return "plan step " + std::to_string(index) + " (layer '" + step.layerName + "', " +
+         layerTypeName(step.type) + ")";
+}
+
+PluginTensorDesc descOf(const plan::Tensor& t) {
+  return PluginTensorDesc{t.dims, t.type, t.format, DeviceKind::kCPU};
+}
+
+// Every step reads only tensors that exist by then and writes only its own activations/outputs.
+Status checkWiring(const plan::Plan& plan) {
+  std::vector<bool> ready(plan.tensors.size(), false);
+  for (size_t t = 0; t < plan.tensors.size(); ++t) {
+    const auto kind = plan.tensors[t].kind;
+    ready[t] = kind == plan::TensorKind::kINPUT || kind == plan::TensorKind::kCONSTANT;
+  }
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const plan::Step& step = plan.steps[s];
+    for (int32_t i : step.inputs) {
+      if (!ready[i]) {
+        return corruptData(stepWhere(step, s) + " reads tensor '" + plan.tensors[i].name +
+                           "' before any step writes it; the plan is corrupted, rebuild it");
+      }
+    }
+    for (int32_t o : step.outputs) {
+      const auto kind = plan.tensors[o].kind;
+      if (kind != plan::TensorKind::kACTIVATION && kind != plan::TensorKind::kOUTPUT) {
+        return corruptData(stepWhere(step, s) + " writes into input or constant tensor '" +
+                           plan.tensors[o].name + "'; the plan is corrupted, rebuild it");
+      }
+      if (ready[o]) {
+        return corruptData(stepWhere(step, s) + " writes tensor '" + plan.tensors[o].name +
+                           "' that is already written; the plan is corrupted, rebuild it");
+      }
+      ready[o] = true;
+    }
+  }
+  for (int32_t o : plan.outputs) {
+    if (!ready[o]) {
+      return corruptData("network output '" + plan.tensors[o].name +
+                         "' is written by no step; the plan is corrupted, rebuild it");
+    }
+  }
+  return Status::ok();
+}
+
+Status makeBuiltinKernel(const plan::Plan& plan, const plan::Step& step, size_t index,
+                         EngineStep& out) {
+  // Shapes recorded in the plan must be what inference says, so a kernel can trust them.
+  std::vector<TensorShape> in, inferred;
+  for (int32_t i : step.inputs) in.push_back({plan.tensors[i].dims, plan.tensors[i].type});
+  Status s = inferLayerOutputs(step.type, step.params, in, inferred);
+  if (!s) return corruptData(stepWhere(step, index) + ": " + s.message());
+  if (inferred.size() != step.outputs.size()) {
+    return corruptData(stepWhere(step, index) + ": wrong number of outputs");
+  }
+  for (size_t o = 0; o < inferred.size(); ++o) {
+    const plan::Tensor& t = plan.tensors[step.outputs[o]];
+    if (inferred[o].dims != t.dims || inferred[o].type != t.type) {
+      return corruptData(stepWhere(step, index) + ": output '" + t.name +
+                         "' does not have the shape or type its inputs give");
+    }
+  }
+  const cpu::Tactic* tactic = cpu::findTactic(step.type, step.tactic);
+  if (!tactic) {
+    return corruptData(stepWhere(step, index) + " names tactic '" + step.tactic +
+                       "', which this kiln's CPU backend does not have; rebuild the plan");
+  }
+  cpu::KernelConfig config;
+  config.type = step.type;
+  config.params = step.params;
+  for (int32_t i : step.inputs) {
+    const plan::Tensor& t = plan.tensors[i];
+    config.inputs.push_back(descOf(t));
+    config.constantInputs.push_back(
+        t.kind == plan::TensorKind::kCONSTANT ? plan.weights[t.weightIndex]->data() : nullptr);
+  }
+  for (int32_t o : step.outputs) config.outputs.push_back(descOf(plan.tensors[o]));
+  std::string why;
+  out.kernel = tactic->create(config, &why);
+  if (!out.kernel) {
+    return corruptData(stepWhere(step, index) + ": tactic '" + step.tactic +
+                       "' rejects the recorded configuration: " + why);
+  }
+  out.inputs = std::move(config.inputs);
+  out.outputs = std::move(config.outputs);
+  return Status::ok();
+}
+
+Status makePluginStep(const plan::Plan& plan, const plan::Step& step, size_t index,
+                      EngineStep& out, uint64_t& workspace) {
+  const plan::PluginRecord& record = plan.plugins[step.pluginIndex];
+  const std::string what = "plugin " + record.name + " version " + record.version +
+                           " namespace '" + record.pluginNamespace + "' (layer '" +
+                           step.layerName + "')";
+  IPluginCreator* creator = PluginRegistry::global().getCreator(
+      record.name.c_str(), record.version.c_str(), record.pluginNamespace.c_str());
+  if (!creator) {
+    std::string how = record.libraryName.empty()
+                          ? "register its creator before loading the plan"
+                          : "load its library first: --plugins " + record.libraryName +
+                                " on the command line, or PluginRegistry::loadLibrary(\"" +
+                                record.libraryName + "\")";
+    return notFound(what + " is not registered" +
+                    (record.libraryName.empty()
+                         ? std::string()
+                         : " (the plan was built with it from library " + record.libraryName +
+                               ", hash " + record.libraryHash + ")") +
+                    "; " + how);
+  }
+  KILN_RETURN_IF_ERROR(PluginObject::deserialize(*creator, record.pluginNamespace, step.layerName,
+                                                 record.data.data(), record.data.size(),
+                                                 out.plugin));
+  for (int32_t i : step.inputs) out.inputs.push_back(descOf(plan.tensors[i]));
+  for (int32_t o : step.outputs) out.outputs.push_back(descOf(plan.tensors[o]));
+
+  // The plugin must agree with the plan on outputs and formats, so enqueue() writes exactly the
+  // buffers the plan sized for it.
+  int32_t nbOutputs = 0;
+  KILN_RETURN_IF_ERROR(out.plugin->getNbOutputs(nbOutputs));
+  if (nbOutputs != static_cast<int32_t>(step.outputs.size())) {
+    return corruptData(stepWhere(step, index) + ": " + what + " has " +
+                       std::to_string(nbOutputs) + " outputs, the plan " +
+                       std::to_string(step.outputs.size()));
+  }
+  std::vector<Dims> inDims;
+  std::vector<DataType> inTypes;
+  for (const PluginTensorDesc& d : out.inputs) {
+    inDims.push_back(d.dims);
+    inTypes.push_back(d.type);
+  }
+  for (int32_t o = 0; o < nbOutputs; ++o) {
+    Dims dims;
+    KILN_RETURN_IF_ERROR(out.plugin->getOutputDimensions(o, inDims, dims));
+    if (dims != out.outputs[o].dims) {
+      return corruptData(stepWhere(step, index) + ": " + what + " gives output " +
+                         std::to_string(o) + " a shape other than the plan's");
+    }
+  }
+  std::vector<PluginTensorDesc> all = out.inputs;
+  all.insert(all.end(), out.outputs.begin(), out.outputs.end());
+  for (size_t p = 0; p < all.size(); ++p) {
+    if (!out.plugin->supportsFormatCombination(static_cast<int32_t>(p), all,
+                                               static_cast<int32_t>(out.inputs.size()))) {
+      return corruptData(stepWhere(step, index) + ": " + what + " does not support the " +
+                         dataTypeName(all[p].type) + "/" + formatName(all[p].format) +
+                         " recorded for tensor position " + std::to_string(p));
+    }
+  }
+  size_t bytes = 0;
+  KILN_RETURN_IF_ERROR(out.plugin->getWorkspaceSize(out.inputs, out.outputs, bytes));
+  workspace = std::max<uint64_t>(workspace, bytes);
+  return out.plugin->initialize();
+}
+
+}  // namespace
+
+EngineState::~EngineState() {
+  PhaseScope phase(TracePhase::kTeardown);
+  steps.clear();
+}
+
+Status buildEngineState(plan::Plan plan, std::shared_ptr<EngineState>& out) {
+  if (plan.target != "cpu") {
+    return unsupported("the plan targets '" + plan.target +
+                       "' but this runtime runs plans for 'cpu' only; rebuild it for the CPU");
+  }
+  KILN_RETURN_IF_ERROR(checkWiring(plan));
+  auto state = std::make_shared<EngineState>();
+  state->workspaceBytes = plan.maxWorkspaceBytes;
+  state->steps.resize(plan.steps.size());
+  {
+    PhaseScope phase(TracePhase::kDeserialize);
+    for (size_t s = 0; s < plan.steps.size(); ++s) {
+      const plan::Step& step = plan.steps[s];
+      Status status = step.type == LayerType::kPLUGIN
+                          ? makePluginStep(plan, step, s, state->steps[s], state->workspaceBytes)
+                          : makeBuiltinKernel(plan, step, s, state->steps[s]);
+      if (!status) return status;  // `state` tears down whatever was made
+      if (state->steps[s].kernel) {
+        state->workspaceBytes = std::max<uint64_t>(state->workspaceBytes,
+                                                   state->steps[s].kernel->workspaceSize());
+      }
+    }
+  }
+  for (int32_t t : plan.inputs) state->ioTensors[plan.tensors[t].name] = t;
+  for (int32_t t : plan.outputs) {
+    if (!state->ioTensors.emplace(plan.tensors[t].name, t).second) {
+      return corruptData("two inputs or outputs are both called '" + plan.tensors[t].name + "'");
+    }
+  }
+  if (state->ioTensors.size() != plan.inputs.size() + plan.outputs.size()) {
+    return corruptData("two network inputs share a name; the plan is corrupted, rebuild it");
+  }
+  state->plan = std::move(plan);
+  out = std::move(state);
+  return Status::ok();
+}
+
+}  // namespace kiln

@@ -1,0 +1,111 @@
+// `kiln inspect`: the plan as JSON (layers, tactics, formats, timings, memory plan, plugins).
+#include <cstdio>
+#include <sstream>
+
+#include "runtime/engine_state.h"
+
+namespace kiln {
+namespace {
+
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string dimsJson(const Dims& d) {
+  std::string s = "[";
+  for (int32_t i = 0; i < d.nbDims; ++i) s += (i ? "," : "") + std::to_string(d.d[i]);
+  return s + "]";
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+const char* kindName(plan::TensorKind k) {
+  switch (k) {
+    case plan::TensorKind::kINPUT: return "input";
+    case plan::TensorKind::kOUTPUT: return "output";
+    case plan::TensorKind::kACTIVATION: return "activation";
+    case plan::TensorKind::kCONSTANT: return "constant";
+  }
+  return "invalid";
+}
+
+std::string tensorJson(const plan::Plan& p, int32_t t) {
+  const plan::Tensor& x = p.tensors[t];
+  std::string s = "{\"name\":" + quote(x.name) + ",\"dims\":" + dimsJson(x.dims) +
+                  ",\"type\":" + quote(dataTypeName(x.type)) + ",\"format\":" +
+                  quote(formatName(x.format)) + ",\"kind\":" + quote(kindName(x.kind)) +
+                  ",\"bytes\":" + std::to_string(plan::tensorBytes(x.dims, x.type));
+  if (x.kind == plan::TensorKind::kACTIVATION) s += ",\"arena_offset\":" + std::to_string(x.arenaOffset);
+  return s + "}";
+}
+
+}  // namespace
+
+std::string inspectPlan(const plan::Plan& p) {
+  std::ostringstream o;
+  o << "{\n  \"kiln_version\": " << quote(p.kilnVersion) << ",\n  \"target\": " << quote(p.target)
+    << ",\n  \"inputs\": [";
+  for (size_t i = 0; i < p.inputs.size(); ++i) o << (i ? ", " : "") << tensorJson(p, p.inputs[i]);
+  o << "],\n  \"outputs\": [";
+  for (size_t i = 0; i < p.outputs.size(); ++i) o << (i ? ", " : "") << tensorJson(p, p.outputs[i]);
+  o << "],\n  \"layers\": [";
+  for (size_t s = 0; s < p.steps.size(); ++s) {
+    const plan::Step& step = p.steps[s];
+    o << (s ? "," : "") << "\n    {\"name\": " << quote(step.layerName)
+      << ", \"type\": " << quote(layerTypeName(step.type)) << ", \"tactic\": " << quote(step.tactic)
+      << ", \"median_ms\": " << number(step.medianMs)
+      << ", \"workspace_bytes\": " << step.workspaceBytes;
+    if (step.pluginIndex >= 0) o << ", \"plugin\": " << quote(p.plugins[step.pluginIndex].name);
+    o << ",\n     \"inputs\": [";
+    for (size_t i = 0; i < step.inputs.size(); ++i) o << (i ? ", " : "") << tensorJson(p, step.inputs[i]);
+    o << "],\n     \"outputs\": [";
+    for (size_t i = 0; i < step.outputs.size(); ++i) o << (i ? ", " : "") << tensorJson(p, step.outputs[i]);
+    o << "],\n     \"candidates\": [";
+    for (size_t c = 0; c < step.candidates.size(); ++c) {
+      const plan::Candidate& cand = step.candidates[c];
+      o << (c ? ", " : "") << "{\"name\": " << quote(cand.name);
+      if (cand.rejectedBecause.empty()) o << ", \"median_ms\": " << number(cand.medianMs);
+      else o << ", \"rejected\": " << quote(cand.rejectedBecause);
+      o << "}";
+    }
+    o << "]}";
+  }
+  o << "\n  ],\n  \"memory\": {\"planned_activation_bytes\": " << p.arenaBytes
+    << ", \"naive_activation_bytes\": " << p.naiveActivationBytes
+    << ", \"workspace_bytes\": " << p.maxWorkspaceBytes << ", \"weight_bytes\": ";
+  uint64_t weights = 0;
+  for (const auto& w : p.weights) weights += w->size();
+  o << weights << "},\n  \"plugins\": [";
+  for (size_t i = 0; i < p.plugins.size(); ++i) {
+    const plan::PluginRecord& r = p.plugins[i];
+    o << (i ? ", " : "") << "\n    {\"name\": " << quote(r.name) << ", \"version\": "
+      << quote(r.version) << ", \"namespace\": " << quote(r.pluginNamespace)
+      << ", \"library\": " << quote(r.libraryName) << ", \"library_hash\": "
+      << quote(r.libraryHash) << ", \"serialized_bytes\": " << r.data.size() << "}";
+  }
+  o << "\n  ]\n}\n";
+  return o.str();
+}
+
+}  // namespace kiln

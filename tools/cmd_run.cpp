@@ -1,0 +1,102 @@
+// kiln run PLAN: load a plan, run it on N contexts, write the outputs.
+#include <cstdio>
+#include <random>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "core/npy.h"
+#include "inference.h"
+#include "kiln/registry.h"
+
+namespace kiln::cli {
+
+int fail(const char* context, const Status& status) {
+  std::fprintf(stderr, "kiln %s: %s\n", context, status.toString().c_str());
+  flushTrace();
+  return 1;
+}
+
+namespace {
+
+Status parseInputs(const Args& args, std::map<std::string, HostTensor>& given) {
+  for (const std::string& spec : args.all("input")) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      return invalidArgument("--input expects NAME=FILE.npy, got '" + spec + "'");
+    }
+    HostTensor t;
+    t.name = spec.substr(0, eq);
+    npy::NpyArray array;
+    KILN_RETURN_IF_ERROR(npy::readNpy(spec.substr(eq + 1), array).withContext("input '" + t.name + "'"));
+    t.desc.dims = array.dims;
+    t.desc.type = array.type;
+    t.data = std::move(array.data);
+    given[t.name] = std::move(t);
+  }
+  return Status::ok();
+}
+
+Status run(const Args& args) {
+  if (args.positional.size() != 1) return invalidArgument("usage: kiln run PLAN [options]");
+  KILN_RETURN_IF_ERROR(setUpTraceAndLogging(args));
+  KILN_RETURN_IF_ERROR(setUpPlugins(args));
+  std::vector<uint8_t> bytes;
+  KILN_RETURN_IF_ERROR(readFile(args.positional[0], bytes));
+  int contexts = 1, runs = 1;
+  unsigned seed = std::random_device{}();
+  try {
+    contexts = std::stoi(args.get("contexts", "1"));
+    runs = std::stoi(args.get("runs", "1"));
+    if (args.has("seed")) seed = static_cast<unsigned>(std::stoul(args.get("seed")));
+  } catch (...) {
+    return invalidArgument("--contexts, --runs and --seed take whole numbers");
+  }
+  if (contexts < 1 || contexts > 256 || runs < 1) {
+    return invalidArgument("--contexts must be 1..256 and --runs at least 1");
+  }
+  std::map<std::string, HostTensor> given;
+  KILN_RETURN_IF_ERROR(parseInputs(args, given));
+
+  std::vector<HostTensor> outputs;
+  {
+    auto runtime = createRuntime();
+    std::unique_ptr<IEngine> engine;
+    KILN_RETURN_IF_ERROR(runtime->deserializeEngine(bytes.data(), bytes.size(), engine)
+                             .withContext("loading plan '" + args.positional[0] + "'"));
+    std::vector<HostTensor> inputs;
+    KILN_RETURN_IF_ERROR(prepareInputs(*engine, std::move(given), seed, inputs));
+    KILN_RETURN_IF_ERROR(runContexts(*engine, inputs, contexts, runs, outputs));
+  }
+  std::printf("ran %d context(s) x %d run(s): outputs %s\n", contexts, runs,
+              contexts > 1 ? "agree bit for bit" : "computed");
+  const std::string dir = args.get("output-dir");
+  if (!dir.empty()) KILN_RETURN_IF_ERROR(makeDirectories(dir));
+  for (const HostTensor& t : outputs) {
+    const std::vector<float> v = asFloats(t);
+    std::printf("  %s %s [", t.name.c_str(), dataTypeName(t.desc.type));
+    for (int32_t i = 0; i < t.desc.dims.nbDims; ++i) {
+      std::printf("%s%lld", i ? "," : "", static_cast<long long>(t.desc.dims.d[i]));
+    }
+    std::printf("]\n");
+    if (!dir.empty()) {
+      npy::NpyArray array{t.desc.type, t.desc.dims, t.data};
+      const std::string path = dir + "/" + fileSafeName(t.name) + ".npy";
+      KILN_RETURN_IF_ERROR(npy::writeNpy(path, array));
+      std::printf("    wrote %s\n", path.c_str());
+    }
+  }
+  flushTrace();
+  return Status::ok();
+}
+
+}  // namespace
+
+int runCommand(int argc, char** argv) {
+  Args args;
+  Status s = parseArgs(argc, argv, 2, {"input", "output-dir", "contexts", "runs", "seed", "plugins", "trace"},
+                       {"verbose"}, args);
+  if (s) s = run(args);
+  return s ? 0 : fail("run", s);
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,16 @@
+// The `kiln` subcommands. Each returns 0 on success, 1 with a message on stderr on any error.
+#pragma once
+
+#include "kiln/status.h"
+
+namespace kiln::cli {
+
+int runCommand(int argc, char** argv);      // kiln run PLAN ...
+int inspectCommand(int argc, char** argv);  // kiln inspect PLAN
+int traceCommand(int argc, char** argv);    // kiln trace FILE
+int demoCommand(int argc, char** argv);     // kiln demo --out DIR
+
+// Prints "kiln: <message>" to stderr and returns 1.
+int fail(const char* context, const Status& status);
+
+}  // namespace kiln::cli

@@ -1,0 +1,145 @@
+#include "inference.h"
+
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "core/random_fill.h"
+#include "kiln/float16.h"
+
+namespace kiln::cli {
+namespace {
+
+size_t byteSize(const PluginTensorDesc& d) {
+  const int64_t n = volume(d.dims);
+  return n < 0 ? 0 : static_cast<size_t>(n) * dataTypeSize(d.type);
+}
+
+std::string dimsText(const Dims& d) {
+  std::string s = "[";
+  for (int32_t i = 0; i < d.nbDims; ++i) s += (i ? "," : "") + std::to_string(d.d[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> given,
+                     unsigned seed, std::vector<HostTensor>& inputs) {
+  std::mt19937 rng(seed);
+  inputs.clear();
+  for (int32_t i = 0; i < engine.getNbIOTensors(); ++i) {
+    const char* name = engine.getIOTensorName(i);
+    if (engine.getTensorIOMode(name) != TensorIOMode::kINPUT) continue;
+    HostTensor t;
+    t.name = name;
+    t.desc = engine.getTensorDesc(name);
+    t.data.resize(byteSize(t.desc));
+    auto it = given.find(name);
+    if (it == given.end()) {
+      fillRandom(t.data.data(), t.desc.type, volume(t.desc.dims), rng);
+    } else {
+      const HostTensor& g = it->second;
+      if (g.desc.dims != t.desc.dims) {
+        return invalidArgument("input '" + t.name + "' has shape " + dimsText(g.desc.dims) +
+                               " but the plan expects " + dimsText(t.desc.dims));
+      }
+      const int64_t n = volume(t.desc.dims);
+      if (g.desc.type == t.desc.type) {
+        t.data = g.data;
+      } else if (g.desc.type == DataType::kFLOAT &&
+                 (t.desc.type == DataType::kHALF || t.desc.type == DataType::kBF16)) {
+        const float* src = reinterpret_cast<const float*>(g.data.data());
+        uint16_t* dst = reinterpret_cast<uint16_t*>(t.data.data());
+        for (int64_t k = 0; k < n; ++k) {
+          dst[k] = t.desc.type == DataType::kHALF ? floatToHalf(src[k]) : floatToBf16(src[k]);
+        }
+      } else {
+        return invalidArgument("input '" + t.name + "' is " + dataTypeName(g.desc.type) +
+                               " but the plan expects " + dataTypeName(t.desc.type));
+      }
+      given.erase(it);
+    }
+    inputs.push_back(std::move(t));
+  }
+  if (!given.empty()) {
+    return notFound("the plan has no input called '" + given.begin()->first + "'");
+  }
+  return Status::ok();
+}
+
+Status runContexts(IEngine& engine, const std::vector<HostTensor>& inputs, int contexts,
+                   int iterations, std::vector<HostTensor>& outputs) {
+  if (contexts < 1 || iterations < 1) return invalidArgument("contexts and runs must be >= 1");
+  struct Run {
+    std::unique_ptr<IExecutionContext> context;
+    std::vector<HostTensor> inputs;  // each context reads its own copy
+    std::vector<HostTensor> outputs;
+    Status status;
+  };
+  std::vector<Run> runs(contexts);
+  for (Run& run : runs) {
+    KILN_RETURN_IF_ERROR(engine.createExecutionContext(run.context));
+    run.inputs = inputs;
+    for (HostTensor& t : run.inputs) {
+      KILN_RETURN_IF_ERROR(run.context->setTensorAddress(t.name.c_str(), t.data.data()));
+    }
+    for (int32_t i = 0; i < engine.getNbIOTensors(); ++i) {
+      const char* name = engine.getIOTensorName(i);
+      if (engine.getTensorIOMode(name) != TensorIOMode::kOUTPUT) continue;
+      HostTensor t;
+      t.name = name;
+      t.desc = engine.getTensorDesc(name);
+      t.data.assign(byteSize(t.desc), 0);
+      run.outputs.push_back(std::move(t));
+    }
+    for (HostTensor& t : run.outputs) {
+      KILN_RETURN_IF_ERROR(run.context->setTensorAddress(t.name.c_str(), t.data.data()));
+    }
+  }
+  std::vector<std::thread> threads;
+  for (Run& run : runs) {
+    threads.emplace_back([&run, iterations] {
+      for (int k = 0; k < iterations && run.status.isOk(); ++k) run.status = run.context->enqueue(nullptr);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int c = 0; c < contexts; ++c) {
+    if (!runs[c].status) return runs[c].status.withContext("context " + std::to_string(c));
+  }
+  for (int c = 1; c < contexts; ++c) {
+    for (size_t o = 0; o < runs[0].outputs.size(); ++o) {
+      if (runs[c].outputs[o].data != runs[0].outputs[o].data) {
+        return internalError("contexts 0 and " + std::to_string(c) + " disagree on output '" +
+                             runs[0].outputs[o].name + "'");
+      }
+    }
+  }
+  outputs = std::move(runs[0].outputs);
+  return Status::ok();
+}
+
+std::vector<float> asFloats(const HostTensor& t) {
+  const int64_t n = volume(t.desc.dims);
+  std::vector<float> v(n > 0 ? static_cast<size_t>(n) : 0);
+  for (size_t k = 0; k < v.size(); ++k) {
+    switch (t.desc.type) {
+      case DataType::kFLOAT: std::memcpy(&v[k], t.data.data() + 4 * k, 4); break;
+      case DataType::kHALF: {
+        uint16_t h;
+        std::memcpy(&h, t.data.data() + 2 * k, 2);
+        v[k] = halfToFloat(h);
+        break;
+      }
+      case DataType::kBF16: {
+        uint16_t h;
+        std::memcpy(&h, t.data.data() + 2 * k, 2);
+        v[k] = bf16ToFloat(h);
+        break;
+      }
+      default: v[k] = 0; break;
+    }
+  }
+  return v;
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,49 @@
+// kiln: build, inspect, run and trace plans from the command line.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "commands.h"
+
+namespace {
+
+void usage(FILE* out) {
+  std::fputs(
+      "usage: kiln <command> [options]\n"
+      "\n"
+      "commands:\n"
+      "  demo --out DIR        build the bundled demo detector, write DIR/demo.plan and\n"
+      "                        DIR/trace.jsonl, reload the plan, run it on two contexts and\n"
+      "                        print per-box class scores and the plugin lifecycle\n"
+      "  run PLAN              run a plan (random inputs unless given)\n"
+      "      --input NAME=FILE.npy   an input (repeatable)\n"
+      "      --output-dir DIR        write one .npy per output, named after the tensor\n"
+      "      --contexts N            run N contexts on N threads and check they agree\n"
+      "      --runs N                inferences per context (default 1)\n"
+      "      --seed N                seed for random inputs\n"
+      "  inspect PLAN          print the plan as JSON: layers, tactics, formats, timings,\n"
+      "                        memory plan, plugin records\n"
+      "  trace FILE            render a lifecycle trace and check guarantees 1-8\n"
+      "\n"
+      "common options: --plugins LIB (load a plugin library; repeatable), --trace PATH\n"
+      "(lifecycle trace, '-' for stderr; also KILN_TRACE), --verbose\n",
+      out);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 1 : 0;
+  }
+  const std::string command = argv[1];
+  if (command == "run") return kiln::cli::runCommand(argc, argv);
+  if (command == "inspect") return kiln::cli::inspectCommand(argc, argv);
+  if (command == "trace") return kiln::cli::traceCommand(argc, argv);
+  if (command == "demo") return kiln::cli::demoCommand(argc, argv);
+  std::fprintf(stderr, "kiln: unknown command '%s'\n\n", command.c_str());
+  usage(stderr);
+  return 1;
+}
