@@ -174,8 +174,23 @@ Status buildEngineState(plan::Plan plan, std::shared_ptr<EngineState>& out) {
                        "' but this runtime runs plans for 'cpu' only; rebuild it for the CPU");
   }
   KILN_RETURN_IF_ERROR(checkWiring(plan));
+  // The arena can never need more than every activation in its own slot; a larger figure is
+  // damage, and would make each context allocate it.
+  uint64_t naive = 0;
+  for (const plan::Tensor& t : plan.tensors) {
+    if (t.kind == plan::TensorKind::kACTIVATION) {
+      naive += (static_cast<uint64_t>(plan::tensorBytes(t.dims, t.type)) + 63) / 64 * 64 + 64;
+    }
+  }
+  if (plan.arenaBytes > naive) {
+    return corruptData("the plan's activation arena (" + std::to_string(plan.arenaBytes) +
+                       " bytes) is larger than all its activations together; the plan is "
+                       "corrupted, rebuild it");
+  }
   auto state = std::make_shared<EngineState>();
-  state->workspaceBytes = plan.maxWorkspaceBytes;
+  // Scratch memory is sized from what the kernels and plugins ask for now, not from the plan's
+  // record of it.
+  state->workspaceBytes = 0;
   state->steps.resize(plan.steps.size());
   {
     PhaseScope phase(TracePhase::kDeserialize);

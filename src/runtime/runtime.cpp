@@ -34,10 +34,7 @@ class CpuContextResources final : public IPluginContextResources {
 class ExecutionContext final : public IExecutionContext {
  public:
   explicit ExecutionContext(std::shared_ptr<const EngineState> engine)
-      : engine_(std::move(engine)),
-        arena_(engine_->plan.arenaBytes),
-        workspace_(engine_->workspaceBytes),
-        bindings_(engine_->plan.tensors.size(), nullptr) {}
+      : engine_(std::move(engine)), bindings_(engine_->plan.tensors.size(), nullptr) {}
 
   ~ExecutionContext() override {
     // Context objects: detachFromContext() then destroy(), before the resources they used.
@@ -46,6 +43,14 @@ class ExecutionContext final : public IExecutionContext {
   }
 
   Status setUp() {
+    try {
+      arena_.resize(engine_->plan.arenaBytes);
+      workspace_.resize(engine_->workspaceBytes);
+    } catch (const std::bad_alloc&) {
+      return invalidArgument("cannot allocate " + std::to_string(engine_->plan.arenaBytes) +
+                             " activation and " + std::to_string(engine_->workspaceBytes) +
+                             " workspace bytes for an execution context");
+    }
     PhaseScope phase(TracePhase::kContext);
     plugins_.resize(engine_->steps.size());
     for (size_t s = 0; s < engine_->steps.size(); ++s) {
@@ -200,12 +205,17 @@ class Runtime final : public IRuntime {
   Status deserializeEngine(const void* data, size_t size,
                            std::unique_ptr<IEngine>& engine) override {
     if (!data && size) return invalidArgument("deserializeEngine: null plan data");
-    plan::Plan plan;
-    KILN_RETURN_IF_ERROR(plan::readPlan(data, size, plan));
-    std::shared_ptr<EngineState> state;
-    KILN_RETURN_IF_ERROR(buildEngineState(std::move(plan), state));
-    engine = std::make_unique<Engine>(std::move(state));
-    return Status::ok();
+    // No exception leaves the public API: running out of memory on a hostile plan is an error.
+    try {
+      plan::Plan plan;
+      KILN_RETURN_IF_ERROR(plan::readPlan(data, size, plan));
+      std::shared_ptr<EngineState> state;
+      KILN_RETURN_IF_ERROR(buildEngineState(std::move(plan), state));
+      engine = std::make_unique<Engine>(std::move(state));
+      return Status::ok();
+    } catch (const std::bad_alloc&) {
+      return corruptData("out of memory while loading the plan: its sizes are implausible");
+    }
   }
 };
 

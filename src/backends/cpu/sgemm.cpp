@@ -19,20 +19,19 @@ constexpr int64_t kNC = 4080;  // multiple of kNR
 constexpr int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 // The hot loops are compiled at -O3 whatever the build type (GCC's -O2 cost model leaves the
-// micro-kernel scalar) and, where the toolchain supports it, also for AVX2 and AVX-512, the best
-// clone being picked at load time; the source stays plain C++. Each output element is
-// accumulated in the same order on every call, so results are bit-identical from call to call
-// on one machine (clones with FMA may round differently from the baseline clone).
+// micro-kernel scalar). On x86-64 with GCC they are also compiled for AVX2 and AVX-512 and the
+// best version is picked once, at first use, from the CPU's features: the source stays plain C++.
+// (Explicit dispatch rather than target_clones: an ifunc resolver runs before the sanitizer
+// runtimes are up, and crashes TSan builds.) Each output element is accumulated in the same
+// order on every call, so results are bit-identical from call to call on one machine; versions
+// with FMA may round differently from the baseline one.
 #if defined(__GNUC__) && !defined(__clang__)
-#if defined(__x86_64__) && defined(__linux__)
-#define KILN_SGEMM_HOT                                                                    \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), \
-                 optimize("O3")))
+#define KILN_SGEMM_O3 __attribute__((optimize("O3")))
 #else
-#define KILN_SGEMM_HOT __attribute__((optimize("O3")))
+#define KILN_SGEMM_O3
 #endif
-#else
-#define KILN_SGEMM_HOT
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define KILN_SGEMM_DISPATCH 1
 #endif
 
 inline float elementAt(const MatrixRef& x, int64_t r, int64_t c) {
@@ -120,9 +119,10 @@ inline void storeTile(const float* tile, int64_t mr, int64_t nr, float alpha, fl
 }
 
 // One mc x nc block of C from a packed A block and a packed B panel.
-KILN_SGEMM_HOT
-void macroKernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp,
-                 float alpha, float beta, bool first, float* c, int64_t ldc) {
+__attribute__((always_inline)) inline void macroKernelBody(int64_t mc, int64_t nc, int64_t kc,
+                                                           const float* ap, const float* bp,
+                                                           float alpha, float beta, bool first,
+                                                           float* c, int64_t ldc) {
   alignas(64) float tile[kMR * kNR];
   for (int64_t jr = 0; jr < nc; jr += kNR) {
     const int64_t nr = std::min(kNR, nc - jr);
@@ -133,6 +133,40 @@ void macroKernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const floa
       storeTile(tile, mr, nr, alpha, beta, first, c + ir * ldc + jr, ldc);
     }
   }
+}
+
+using MacroKernel = void (*)(int64_t, int64_t, int64_t, const float*, const float*, float, float,
+                             bool, float*, int64_t);
+
+KILN_SGEMM_O3 void macroKernelBaseline(int64_t mc, int64_t nc, int64_t kc, const float* ap,
+                                       const float* bp, float alpha, float beta, bool first,
+                                       float* c, int64_t ldc) {
+  macroKernelBody(mc, nc, kc, ap, bp, alpha, beta, first, c, ldc);
+}
+
+#ifdef KILN_SGEMM_DISPATCH
+__attribute__((target("avx2,fma"))) KILN_SGEMM_O3 void macroKernelAvx2(
+    int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, float alpha,
+    float beta, bool first, float* c, int64_t ldc) {
+  macroKernelBody(mc, nc, kc, ap, bp, alpha, beta, first, c, ldc);
+}
+
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) KILN_SGEMM_O3 void macroKernelAvx512(
+    int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, float alpha,
+    float beta, bool first, float* c, int64_t ldc) {
+  macroKernelBody(mc, nc, kc, ap, bp, alpha, beta, first, c, ldc);
+}
+#endif
+
+MacroKernel pickMacroKernel() {
+#ifdef KILN_SGEMM_DISPATCH
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"))
+    return macroKernelAvx512;
+  if (avx2) return macroKernelAvx2;
+#endif
+  return macroKernelBaseline;
 }
 
 float* alignFloats(void* p) {
@@ -199,6 +233,7 @@ void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a,
     }
     return;
   }
+  static const MacroKernel macroKernel = pickMacroKernel();  // thread-safe, once
   float* bufA = alignFloats(workspace);
   float* bufB = alignFloats(bufA + packABufferFloats(m, k));
   const int64_t mp = roundUp(m, kMR);
