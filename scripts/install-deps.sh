@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kiln needs, if any are missing. Safe to run again.
+# usage: scripts/install-deps.sh [extra-package ...]
+set -euo pipefail
+packages=(cmake ninja-build g++ make libgtest-dev libgmock-dev python3 python3-numpy "$@")
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "kiln: installing missing packages: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

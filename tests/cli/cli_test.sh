@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The kiln command line end to end: demo, run (several contexts, outputs to .npy, inputs from
+# .npy), inspect (planned memory below naive), trace (render + check), and the exit status 1 with
+# a message on each kind of error.
+# usage: cli_test.sh KILN_BINARY WORK_DIR
+set -uo pipefail
+kiln=$1
+work=$2
+rm -rf "$work" && mkdir -p "$work"
+failures=0
+# Debian's python3 has python3-numpy (installed by scripts/install-deps.sh); another python3
+# earlier on PATH may not.
+py=${KILN_PYTHON:-python3}
+check() {  # description, then a command that must succeed
+  local what=$1; shift
+  if "$@" >"$work/last.log" 2>&1; then echo "ok   $what"; else
+    echo "FAIL $what"; sed 's/^/     /' "$work/last.log" | tail -20; failures=$((failures + 1)); fi
+}
+refuse() {  # description, expected message fragment, then a command that must exit 1
+  local what=$1 want=$2; shift 2
+  "$@" >"$work/last.log" 2>&1
+  local rc=$?
+  if [ $rc -eq 1 ] && grep -q -- "$want" "$work/last.log"; then echo "ok   $what"; else
+    echo "FAIL $what (exit $rc, wanted 1 and '$want')"; sed 's/^/     /' "$work/last.log" | tail -10
+    failures=$((failures + 1)); fi
+}
+
+check "demo builds, reloads, runs two contexts, traces" "$kiln" demo --out "$work/demo"
+cp "$work/last.log" "$work/demo.log"
+check "demo trace says the guarantees hold" grep -q "guarantees 1-8 hold" "$work/demo.log"
+check "demo wrote the plan and the trace" test -s "$work/demo/demo.plan" -a -s "$work/demo/trace.jsonl"
+plan=$work/demo/demo.plan
+
+check "run on 4 contexts, outputs to .npy" "$kiln" run "$plan" --contexts 4 --runs 3 --output-dir "$work/out"
+check "run wrote class_scores.npy" test -s "$work/out/class_scores.npy"
+if $py -c 'import numpy' 2>/dev/null; then
+  check "inputs from .npy give the same scores twice" $py - "$kiln" "$plan" "$work" <<'PY'
+import subprocess, sys, numpy as np
+kiln, plan, work = sys.argv[1:]
+rng = np.random.default_rng()
+np.save(f"{work}/image.npy", rng.standard_normal((1, 3, 64, 64)).astype(np.float32))
+np.save(f"{work}/boxes.npy", rng.uniform(0, 1, (6, 4)).astype(np.float32))
+np.save(f"{work}/idx.npy", np.zeros(6, np.int32))
+outs = []
+for k in range(2):
+    subprocess.run([kiln, "run", plan, "--input", f"image={work}/image.npy", "--input",
+                    f"boxes={work}/boxes.npy", "--input", f"box_indices={work}/idx.npy",
+                    "--output-dir", f"{work}/o{k}"], check=True)
+    outs.append(np.load(f"{work}/o{k}/class_scores.npy"))
+assert outs[0].shape == (6, 5), outs[0].shape
+assert np.array_equal(outs[0], outs[1])
+assert np.allclose(outs[0].sum(axis=1), 1, atol=1e-5)
+PY
+fi
+
+check "inspect prints JSON" "$kiln" inspect "$plan"
+cp "$work/last.log" "$work/inspect.json"
+if $py -c 'import json' 2>/dev/null; then
+  check "inspect: planned activation memory below naive; tactics and plugin recorded" $py - "$work/inspect.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+m = j["memory"]
+assert m["planned_activation_bytes"] < m["naive_activation_bytes"], m
+assert any(l["type"] == "Convolution" and l["tactic"] == "im2col_sgemm" for l in j["layers"])
+assert any(c.get("rejected") for l in j["layers"] for c in l["candidates"])
+p = j["plugins"][0]
+assert p["name"] == "CropAndResize" and p["library"] == "libkiln_plugins.so" and p["library_hash"]
+PY
+fi
+check "trace renders and checks" "$kiln" trace "$work/demo/trace.jsonl"
+cp "$work/last.log" "$work/trace.log"
+check "trace shows the clone in the rendered form" grep -q "CropAndResizePlugin#[0-9]*::clone() --> " "$work/trace.log"
+
+# Errors: exit 1 with a message.
+refuse "missing plan file" "cannot open" "$kiln" run "$work/nope.plan"
+head -c 1000 "$plan" >"$work/truncated.plan"
+refuse "truncated plan" "truncated" "$kiln" run "$work/truncated.plan"
+printf 'hello' >"$work/garbage.plan"
+refuse "not a plan" "not a kiln plan" "$kiln" inspect "$work/garbage.plan"
+refuse "unknown input name" "no input called" "$kiln" run "$plan" --input "nosuch=$work/out/class_scores.npy"
+refuse "input of the wrong shape" "expects" "$kiln" run "$plan" --input "boxes=$work/out/class_scores.npy"
+refuse "unknown option" "unknown option" "$kiln" run "$plan" --frobnicate
+refuse "unknown command" "unknown command" "$kiln" frobnicate
+refuse "plugin library that does not exist" "cannot" "$kiln" run "$plan" --plugins "$work/libnope.so"
+printf '{"seq":1,"phase":"build"\n' >"$work/bad.jsonl"
+refuse "malformed trace" "" "$kiln" trace "$work/bad.jsonl"
+
+[ $failures -eq 0 ] && echo "cli: all checks passed" || { echo "cli: $failures check(s) failed"; exit 1; }
