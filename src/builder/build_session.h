@@ -16,6 +16,7 @@
 #include "core/graph.h"
 #include "core/plan.h"
 #include "kiln/builder.h"
+#include "builder/timing_cache.h"
 #include "plugin/plugin_object.h"
 
 namespace kiln {
@@ -49,6 +50,7 @@ class BuildSession {
   ~BuildSession();
 
   Status lower();
+  // Uses and updates BuilderConfig::timingCachePath when set.
   Status chooseTactics();
   Status makePlan(plan::Plan& plan);
 
@@ -89,6 +91,7 @@ class BuildSession {
   std::map<std::tuple<int32_t, DataType, TensorFormat>, int32_t> variants_;
   std::map<std::string, int> names_;
   std::map<std::string, double> reformatTimes_;
+  TimingCache timingCache_;
 };
 
 inline bool isFloatType(DataType t) {

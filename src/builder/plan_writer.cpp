@@ -56,8 +56,8 @@ Status writeSteps(ByteWriter& w, const Plan& plan) {
   for (const Step& s : plan.steps) {
     KILN_RETURN_IF_ERROR(writeString(w, s.layerName, kMaxStringBytes, "a layer name"));
     w.u32(static_cast<uint32_t>(s.type));
-    KILN_RETURN_IF_ERROR(writeLayerParams(w, s.type, s.params)
-                             .withContext("writePlan: step '" + s.layerName + "'"));
+    KILN_RETURN_IF_ERROR(
+        writeLayerParams(w, s.type, s.params).withContext("writePlan: step '" + s.layerName + "'"));
     KILN_RETURN_IF_ERROR(writeIndexList(w, s.inputs, "step inputs"));
     KILN_RETURN_IF_ERROR(writeIndexList(w, s.outputs, "step outputs"));
     KILN_RETURN_IF_ERROR(writeString(w, s.tactic, kMaxStringBytes, "a tactic name"));

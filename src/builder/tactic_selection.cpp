@@ -43,6 +43,26 @@ Status BuildSession::chooseTactic(BuildStep& step) {
     outs.push_back(outBuffers.back().data());
   }
 
+  // A timing cache hit for a tactic that still accepts the configuration skips the timing.
+  const std::string cacheKey = config_.timingCachePath.empty() ? "" : TimingCache::key(config);
+  std::string cachedTactic;
+  double cachedMs = 0;
+  if (!cacheKey.empty() && timingCache_.find(cacheKey, cachedTactic, cachedMs)) {
+    const cpu::Tactic* tactic = cpu::findTactic(step.type, cachedTactic);
+    std::string why;
+    std::unique_ptr<cpu::Kernel> kernel = tactic ? tactic->create(config, &why) : nullptr;
+    if (kernel && kernel->workspaceSize() <= config_.maxWorkspaceBytes) {
+      step.tactic = tactic->name;
+      step.medianMs = cachedMs;
+      step.workspaceBytes = kernel->workspaceSize();
+      step.candidates.push_back({tactic->name, cachedMs, ""});
+      logVerbose(std::string("layer '") + step.name + "' (" + layerTypeName(step.type) +
+                 "): chose " + step.tactic + " at " + std::to_string(cachedMs) +
+                 " ms (from the timing cache)");
+      return Status::ok();
+    }
+  }
+
   double best = std::numeric_limits<double>::infinity();
   std::string reasons;
   for (const cpu::Tactic& tactic : cpu::tacticsFor(step.type)) {
@@ -87,16 +107,19 @@ Status BuildSession::chooseTactic(BuildStep& step) {
   }
   logVerbose(std::string("layer '") + step.name + "' (" + layerTypeName(step.type) + "): chose " +
              step.tactic + " at " + std::to_string(step.medianMs) + " ms");
+  timingCache_.record(cacheKey, step.tactic, step.medianMs);
   return Status::ok();
 }
 
 Status BuildSession::chooseTactics() {
   PhaseScope phase(TracePhase::kBuild);
+  if (!config_.timingCachePath.empty()) KILN_RETURN_IF_ERROR(timingCache_.load(config_.timingCachePath));
   for (BuildStep& step : steps_) {
     if (step.type == LayerType::kPLUGIN) continue;
     Status s = chooseTactic(step);
     if (!s) return s.withContext("layer '" + step.name + "' (" + layerTypeName(step.type) + ")");
   }
+  if (!config_.timingCachePath.empty()) return timingCache_.save(config_.timingCachePath);
   return Status::ok();
 }
 

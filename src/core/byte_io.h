@@ -22,7 +22,7 @@ class ByteWriter {
   void u64(uint64_t v);
   void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
   void i64(int64_t v) { u64(static_cast<uint64_t>(v)); }
-  void f32(float v);   // IEEE bits, so NaN payloads and -0 survive
+  void f32(float v);  // IEEE bits, so NaN payloads and -0 survive
   void f64(double v);
   void boolean(bool v) { u8(v ? 1 : 0); }
   void raw(const void* data, size_t size);

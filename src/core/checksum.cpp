@@ -1,6 +1,5 @@
 #include "core/checksum.h"
 
-
 namespace kiln {
 namespace {
 

@@ -9,12 +9,18 @@ namespace kiln::plan {
 
 const char* sectionName(uint32_t tag) {
   switch (static_cast<SectionTag>(tag)) {
-    case SectionTag::kTENSORS: return "tensors";
-    case SectionTag::kSTEPS: return "steps";
-    case SectionTag::kWEIGHTS: return "weights";
-    case SectionTag::kPLUGINS: return "plugins";
-    case SectionTag::kIO: return "io";
-    case SectionTag::kMEMORY: return "memory";
+    case SectionTag::kTENSORS:
+      return "tensors";
+    case SectionTag::kSTEPS:
+      return "steps";
+    case SectionTag::kWEIGHTS:
+      return "weights";
+    case SectionTag::kPLUGINS:
+      return "plugins";
+    case SectionTag::kIO:
+      return "io";
+    case SectionTag::kMEMORY:
+      return "memory";
   }
   return "unknown";
 }
@@ -32,18 +38,30 @@ std::string quotedName(const std::string& s) {
 size_t paramsIndexFor(LayerType type) {
   switch (type) {
     case LayerType::kCONSTANT:
-    case LayerType::kPLUGIN: return 0;
-    case LayerType::kCONVOLUTION: return 1;
-    case LayerType::kPOOLING: return 2;
-    case LayerType::kELEMENTWISE: return 3;
-    case LayerType::kACTIVATION: return 4;
-    case LayerType::kMATRIX_MULTIPLY: return 5;
-    case LayerType::kGEMM: return 6;
-    case LayerType::kSOFTMAX: return 7;
-    case LayerType::kCONCATENATION: return 8;
-    case LayerType::kSHUFFLE: return 9;
-    case LayerType::kREDUCE: return 10;
-    case LayerType::kREFORMAT: return 11;
+    case LayerType::kPLUGIN:
+      return 0;
+    case LayerType::kCONVOLUTION:
+      return 1;
+    case LayerType::kPOOLING:
+      return 2;
+    case LayerType::kELEMENTWISE:
+      return 3;
+    case LayerType::kACTIVATION:
+      return 4;
+    case LayerType::kMATRIX_MULTIPLY:
+      return 5;
+    case LayerType::kGEMM:
+      return 6;
+    case LayerType::kSOFTMAX:
+      return 7;
+    case LayerType::kCONCATENATION:
+      return 8;
+    case LayerType::kSHUFFLE:
+      return 9;
+    case LayerType::kREDUCE:
+      return 10;
+    case LayerType::kREFORMAT:
+      return 11;
   }
   return std::variant_npos;
 }
@@ -59,8 +77,8 @@ Status readDims(ByteReader& r, Dims& dims, const char* field) {
   int32_t n = 0;
   KILN_RETURN_IF_ERROR(r.i32(n, field));
   if (n < 0 || n > Dims::kMaxDims)
-    return r.errorAt(at, std::string(field) + " has rank " + std::to_string(n) +
-                             ", outside [0, " + std::to_string(Dims::kMaxDims) + "]");
+    return r.errorAt(at, std::string(field) + " has rank " + std::to_string(n) + ", outside [0, " +
+                             std::to_string(Dims::kMaxDims) + "]");
   dims = Dims{};
   dims.nbDims = n;
   for (int32_t i = 0; i < n; ++i) KILN_RETURN_IF_ERROR(r.i64(dims.d[i], field));
@@ -258,21 +276,33 @@ Status writeLayerParams(ByteWriter& w, LayerType type, const LayerParams& params
 Status readLayerParams(ByteReader& r, LayerType type, LayerParams& params) {
   switch (type) {
     case LayerType::kCONSTANT:
-    case LayerType::kPLUGIN: params = std::monostate{}; return Status::ok();
-    case LayerType::kCONVOLUTION: return readInto<ConvolutionParams>(r, params);
-    case LayerType::kPOOLING: return readInto<PoolingParams>(r, params);
-    case LayerType::kELEMENTWISE: return readInto<ElementwiseParams>(r, params);
-    case LayerType::kACTIVATION: return readInto<ActivationParams>(r, params);
-    case LayerType::kMATRIX_MULTIPLY: return readInto<MatrixMultiplyParams>(r, params);
-    case LayerType::kGEMM: return readInto<GemmParams>(r, params);
-    case LayerType::kSOFTMAX: return readInto<SoftmaxParams>(r, params);
-    case LayerType::kCONCATENATION: return readInto<ConcatenationParams>(r, params);
-    case LayerType::kSHUFFLE: return readInto<ShuffleParams>(r, params);
-    case LayerType::kREDUCE: return readInto<ReduceParams>(r, params);
-    case LayerType::kREFORMAT: return readInto<ReformatParams>(r, params);
+    case LayerType::kPLUGIN:
+      params = std::monostate{};
+      return Status::ok();
+    case LayerType::kCONVOLUTION:
+      return readInto<ConvolutionParams>(r, params);
+    case LayerType::kPOOLING:
+      return readInto<PoolingParams>(r, params);
+    case LayerType::kELEMENTWISE:
+      return readInto<ElementwiseParams>(r, params);
+    case LayerType::kACTIVATION:
+      return readInto<ActivationParams>(r, params);
+    case LayerType::kMATRIX_MULTIPLY:
+      return readInto<MatrixMultiplyParams>(r, params);
+    case LayerType::kGEMM:
+      return readInto<GemmParams>(r, params);
+    case LayerType::kSOFTMAX:
+      return readInto<SoftmaxParams>(r, params);
+    case LayerType::kCONCATENATION:
+      return readInto<ConcatenationParams>(r, params);
+    case LayerType::kSHUFFLE:
+      return readInto<ShuffleParams>(r, params);
+    case LayerType::kREDUCE:
+      return readInto<ReduceParams>(r, params);
+    case LayerType::kREFORMAT:
+      return readInto<ReformatParams>(r, params);
   }
-  return r.errorAt(r.offset(),
-                   "invalid layer type " + std::to_string(static_cast<int32_t>(type)));
+  return r.errorAt(r.offset(), "invalid layer type " + std::to_string(static_cast<int32_t>(type)));
 }
 
 }  // namespace kiln::plan

@@ -58,9 +58,8 @@ bool inRange(E v, int32_t count) {
 Status checkHeader(const Plan& plan) {
   if (plan.target.empty() || plan.target.size() > kMaxHeaderStringBytes ||
       !isPrintable(plan.target))
-    return corruptData("header: the target " + quoted(plan.target) +
-                       " must be 1 to " + std::to_string(kMaxHeaderStringBytes) +
-                       " printable ASCII characters");
+    return corruptData("header: the target " + quoted(plan.target) + " must be 1 to " +
+                       std::to_string(kMaxHeaderStringBytes) + " printable ASCII characters");
   if (plan.kilnVersion.size() > kMaxHeaderStringBytes || !isPrintable(plan.kilnVersion))
     return corruptData("header: the kiln version " + quoted(plan.kilnVersion) +
                        " must be at most " + std::to_string(kMaxHeaderStringBytes) +
@@ -73,14 +72,14 @@ Status checkTensor(const Plan& plan, size_t i) {
   const auto where = [&] { return tensorRef(plan, i); };
   KILN_RETURN_IF_ERROR(checkString("tensors", where, "name", t.name));
   if (!validDataType(t.type))
-    return bad("tensors", where() + ": invalid data type " +
-                              std::to_string(static_cast<int32_t>(t.type)));
+    return bad("tensors",
+               where() + ": invalid data type " + std::to_string(static_cast<int32_t>(t.type)));
   if (!validFormat(t.format))
-    return bad("tensors", where() + ": invalid format " +
-                              std::to_string(static_cast<int32_t>(t.format)));
+    return bad("tensors",
+               where() + ": invalid format " + std::to_string(static_cast<int32_t>(t.format)));
   if (!inRange(t.kind, kTensorKindCount))
-    return bad("tensors", where() + ": invalid kind " +
-                              std::to_string(static_cast<int32_t>(t.kind)));
+    return bad("tensors",
+               where() + ": invalid kind " + std::to_string(static_cast<int32_t>(t.kind)));
   if (t.dims.nbDims < 0 || t.dims.nbDims > Dims::kMaxDims)
     return bad("tensors", where() + ": rank " + std::to_string(t.dims.nbDims) + " is outside [0, " +
                               std::to_string(Dims::kMaxDims) + "]");
@@ -126,15 +125,14 @@ Status checkTensor(const Plan& plan, size_t i) {
 
 // `perm[0..rank)` must hold each of 0..rank-1 once. Entries past rank are unused.
 template <typename Where>
-Status checkPermutation(const Where& where, const char* field, const int32_t* perm,
-                        int32_t rank) {
+Status checkPermutation(const Where& where, const char* field, const int32_t* perm, int32_t rank) {
   uint32_t seen = 0;
   for (int32_t i = 0; i < rank; ++i) {
     const int32_t v = perm[i];
     if (v < 0 || v >= rank || (seen & (1u << v)))
       return bad("steps", where() + ": " + field + " is not a permutation of 0.." +
-                              std::to_string(rank - 1) + " (entry " + std::to_string(i) +
-                              " is " + std::to_string(v) + ")");
+                              std::to_string(rank - 1) + " (entry " + std::to_string(i) + " is " +
+                              std::to_string(v) + ")");
     seen |= 1u << v;
   }
   return Status::ok();
@@ -152,8 +150,8 @@ Status checkParams(const Plan& plan, const Step& s, const Where& where) {
     if (p->outChannels < 1 || p->groups < 1 || p->outChannels % p->groups != 0)
       return fail("convolution outChannels " + std::to_string(p->outChannels) +
                   " must be a positive multiple of groups " + std::to_string(p->groups));
-    if (p->kernelH < 1 || p->kernelW < 1 || p->strideH < 1 || p->strideW < 1 ||
-        p->dilationH < 1 || p->dilationW < 1)
+    if (p->kernelH < 1 || p->kernelW < 1 || p->strideH < 1 || p->strideW < 1 || p->dilationH < 1 ||
+        p->dilationW < 1)
       return fail("convolution kernel, stride and dilation must be >= 1");
     if (p->padTop < 0 || p->padLeft < 0 || p->padBottom < 0 || p->padRight < 0)
       return fail("convolution padding must be >= 0");
@@ -174,8 +172,8 @@ Status checkParams(const Plan& plan, const Step& s, const Where& where) {
     const int32_t rank = firstInputRank(plan, s);
     if (rank < 0) return fail("a shuffle needs an input");
     if (p->hasFirstTranspose)
-      KILN_RETURN_IF_ERROR(checkPermutation(where, "shuffle firstTranspose", p->firstTranspose,
-                                            rank));
+      KILN_RETURN_IF_ERROR(
+          checkPermutation(where, "shuffle firstTranspose", p->firstTranspose, rank));
     const Dims& r = p->reshapeDims;
     if (r.nbDims < 0 || r.nbDims > Dims::kMaxDims)
       return fail("shuffle reshapeDims rank " + std::to_string(r.nbDims) + " is outside [0, 8]");
@@ -192,8 +190,8 @@ Status checkParams(const Plan& plan, const Step& s, const Where& where) {
       rank2 = r.nbDims;
     }
     if (p->hasSecondTranspose)
-      KILN_RETURN_IF_ERROR(checkPermutation(where, "shuffle secondTranspose", p->secondTranspose,
-                                            rank2));
+      KILN_RETURN_IF_ERROR(
+          checkPermutation(where, "shuffle secondTranspose", p->secondTranspose, rank2));
   } else if (const auto* p = std::get_if<ReduceParams>(&s.params)) {
     if (!inRange(p->op, kReduceOpCount))
       return fail("invalid reduce op " + std::to_string(static_cast<int32_t>(p->op)));
@@ -234,8 +232,8 @@ Status checkSteps(const Plan& plan) {
     const auto where = [&] { return stepRef(plan, i); };
     KILN_RETURN_IF_ERROR(checkString("steps", where, "layer name", s.layerName));
     if (!validLayerType(s.type))
-      return bad("steps", where() + ": invalid layer type " +
-                              std::to_string(static_cast<int32_t>(s.type)));
+      return bad("steps",
+                 where() + ": invalid layer type " + std::to_string(static_cast<int32_t>(s.type)));
     const size_t expected = paramsIndexFor(s.type);
     if (s.params.index() != expected)
       return bad("steps", where() + ": a " + layerTypeName(s.type) +
@@ -249,8 +247,8 @@ Status checkSteps(const Plan& plan) {
     for (int32_t t : s.inputs) {
       const TensorKind kind = plan.tensors[t].kind;
       if (kind != TensorKind::kINPUT && kind != TensorKind::kCONSTANT && !produced[t])
-        return bad("steps", where() + " reads " + tensorRef(plan, t) +
-                                " before any step has produced it");
+        return bad("steps",
+                   where() + " reads " + tensorRef(plan, t) + " before any step has produced it");
     }
     for (int32_t t : s.outputs) {
       const TensorKind kind = plan.tensors[t].kind;

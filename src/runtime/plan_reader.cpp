@@ -68,8 +68,8 @@ constexpr size_t kIndexBytes = 4;
 
 Status endOfSection(const ByteReader& r) {
   if (r.atEnd()) return Status::ok();
-  return r.errorAt(r.offset(), std::to_string(r.remaining()) +
-                                   " unexpected bytes at the end of the section");
+  return r.errorAt(r.offset(),
+                   std::to_string(r.remaining()) + " unexpected bytes at the end of the section");
 }
 
 Status readIndexList(ByteReader& r, std::vector<int32_t>& list, const char* countField,
@@ -228,8 +228,7 @@ Status parse(const uint8_t* p, size_t size, Plan& plan, bool verifyChecksum) {
   if (version != kFormatVersion)
     return unsupported("the plan has format version " + std::to_string(version) +
                        " but this kiln (" + kilnVersion() + ") reads format version " +
-                       std::to_string(kFormatVersion) +
-                       ": rebuild the plan with this kiln");
+                       std::to_string(kFormatVersion) + ": rebuild the plan with this kiln");
   KILN_RETURN_IF_ERROR(r.string(plan.kilnVersion, kMaxHeaderStringBytes, "the kiln version"));
   KILN_RETURN_IF_ERROR(r.string(plan.target, kMaxHeaderStringBytes, "the target"));
 

@@ -29,7 +29,9 @@ void reseal(std::vector<uint8_t>& bytes) {
   for (int i = 0; i < 8; ++i) bytes[bytes.size() - 8 + i] = static_cast<uint8_t>(crc >> (8 * i));
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // 1 to 8 bytes flipped or overwritten at random offsets; always differs from the original.
 std::vector<uint8_t> corrupt(const std::vector<uint8_t>& original, std::mt19937_64& rng) {
@@ -62,8 +64,8 @@ TEST(PlanCorruption, EveryTruncationIsRefused) {
       if (n == 0) {
         EXPECT_TRUE(contains(s.message(), "not a kiln plan")) << s.message();
       } else {
-        ASSERT_TRUE(contains(s.message(), "truncated at byte")) << "length " << n << ": "
-                                                               << s.message();
+        ASSERT_TRUE(contains(s.message(), "truncated at byte"))
+            << "length " << n << ": " << s.message();
         EXPECT_TRUE(contains(s.message(), "rebuild it")) << s.message();
       }
     }

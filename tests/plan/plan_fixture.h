@@ -42,8 +42,7 @@ class PlanMaker {
   }
 
   int32_t addTensor(const std::string& name, Dims dims, TensorKind kind,
-                    DataType type = DataType::kFLOAT,
-                    TensorFormat format = TensorFormat::kLINEAR) {
+                    DataType type = DataType::kFLOAT, TensorFormat format = TensorFormat::kLINEAR) {
     Tensor t;
     // Random suffixes (with arbitrary bytes for internal tensors) keep names unique and odd.
     t.name = name + "_" + randomText(6, kind == TensorKind::kINPUT || kind == TensorKind::kOUTPUT);
@@ -154,8 +153,8 @@ class PlanMaker {
 
     const int32_t eltC = addTensor("elt_c", makeDims({6, 1, 1}), C);
     const int32_t eltOut = addTensor("elt_out", makeDims({2, 6, 4, 3}), A);
-    addStep("max", LayerType::kELEMENTWISE, ElementwiseParams{ElementwiseOp::kMAX},
-            {actOut, eltC}, {eltOut});
+    addStep("max", LayerType::kELEMENTWISE, ElementwiseParams{ElementwiseOp::kMAX}, {actOut, eltC},
+            {eltOut});
 
     // A reformat to fp16 channels-last, as a network output.
     ReformatParams ref{DataType::kHALF, TensorFormat::kCHANNELS_LAST};
@@ -229,7 +228,9 @@ class PlanMaker {
   uint64_t nextOffset_ = 0;
 };
 
-inline bool sameFloat(float a, float b) { return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b); }
+inline bool sameFloat(float a, float b) {
+  return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+}
 inline bool sameDouble(double a, double b) {
   return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
 }

@@ -116,17 +116,17 @@ const std::vector<Breakage>& breakages() {
       {"input of the wrong kind",
        [](Plan& p) { p.inputs[0] = findTensor(p, TensorKind::kACTIVATION); },
        "is not of kind input"},
-      {"output listed twice", [](Plan& p) { p.outputs.push_back(p.outputs[0]); },
-       "listed twice"},
+      {"output listed twice", [](Plan& p) { p.outputs.push_back(p.outputs[0]); }, "listed twice"},
       {"unlisted output", [](Plan& p) { p.outputs.pop_back(); }, "listed as outputs"},
       {"io index out of range", [](Plan& p) { p.outputs[0] = -1; }, "tensor index -1"},
       {"duplicate io names",
-       [](Plan& p) { p.tensors[p.outputs[0]].name = p.tensors[p.inputs[0]].name; },
-       "same name"},
+       [](Plan& p) { p.tensors[p.outputs[0]].name = p.tensors[p.inputs[0]].name; }, "same name"},
       {"unnamed input", [](Plan& p) { p.tensors[p.inputs[0]].name.clear(); }, "no name"},
       {"empty plugin name", [](Plan& p) { p.plugins[0].name.clear(); }, "plugin name is empty"},
       {"shuffle not a permutation",
-       [](Plan& p) { std::get<ShuffleParams>(stepOf(p, LayerType::kSHUFFLE).params).firstTranspose[1] = 0; },
+       [](Plan& p) {
+         std::get<ShuffleParams>(stepOf(p, LayerType::kSHUFFLE).params).firstTranspose[1] = 0;
+       },
        "not a permutation"},
       {"shuffle second permutation too short for the reshape",
        [](Plan& p) {
@@ -140,7 +140,9 @@ const std::vector<Breakage>& breakages() {
        },
        "more than one -1"},
       {"reduce axes beyond rank",
-       [](Plan& p) { std::get<ReduceParams>(stepOf(p, LayerType::kREDUCE).params).axesMask = 1u << 31; },
+       [](Plan& p) {
+         std::get<ReduceParams>(stepOf(p, LayerType::kREDUCE).params).axesMask = 1u << 31;
+       },
        "beyond the input's rank"},
       {"bad pooling type",
        [](Plan& p) {
@@ -161,7 +163,9 @@ const std::vector<Breakage>& breakages() {
        },
        "invalid reformat outputType value 7"},
       {"convolution groups",
-       [](Plan& p) { std::get<ConvolutionParams>(stepOf(p, LayerType::kCONVOLUTION).params).groups = 4; },
+       [](Plan& p) {
+         std::get<ConvolutionParams>(stepOf(p, LayerType::kCONVOLUTION).params).groups = 4;
+       },
        "multiple of groups"},
       {"convolution stride 0",
        [](Plan& p) {
@@ -184,8 +188,7 @@ const std::vector<Breakage>& breakages() {
       {"softmax axis out of range",
        [](Plan& p) { std::get<SoftmaxParams>(stepOf(p, LayerType::kSOFTMAX).params).axis = 3; },
        "do not fit its input tensors"},
-      {"missing step input",
-       [](Plan& p) { stepOf(p, LayerType::kCONCATENATION).inputs.clear(); },
+      {"missing step input", [](Plan& p) { stepOf(p, LayerType::kCONCATENATION).inputs.clear(); },
        "do not fit its input tensors"},
   };
   return list;

@@ -2,6 +2,9 @@
 // op(B) [k,n] and C [m,n] row-major. Cache-blocked (BLIS loop order), operands packed into
 // micro-panels, a register-blocked micro-kernel in plain C++ that the compiler vectorizes.
 //
+// The micro-kernel exists in several versions (baseline, AVX2, AVX-512 on x86-64), one chosen per
+// process from the CPU; set KILN_SGEMM=baseline or avx2 to force a lesser one.
+//
 // Single-threaded and deterministic: for given shapes, each output element is accumulated in a
 // fixed order, so the same inputs give bit-identical outputs on every call (on one machine).
 // All scratch lives in the caller's workspace, so concurrent calls are safe.
@@ -21,7 +24,8 @@ struct MatrixRef {
 };
 
 // An operand packed once ahead of time (constant weights), in exactly the layout sgemm() packs
-// into its workspace, so the per-call packing of that operand disappears.
+// into its workspace, so the per-call packing of that operand disappears. The layout depends on
+// the micro-kernel version: pack in the process that runs it (never serialize it).
 class PackedMatrix {
  public:
   PackedMatrix() = default;
@@ -46,6 +50,9 @@ struct GemmOperand {
   MatrixRef raw;
   const PackedMatrix* packed = nullptr;
 };
+
+// The micro-kernel version in use: "baseline", "avx2" or "avx512".
+const char* sgemmVariantName();
 
 // Workspace bytes sgemm() needs for these sizes (an upper bound, including alignment slack).
 size_t sgemmWorkspaceSize(int64_t m, int64_t n, int64_t k);

@@ -1,0 +1,39 @@
+// The timing cache: measured tactic times kept in a file, keyed by device, kiln version and op
+// signature (layer type, parameters, input and output types/formats/shapes), so that a rebuild
+// on the same machine skips timing layers it has seen. A cache from another device or kiln
+// version simply has no matching keys.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "backends/cpu/kernel.h"
+#include "kiln/status.h"
+
+namespace kiln {
+
+class TimingCache {
+ public:
+  // An absent file is an empty cache; a malformed one is an error naming the line.
+  Status load(const std::string& path);
+  Status save(const std::string& path) const;
+
+  // The key for one configuration on this device.
+  static std::string key(const cpu::KernelConfig& config);
+
+  bool find(const std::string& key, std::string& tactic, double& ms) const;
+  void record(const std::string& key, const std::string& tactic, double ms);
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    std::string tactic;
+    double ms;
+  };
+  std::map<std::string, Entry> entries_;
+};
+
+// "cpu:<processor model>", as the cache keys name the device.
+std::string cpuDeviceName();
+
+}  // namespace kiln
