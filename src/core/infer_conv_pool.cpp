@@ -31,8 +31,10 @@ Status checkRank4(const char* layer, const char* what, const Dims& d) {
 Status checkWindow(const char* layer, const char* axis, int32_t kernel, int32_t stride,
                    int32_t padBegin, int32_t padEnd, int32_t dilation) {
   const std::string where = std::string(layer) + ": ";
-  if (kernel < 1) return invalidArgument(where + "kernel" + axis + " is " + str(kernel) + ", must be >= 1");
-  if (stride < 1) return invalidArgument(where + "stride" + axis + " is " + str(stride) + ", must be >= 1");
+  if (kernel < 1)
+    return invalidArgument(where + "kernel" + axis + " is " + str(kernel) + ", must be >= 1");
+  if (stride < 1)
+    return invalidArgument(where + "stride" + axis + " is " + str(stride) + ", must be >= 1");
   if (dilation < 1)
     return invalidArgument(where + "dilation" + axis + " is " + str(dilation) + ", must be >= 1");
   if (padBegin < 0 || padEnd < 0)
@@ -43,9 +45,9 @@ Status checkWindow(const char* layer, const char* axis, int32_t kernel, int32_t 
 
 // Output extent of a sliding window along one axis; fails when the (dilated) window does not
 // fit in the padded input at least once.
-Status windowOutput(const char* layer, const char* axis, int64_t in, int32_t kernel,
-                    int32_t stride, int32_t padBegin, int32_t padEnd, int32_t dilation,
-                    bool ceilMode, int64_t* out) {
+Status windowOutput(const char* layer, const char* axis, int64_t in, int32_t kernel, int32_t stride,
+                    int32_t padBegin, int32_t padEnd, int32_t dilation, bool ceilMode,
+                    int64_t* out) {
   const int64_t padded = in + padBegin + padEnd;
   const int64_t extent = static_cast<int64_t>(dilation) * (kernel - 1) + 1;
   if (padded < extent)
@@ -150,8 +152,8 @@ Status inferPooling(const PoolingParams& p, const std::vector<TensorShape>& in,
       p.padRight >= p.kernelW)
     return invalidArgument(where + "padding (top " + str(p.padTop) + ", bottom " +
                            str(p.padBottom) + ", left " + str(p.padLeft) + ", right " +
-                           str(p.padRight) + ") must be smaller than the kernel " +
-                           str(p.kernelH) + "x" + str(p.kernelW));
+                           str(p.padRight) + ") must be smaller than the kernel " + str(p.kernelH) +
+                           "x" + str(p.kernelW));
   int64_t oh = 0, ow = 0;
   KILN_RETURN_IF_ERROR(windowOutput(kLayer, "H", x.d[2], p.kernelH, p.strideH, p.padTop,
                                     p.padBottom, 1, p.ceilMode, &oh));

@@ -47,9 +47,9 @@ Status inferMatrixMultiply(const MatrixMultiplyParams& p, const std::vector<Tens
   opRowsCols(a, p.transposeA, &m, &ka);
   opRowsCols(b, p.transposeB, &kb, &n);
   if (ka != kb)
-    return invalidArgument(std::string(kLayer) + ": inner dims differ: op(A) of " +
-                           dimsString(a) + " is [" + str(m) + "," + str(ka) + "], op(B) of " +
-                           dimsString(b) + " is [" + str(kb) + "," + str(n) + "]");
+    return invalidArgument(std::string(kLayer) + ": inner dims differ: op(A) of " + dimsString(a) +
+                           " is [" + str(m) + "," + str(ka) + "], op(B) of " + dimsString(b) +
+                           " is [" + str(kb) + "," + str(n) + "]");
   // Leading (batch) dims broadcast in numpy's rules, aligned from the right.
   const int32_t batchA = a.nbDims - 2, batchB = b.nbDims - 2;
   const int32_t batch = batchA > batchB ? batchA : batchB;

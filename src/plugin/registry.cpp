@@ -185,9 +185,6 @@ class Registry final : public PluginRegistry {
     auto it = entries_.find(key);
     if (it != entries_.end()) {
       if (isSameSource(it->second, creator, hash)) return Status::ok();  // harmless repeat
-      PluginCreatorInfo incoming;
-      incoming.libraryName = library;
-      incoming.libraryHash = hash;
       return conflict(key, it->second.info, library, hash);
     }
     Entry entry;

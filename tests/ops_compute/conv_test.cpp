@@ -2,10 +2,13 @@
 // against hand-computed cases, declining with reasons, determinism and concurrent runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <chrono>
 #include <cstdio>
 #include <thread>
 
+#include "backends/cpu/sgemm.h"
 #include "compute_test_util.h"
 #include "core/shape_inference.h"
 
@@ -91,8 +94,8 @@ void randomProblem(Rng& rng, ConvolutionParams* p, Dims* x) {
     p->padBottom = static_cast<int32_t>(rng.uniform(0, 2));
     p->padLeft = static_cast<int32_t>(rng.uniform(0, 2));
     p->padRight = static_cast<int32_t>(rng.uniform(0, 2));
-    *x = makeDims({rng.uniform(1, 2), p->groups * rng.uniform(1, 5), rng.uniform(1, 12),
-                   rng.uniform(1, 12)});
+    *x = makeDims(
+        {rng.uniform(1, 2), p->groups * rng.uniform(1, 5), rng.uniform(1, 12), rng.uniform(1, 12)});
     if (x->d[2] + p->padTop + p->padBottom >= p->dilationH * (p->kernelH - 1) + 1 &&
         x->d[3] + p->padLeft + p->padRight >= p->dilationW * (p->kernelW - 1) + 1)
       return;
@@ -126,8 +129,8 @@ TEST(ConvolutionKernels, Im2colSgemmMatchesReferenceOnLargerShapes) {
   expectMatchesReference("im2col_sgemm", makeProblem(rng, p, x, false, false));
   p.groups = 2;
   p.strideH = 2;
-  expectMatchesReference("im2col_sgemm", makeProblem(rng, p, makeDims({2, 40, 13, 9}), true,
-                                                     rng.coin()));
+  expectMatchesReference("im2col_sgemm",
+                         makeProblem(rng, p, makeDims({2, 40, 13, 9}), true, rng.coin()));
 }
 
 TEST(ConvolutionKernels, Direct1x1MatchesReference) {
@@ -138,8 +141,8 @@ TEST(ConvolutionKernels, Direct1x1MatchesReference) {
     p.groups = static_cast<int32_t>(rng.uniform(1, 3));
     p.outChannels = static_cast<int32_t>(p.groups * rng.uniform(1, 30));
     p.dilationH = static_cast<int32_t>(rng.uniform(1, 2));  // irrelevant for 1x1
-    const Dims x = makeDims({rng.uniform(1, 2), p.groups * rng.uniform(1, 40), rng.uniform(1, 20),
-                             rng.uniform(1, 20)});
+    const Dims x = makeDims(
+        {rng.uniform(1, 2), p.groups * rng.uniform(1, 40), rng.uniform(1, 20), rng.uniform(1, 20)});
     expectMatchesReference("direct_1x1", makeProblem(rng, p, x, rng.coin(), rng.coin()));
     expectMatchesReference("im2col_sgemm", makeProblem(rng, p, x, rng.coin(), rng.coin()));
     if (HasFailure()) return;
@@ -264,8 +267,7 @@ TEST_F(ConvReferenceHand, ChannelsSum) {
   ConvolutionParams p;
   p.outChannels = 2;
   // Two input channels [1,2] and [3,4] (1x2 each); output k = sum over c of w[k][c] * x[c].
-  expectNear(run(p, makeDims({1, 2, 1, 2}), {1, 2, 3, 4}, {1, 10, -1, 0.5f}),
-             {31, 42, 0.5f, 0});
+  expectNear(run(p, makeDims({1, 2, 1, 2}), {1, 2, 3, 4}, {1, 10, -1, 0.5f}), {31, 42, 0.5f, 0});
 }
 
 // Contexts run kernels concurrently: one kernel object, several threads, own buffers each.
@@ -292,43 +294,7 @@ TEST(ConvolutionKernels, ConcurrentRunsAreIdentical) {
     EXPECT_EQ(0, std::memcmp(g.data(), want.data(), want.size() * sizeof(float)));
 }
 
-// Prints the speed-up of im2col_sgemm over the reference on a ResNet-sized layer; asserts only
-// that both agree. Timing means something only in an optimized build without sanitizers.
-TEST(ConvolutionSpeed, Im2colVersusReference) {
-#if !defined(NDEBUG) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "timing is only printed in optimized builds without sanitizers";
-#endif
-  Rng rng;
-  ConvolutionParams p;
-  p.outChannels = 64;
-  p.kernelH = p.kernelW = 3;
-  p.padTop = p.padLeft = p.padBottom = p.padRight = 1;
-  const ConvProblem pr = makeProblem(rng, p, makeDims({1, 64, 56, 56}), true, true);
-  auto time = [&](const char* name, std::vector<float>* out) {
-    std::string why;
-    auto k = tacticNamed(cpu::convolutionTactics(), name)->create(pr.config, &why);
-    EXPECT_TRUE(k) << why;
-    *out = runKernel(*k, pr.config, pr.inputs);  // warm-up
-    double best = 1e30;
-    for (int rep = 0; rep < 3; ++rep) {
-      const auto t0 = std::chrono::steady_clock::now();
-      *out = runKernel(*k, pr.config, pr.inputs);
-      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-                                .count());
-    }
-    return best;
-  };
-  std::vector<float> fast, ref;
-  const double tFast = time("im2col_sgemm", &fast);
-  const double tRef = time("reference", &ref);
-  const double gflop = 2.0 * 64 * 56 * 56 * 64 * 9 / 1e9;
-  std::printf("conv x=[1,64,56,56] W=[64,64,3,3]: reference %.1f ms, im2col_sgemm %.2f ms "
-              "(%.1f GFLOP/s), speed-up %.1fx\n",
-              tRef * 1e3, tFast * 1e3, gflop / tFast, tRef / tFast);
-  const std::vector<float> magnitude = runTactic(
-      *tacticNamed(cpu::convolutionTactics(), "reference"), pr.config, absolute(pr.inputs));
-  expectClose(fast, ref, magnitude, relTol(576), "im2col_sgemm");
-}
+// Speed is measured in bench/cpu_tactics_bench.cpp, never in a test.
 
 }  // namespace
 }  // namespace kiln::testing

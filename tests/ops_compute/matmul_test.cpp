@@ -3,6 +3,8 @@
 // hand-computed cases, and declining with reasons.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdio>
 
 #include "compute_test_util.h"
@@ -198,8 +200,7 @@ TEST(GemmKernels, SgemmMatchesReferenceOnRandomShapes) {
     std::vector<bool> constant = {rng.uniform(0, 3) == 0, rng.coin(), false};
     constant.resize(dims.size());
     expectSgemmMatchesReference(
-        cpu::gemmTactics(),
-        makeProblem(rng, LayerType::kGEMM, p, inferGemm, dims, constant), k);
+        cpu::gemmTactics(), makeProblem(rng, LayerType::kGEMM, p, inferGemm, dims, constant), k);
     if (HasFailure()) return;
   }
 }
@@ -210,9 +211,9 @@ TEST(GemmKernels, ReferenceHandCase) {
   p.alpha = 2.f;
   p.beta = 0.5f;
   p.transposeA = true;
-  Problem pr = makeProblem(rng, LayerType::kGEMM, p, inferGemm,
-                           {makeDims({2, 2}), makeDims({2, 2}), makeDims({2})},
-                           {false, false, false});
+  Problem pr =
+      makeProblem(rng, LayerType::kGEMM, p, inferGemm,
+                  {makeDims({2, 2}), makeDims({2, 2}), makeDims({2})}, {false, false, false});
   pr.inputs = {{1, 2, 3, 4}, {1, 0, 0, 1}, {10, 20}};
   for (const cpu::Tactic& t : cpu::gemmTactics())
     expectNear(runTactic(t, pr.config, pr.inputs), {7, 16, 9, 18});
@@ -223,9 +224,9 @@ TEST(GemmKernels, BetaZeroStillMultipliesC) {
   Rng rng;
   GemmParams p;
   p.beta = 0.f;
-  Problem pr = makeProblem(rng, LayerType::kGEMM, p, inferGemm,
-                           {makeDims({1, 1}), makeDims({1, 2}), makeDims({1, 2})},
-                           {false, false, false});
+  Problem pr =
+      makeProblem(rng, LayerType::kGEMM, p, inferGemm,
+                  {makeDims({1, 1}), makeDims({1, 2}), makeDims({1, 2})}, {false, false, false});
   pr.inputs = {{2}, {3, 4}, {1, std::numeric_limits<float>::infinity()}};
   for (const cpu::Tactic& t : cpu::gemmTactics()) {
     const std::vector<float> y = runTactic(t, pr.config, pr.inputs);
@@ -237,13 +238,13 @@ TEST(GemmKernels, BetaZeroStillMultipliesC) {
 
 TEST(MatrixKernels, TacticsDeclineWithReasons) {
   Rng rng;
-  const Problem mm = makeProblem(rng, LayerType::kMATRIX_MULTIPLY, MatrixMultiplyParams{},
-                                 inferMatrixMultiply, {makeDims({2, 3}), makeDims({3, 4})},
-                                 {false, false});
+  const Problem mm =
+      makeProblem(rng, LayerType::kMATRIX_MULTIPLY, MatrixMultiplyParams{}, inferMatrixMultiply,
+                  {makeDims({2, 3}), makeDims({3, 4})}, {false, false});
   const Problem gemm = makeProblem(rng, LayerType::kGEMM, GemmParams{}, inferGemm,
                                    {makeDims({2, 3}), makeDims({3, 4})}, {false, false});
-  for (auto [list, good] : {std::pair{cpu::matrixMultiplyTactics(), &mm},
-                            std::pair{cpu::gemmTactics(), &gemm}}) {
+  for (auto [list, good] :
+       {std::pair{cpu::matrixMultiplyTactics(), &mm}, std::pair{cpu::gemmTactics(), &gemm}}) {
     ASSERT_EQ(list.size(), 2u);
     EXPECT_STREQ(list[0].name, "sgemm");
     EXPECT_STREQ(list[1].name, "reference");

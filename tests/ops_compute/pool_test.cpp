@@ -2,6 +2,8 @@
 // position-by-position oracle on random shapes, and declining with reasons.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "compute_test_util.h"
 #include "core/shape_inference.h"
 

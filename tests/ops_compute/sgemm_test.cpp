@@ -2,6 +2,8 @@
 // must give the very same bits as unpacked ones), empty and k = 0 products.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "backends/cpu/sgemm.h"
 #include "compute_test_util.h"
 
@@ -31,8 +33,8 @@ TEST(Sgemm, MatchesDoubleLoopsAndPackingChangesNoBits) {
     const std::vector<float> c0 = rng.values(m * ldc);
     const float alpha = rng.real(-2.f, 2.f);
     const float beta = rng.coin() ? 0.f : rng.real(-2.f, 2.f);
-    SCOPED_TRACE("m " + std::to_string(m) + " n " + std::to_string(n) + " k " +
-                 std::to_string(k) + " ta " + std::to_string(ta) + " tb " + std::to_string(tb));
+    SCOPED_TRACE("m " + std::to_string(m) + " n " + std::to_string(n) + " k " + std::to_string(k) +
+                 " ta " + std::to_string(ta) + " tb " + std::to_string(tb));
 
     Buffer ws(cpu::sgemmWorkspaceSize(m, n, k));
     std::vector<float> c = c0;
@@ -56,9 +58,9 @@ TEST(Sgemm, MatchesDoubleLoopsAndPackingChangesNoBits) {
           mag += std::fabs(t);
         }
         const double want = alpha * sum + beta * c0[i * ldc + j];
-        const double tol =
-            std::max(1e-5, 2.4e-7 * k) * (std::fabs(alpha) * mag + std::fabs(beta * c0[i * ldc + j])) +
-            1e-6;
+        const double tol = std::max(1e-5, 2.4e-7 * k) *
+                               (std::fabs(alpha) * mag + std::fabs(beta * c0[i * ldc + j])) +
+                           1e-6;
         ASSERT_NEAR(c[i * ldc + j], want, tol) << "at " << i << "," << j;
       }
 

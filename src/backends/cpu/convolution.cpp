@@ -133,9 +133,9 @@ class ConvGemmBase : public Kernel {
     if (!constantWeights) return;
     const auto* w = static_cast<const float*>(constantWeights);
     for (int64_t grp = 0; grp < g_.p.groups; ++grp)
-      packedW_.push_back(PackedMatrix::packA(
-          g_.groupOutChannels, g_.patch,
-          {w + grp * g_.groupOutChannels * g_.patch, g_.patch, false}));
+      packedW_.push_back(
+          PackedMatrix::packA(g_.groupOutChannels, g_.patch,
+                              {w + grp * g_.groupOutChannels * g_.patch, g_.patch, false}));
   }
 
   GemmOperand weights(const float* w, int64_t grp) const {
@@ -191,16 +191,15 @@ class ConvIm2colSgemm final : public ConvGemmBase {
       float* yn = y + n * g_.outChannels * pixels;
       const float beta = prefillBias(bias, yn);
       for (int64_t grp = 0; grp < g_.p.groups; ++grp) {
-        const float* xg =
-            x + (n * g_.channels + grp * g_.groupChannels) * g_.height * g_.width;
+        const float* xg = x + (n * g_.channels + grp * g_.groupChannels) * g_.height * g_.width;
         float* yg = yn + grp * g_.groupOutChannels * pixels;
         for (int64_t j0 = 0; j0 < pixels; j0 += tile_) {
           const int64_t cols = std::min(tile_, pixels - j0);
           im2col(xg, j0, cols, columns);
           GemmOperand b;
           b.raw = {columns, cols, false};
-          sgemm(g_.groupOutChannels, cols, g_.patch, 1.f, weights(w, grp), b, beta, yg + j0,
-                pixels, gemmWorkspace);
+          sgemm(g_.groupOutChannels, cols, g_.patch, 1.f, weights(w, grp), b, beta, yg + j0, pixels,
+                gemmWorkspace);
         }
       }
     }
@@ -228,8 +227,8 @@ class ConvIm2colSgemm final : public ConvGemmBase {
               const int64_t sw = p.strideW;
               const int64_t iw0 = ow * sw - p.padLeft + q * p.dilationW;
               const int64_t lo = std::min(span, iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw);
-              const int64_t hi =
-                  std::max(lo, std::min(span, iw0 >= g_.width ? 0 : (g_.width - iw0 + sw - 1) / sw));
+              const int64_t hi = std::max(
+                  lo, std::min(span, iw0 >= g_.width ? 0 : (g_.width - iw0 + sw - 1) / sw));
               float* d = dst + j;
               std::fill(d, d + lo, 0.f);
               if (sw == 1) {

@@ -156,8 +156,7 @@ class MatmulReference final : public Kernel {
 // One sgemm per product; constant operands are packed once, per stored matrix.
 class MatmulSgemm final : public Kernel {
  public:
-  MatmulSgemm(ProductPlan plan, const void* constA, const void* constB)
-      : plan_(std::move(plan)) {
+  MatmulSgemm(ProductPlan plan, const void* constA, const void* constB) : plan_(std::move(plan)) {
     const ProductPlan& q = plan_;
     if (constA)
       for (int64_t i = 0; i < q.aMatrices; ++i)
@@ -201,18 +200,17 @@ class MatmulSgemm final : public Kernel {
 };
 
 std::unique_ptr<Kernel> createMatmulSgemm(const KernelConfig& config, std::string* whyNot) {
-  const auto* p = validate<MatrixMultiplyParams>(config, LayerType::kMATRIX_MULTIPLY,
-                                                 "matrix multiply", "sgemm", inferMatrixMultiply,
-                                                 whyNot);
+  const auto* p = validate<MatrixMultiplyParams>(
+      config, LayerType::kMATRIX_MULTIPLY, "matrix multiply", "sgemm", inferMatrixMultiply, whyNot);
   if (!p) return nullptr;
   return std::make_unique<MatmulSgemm>(planMatmul(config, *p), constantInput(config, 0),
                                        constantInput(config, 1));
 }
 
 std::unique_ptr<Kernel> createMatmulReference(const KernelConfig& config, std::string* whyNot) {
-  const auto* p = validate<MatrixMultiplyParams>(config, LayerType::kMATRIX_MULTIPLY,
-                                                 "matrix multiply", "reference",
-                                                 inferMatrixMultiply, whyNot);
+  const auto* p =
+      validate<MatrixMultiplyParams>(config, LayerType::kMATRIX_MULTIPLY, "matrix multiply",
+                                     "reference", inferMatrixMultiply, whyNot);
   if (!p) return nullptr;
   return std::make_unique<MatmulReference>(planMatmul(config, *p));
 }

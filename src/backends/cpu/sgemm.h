@@ -59,7 +59,7 @@ size_t sgemmWorkspaceSize(int64_t m, int64_t n, int64_t k);
 
 // C = alpha * op(A) op(B) + beta * C. With beta == 0, C is not read (BLAS convention).
 // A packed operand must have been packed with the same m/k (A) or k/n (B).
-void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a,
-           const GemmOperand& b, float beta, float* c, int64_t ldc, void* workspace);
+void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b,
+           float beta, float* c, int64_t ldc, void* workspace);
 
 }  // namespace kiln::cpu

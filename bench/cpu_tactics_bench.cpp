@@ -1,0 +1,97 @@
+// CPU tactics against their references, measured in the same run: the figure the builder's
+// timing sees, for people choosing what to optimise next. Prints kiln's fast tactic, the plain
+// reference (the peer here) and the ratio. CPU timings vary with the machine; compare ratios.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/kernel.h"
+#include "core/aligned_buffer.h"
+
+namespace kiln {
+namespace {
+
+struct Problem {
+  std::string name;
+  cpu::KernelConfig config;
+};
+
+double medianMs(const cpu::Kernel& kernel, const std::vector<const void*>& in,
+                const std::vector<void*>& out, void* workspace, int runs) {
+  std::vector<double> t;
+  for (int r = 0; r < runs + 1; ++r) {
+    const auto a = std::chrono::steady_clock::now();
+    (void)kernel.run(in.data(), out.data(), workspace);
+    const auto b = std::chrono::steady_clock::now();
+    if (r) t.push_back(std::chrono::duration<double, std::milli>(b - a).count());
+  }
+  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+  return t[t.size() / 2];
+}
+
+void run(const Problem& p, const char* fast) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<std::vector<float>> ins;
+  std::vector<const void*> inPtrs;
+  for (const PluginTensorDesc& t : p.config.inputs) {
+    ins.emplace_back(static_cast<size_t>(volume(t.dims)));
+    for (float& v : ins.back()) v = d(rng);
+    inPtrs.push_back(ins.back().data());
+  }
+  cpu::KernelConfig config = p.config;
+  config.constantInputs.assign(ins.size(), nullptr);
+  for (size_t i = 1; i < ins.size(); ++i) config.constantInputs[i] = ins[i].data();  // weights
+  std::vector<float> out(static_cast<size_t>(volume(config.outputs[0].dims)));
+  std::vector<void*> outPtrs{out.data()};
+  std::string why;
+  auto fastKernel = cpu::findTactic(config.type, fast)->create(config, &why);
+  auto refKernel = cpu::findTactic(config.type, "reference")->create(config, &why);
+  if (!fastKernel || !refKernel) {
+    std::printf("%-40s skipped: %s\n", p.name.c_str(), why.c_str());
+    return;
+  }
+  AlignedBuffer ws(std::max(fastKernel->workspaceSize(), refKernel->workspaceSize()));
+  const double f = medianMs(*fastKernel, inPtrs, outPtrs, ws.data(), 9);
+  const double r = medianMs(*refKernel, inPtrs, outPtrs, ws.data(), 3);
+  std::printf("%-40s %-14s %9.3f ms   reference %9.3f ms   speed-up %6.1fx\n", p.name.c_str(),
+              fast, f, r, r / f);
+}
+
+PluginTensorDesc fp32(std::initializer_list<int64_t> d) {
+  return {makeDims(d), DataType::kFLOAT, TensorFormat::kLINEAR, DeviceKind::kCPU};
+}
+
+}  // namespace
+}  // namespace kiln
+
+int main() {
+  using namespace kiln;
+  std::printf("kiln CPU tactics vs reference (same run, single thread, median)\n");
+  ConvolutionParams c;
+  c.outChannels = 64;
+  c.kernelH = c.kernelW = 3;
+  c.padTop = c.padLeft = c.padBottom = c.padRight = 1;
+  cpu::KernelConfig conv{LayerType::kCONVOLUTION, c,
+                         {fp32({1, 64, 56, 56}), fp32({64, 64, 3, 3}), fp32({64})},
+                         {fp32({1, 64, 56, 56})}, {}};
+  run({"conv 3x3 [1,64,56,56] -> 64", conv}, "im2col_sgemm");
+  ConvolutionParams c1;
+  c1.outChannels = 256;
+  cpu::KernelConfig pw{LayerType::kCONVOLUTION, c1,
+                       {fp32({1, 64, 28, 28}), fp32({256, 64, 1, 1}), fp32({256})},
+                       {fp32({1, 256, 28, 28})}, {}};
+  run({"conv 1x1 [1,64,28,28] -> 256", pw}, "direct_1x1");
+  cpu::KernelConfig mm{LayerType::kMATRIX_MULTIPLY, MatrixMultiplyParams{},
+                       {fp32({256, 512}), fp32({512, 256})}, {fp32({256, 256})}, {}};
+  run({"matmul [256,512] x [512,256]", mm}, "sgemm");
+  GemmParams g;
+  g.transposeB = true;
+  cpu::KernelConfig fc{LayerType::kGEMM, g, {fp32({64, 1024}), fp32({1000, 1024}), fp32({1000})},
+                       {fp32({64, 1000})}, {}};
+  run({"fully connected [64,1024] -> 1000", fc}, "sgemm");
+  return 0;
+}
