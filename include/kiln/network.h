@@ -78,6 +78,22 @@ class INetworkDefinition {
   virtual ILayer* addShuffle(ITensor& input, const ShuffleParams& params) = 0;
   virtual ILayer* addReduce(ITensor& input, const ReduceParams& params) = 0;
   virtual ILayer* addPlugin(ITensor* const* inputs, int32_t nbInputs, const PluginSpec& spec) = 0;
+  virtual ILayer* addSelect(ITensor& condition, ITensor& x, ITensor& y) = 0;
+  virtual ILayer* addGather(ITensor& data, ITensor& indices, const GatherParams& params) = 0;
+  virtual ILayer* addSlice(ITensor& input, const SliceParams& params) = 0;
+  virtual ILayer* addPadding(ITensor& input, const PaddingParams& params) = 0;
+  virtual ILayer* addResize(ITensor& input, const ResizeParams& params) = 0;
+  virtual ILayer* addTile(ITensor& input, const TileParams& params) = 0;
+  virtual ILayer* addExpand(ITensor& input, const ExpandParams& params) = 0;
+  // kernel: [C, outChannels/groups, kernelH, kernelW]; bias: outChannels values or count 0.
+  virtual ILayer* addDeconvolution(ITensor& input, const DeconvolutionParams& params,
+                                   const Weights& kernel, const Weights& bias) = 0;
+  // scale and bias: [C] tensors (usually constants).
+  virtual ILayer* addNormalization(ITensor& input, ITensor& scale, ITensor& bias,
+                                   const NormalizationParams& params) = 0;
+  virtual ILayer* addLRN(ITensor& input, const LrnParams& params) = 0;
+  virtual ILayer* addRoiAlign(ITensor& input, ITensor& rois, ITensor& batchIndices,
+                              const RoiAlignParams& params) = 0;
 
   virtual int32_t getNbLayers() const = 0;
   virtual ILayer* getLayer(int32_t index) const = 0;

@@ -362,6 +362,80 @@ ILayer* NetworkImpl::addPlugin(ITensor* const* inputs, int32_t nbInputs, const P
   return addNode(std::move(node), outputs);
 }
 
+ILayer* NetworkImpl::addSelect(ITensor& condition, ITensor& x, ITensor& y) {
+  return addBuiltin(LayerType::kSELECT, SelectParams{},
+                    {resolve(condition, "addSelect"), resolve(x, "addSelect"), resolve(y, "addSelect")});
+}
+
+ILayer* NetworkImpl::addGather(ITensor& data, ITensor& indices, const GatherParams& params) {
+  return addBuiltin(LayerType::kGATHER, params,
+                    {resolve(data, "addGather"), resolve(indices, "addGather")});
+}
+
+ILayer* NetworkImpl::addSlice(ITensor& input, const SliceParams& params) {
+  return addBuiltin(LayerType::kSLICE, params, {resolve(input, "addSlice")});
+}
+
+ILayer* NetworkImpl::addPadding(ITensor& input, const PaddingParams& params) {
+  return addBuiltin(LayerType::kPADDING, params, {resolve(input, "addPadding")});
+}
+
+ILayer* NetworkImpl::addResize(ITensor& input, const ResizeParams& params) {
+  return addBuiltin(LayerType::kRESIZE, params, {resolve(input, "addResize")});
+}
+
+ILayer* NetworkImpl::addTile(ITensor& input, const TileParams& params) {
+  return addBuiltin(LayerType::kTILE, params, {resolve(input, "addTile")});
+}
+
+ILayer* NetworkImpl::addExpand(ITensor& input, const ExpandParams& params) {
+  return addBuiltin(LayerType::kEXPAND, params, {resolve(input, "addExpand")});
+}
+
+ILayer* NetworkImpl::addDeconvolution(ITensor& input, const DeconvolutionParams& params,
+                                      const Weights& kernel, const Weights& bias) {
+  const int32_t x = resolve(input, "addDeconvolution");
+  if (x < 0) return nullptr;
+  const Dims& in = graph_.tensors[x].shape.dims;
+  if (in.nbDims != 4 || params.groups <= 0 || params.outChannels <= 0 ||
+      params.outChannels % params.groups != 0) {
+    return fail(invalidArgument("addDeconvolution: input '" + graph_.tensors[x].name +
+                                "' must be [N,C,H,W] and outChannels a positive multiple of "
+                                "groups"));
+  }
+  const Dims wDims = makeDims({in.d[1], params.outChannels / params.groups, params.kernelH,
+                               params.kernelW});
+  Status s;
+  const std::string base = "Deconvolution_" + std::to_string(graph_.nodes.size());
+  const int32_t w = addConstantTensor(wDims, kernel, base + "_kernel", s);
+  if (w < 0) return fail(s.withContext("addDeconvolution kernel"));
+  std::vector<int32_t> inputs{x, w};
+  if (bias.count != 0) {
+    const int32_t b = addConstantTensor(makeDims({params.outChannels}), bias, base + "_bias", s);
+    if (b < 0) return fail(s.withContext("addDeconvolution bias"));
+    inputs.push_back(b);
+  }
+  return addBuiltin(LayerType::kDECONVOLUTION, params, std::move(inputs));
+}
+
+ILayer* NetworkImpl::addNormalization(ITensor& input, ITensor& scale, ITensor& bias,
+                                      const NormalizationParams& params) {
+  return addBuiltin(LayerType::kNORMALIZATION, params,
+                    {resolve(input, "addNormalization"), resolve(scale, "addNormalization"),
+                     resolve(bias, "addNormalization")});
+}
+
+ILayer* NetworkImpl::addLRN(ITensor& input, const LrnParams& params) {
+  return addBuiltin(LayerType::kLRN, params, {resolve(input, "addLRN")});
+}
+
+ILayer* NetworkImpl::addRoiAlign(ITensor& input, ITensor& rois, ITensor& batchIndices,
+                                 const RoiAlignParams& params) {
+  return addBuiltin(LayerType::kROI_ALIGN, params,
+                    {resolve(input, "addRoiAlign"), resolve(rois, "addRoiAlign"),
+                     resolve(batchIndices, "addRoiAlign")});
+}
+
 ILayer* NetworkImpl::getLayer(int32_t index) const {
   if (index < 0 || index >= getNbLayers()) return nullptr;
   return layers_[index].get();

@@ -69,6 +69,20 @@ class NetworkImpl final : public INetworkDefinition {
   ILayer* addShuffle(ITensor& input, const ShuffleParams& params) override;
   ILayer* addReduce(ITensor& input, const ReduceParams& params) override;
   ILayer* addPlugin(ITensor* const* inputs, int32_t nbInputs, const PluginSpec& spec) override;
+  ILayer* addSelect(ITensor& condition, ITensor& x, ITensor& y) override;
+  ILayer* addGather(ITensor& data, ITensor& indices, const GatherParams& params) override;
+  ILayer* addSlice(ITensor& input, const SliceParams& params) override;
+  ILayer* addPadding(ITensor& input, const PaddingParams& params) override;
+  ILayer* addResize(ITensor& input, const ResizeParams& params) override;
+  ILayer* addTile(ITensor& input, const TileParams& params) override;
+  ILayer* addExpand(ITensor& input, const ExpandParams& params) override;
+  ILayer* addDeconvolution(ITensor& input, const DeconvolutionParams& params,
+                           const Weights& kernel, const Weights& bias) override;
+  ILayer* addNormalization(ITensor& input, ITensor& scale, ITensor& bias,
+                           const NormalizationParams& params) override;
+  ILayer* addLRN(ITensor& input, const LrnParams& params) override;
+  ILayer* addRoiAlign(ITensor& input, ITensor& rois, ITensor& batchIndices,
+                      const RoiAlignParams& params) override;
 
   int32_t getNbLayers() const override { return static_cast<int32_t>(layers_.size()); }
   ILayer* getLayer(int32_t index) const override;

@@ -17,7 +17,9 @@ namespace kiln {
 using LayerParams =
     std::variant<std::monostate, ConvolutionParams, PoolingParams, ElementwiseParams,
                  ActivationParams, MatrixMultiplyParams, GemmParams, SoftmaxParams,
-                 ConcatenationParams, ShuffleParams, ReduceParams, ReformatParams>;
+                 ConcatenationParams, ShuffleParams, ReduceParams, ReformatParams, SelectParams,
+                 GatherParams, SliceParams, PaddingParams, ResizeParams, TileParams, ExpandParams,
+                 DeconvolutionParams, NormalizationParams, LrnParams, RoiAlignParams>;
 
 // Shape and element type of a tensor, as shape inference sees it.
 struct TensorShape {

@@ -62,6 +62,28 @@ size_t paramsIndexFor(LayerType type) {
       return 10;
     case LayerType::kREFORMAT:
       return 11;
+    case LayerType::kSELECT:
+      return 12;
+    case LayerType::kGATHER:
+      return 13;
+    case LayerType::kSLICE:
+      return 14;
+    case LayerType::kPADDING:
+      return 15;
+    case LayerType::kRESIZE:
+      return 16;
+    case LayerType::kTILE:
+      return 17;
+    case LayerType::kEXPAND:
+      return 18;
+    case LayerType::kDECONVOLUTION:
+      return 19;
+    case LayerType::kNORMALIZATION:
+      return 20;
+    case LayerType::kLRN:
+      return 21;
+    case LayerType::kROI_ALIGN:
+      return 22;
   }
   return std::variant_npos;
 }
@@ -194,9 +216,15 @@ Status readParams(ByteReader& r, GemmParams& p) {
   return r.boolean(p.transposeB, "gemm transposeB");
 }
 
-void writeParams(ByteWriter& w, const SoftmaxParams& p) { w.i32(p.axis); }
+void writeParams(ByteWriter& w, const SoftmaxParams& p) {
+  w.i32(p.axis);
+  w.boolean(p.log);
+}
 
-Status readParams(ByteReader& r, SoftmaxParams& p) { return r.i32(p.axis, "softmax axis"); }
+Status readParams(ByteReader& r, SoftmaxParams& p) {
+  KILN_RETURN_IF_ERROR(r.i32(p.axis, "softmax axis"));
+  return r.boolean(p.log, "softmax log");
+}
 
 void writeParams(ByteWriter& w, const ConcatenationParams& p) { w.i32(p.axis); }
 
@@ -245,6 +273,109 @@ void writeParams(ByteWriter& w, const ReformatParams& p) {
 Status readParams(ByteReader& r, ReformatParams& p) {
   KILN_RETURN_IF_ERROR(r.enumValue(p.outputType, kDataTypeCount, "reformat outputType"));
   return r.enumValue(p.outputFormat, kTensorFormatCount, "reformat outputFormat");
+}
+
+void writeParams(ByteWriter&, const SelectParams&) {}
+Status readParams(ByteReader&, SelectParams&) { return Status::ok(); }
+
+void writeParams(ByteWriter& w, const GatherParams& p) { w.i32(p.axis); }
+Status readParams(ByteReader& r, GatherParams& p) { return r.i32(p.axis, "gather axis"); }
+
+void writeParams(ByteWriter& w, const SliceParams& p) {
+  writeDims(w, p.starts);
+  writeDims(w, p.steps);
+  writeDims(w, p.outputDims);
+}
+Status readParams(ByteReader& r, SliceParams& p) {
+  KILN_RETURN_IF_ERROR(readDims(r, p.starts, "slice starts"));
+  KILN_RETURN_IF_ERROR(readDims(r, p.steps, "slice steps"));
+  return readDims(r, p.outputDims, "slice outputDims");
+}
+
+void writeParams(ByteWriter& w, const PaddingParams& p) {
+  writeEnum(w, p.mode);
+  w.f32(p.value);
+  for (int64_t v : p.before) w.i64(v);
+  for (int64_t v : p.after) w.i64(v);
+}
+Status readParams(ByteReader& r, PaddingParams& p) {
+  KILN_RETURN_IF_ERROR(r.enumValue(p.mode, kPaddingModeCount, "padding mode"));
+  KILN_RETURN_IF_ERROR(r.f32(p.value, "padding value"));
+  for (int64_t& v : p.before) KILN_RETURN_IF_ERROR(r.i64(v, "padding before"));
+  for (int64_t& v : p.after) KILN_RETURN_IF_ERROR(r.i64(v, "padding after"));
+  return Status::ok();
+}
+
+void writeParams(ByteWriter& w, const ResizeParams& p) {
+  writeEnum(w, p.mode);
+  writeEnum(w, p.coordinates);
+  writeEnum(w, p.rounding);
+  for (float v : p.scales) w.f32(v);
+  writeDims(w, p.outputDims);
+}
+Status readParams(ByteReader& r, ResizeParams& p) {
+  KILN_RETURN_IF_ERROR(r.enumValue(p.mode, kResizeModeCount, "resize mode"));
+  KILN_RETURN_IF_ERROR(r.enumValue(p.coordinates, kResizeCoordinatesCount, "resize coordinates"));
+  KILN_RETURN_IF_ERROR(r.enumValue(p.rounding, kResizeRoundingCount, "resize rounding"));
+  for (float& v : p.scales) KILN_RETURN_IF_ERROR(r.f32(v, "resize scales"));
+  return readDims(r, p.outputDims, "resize outputDims");
+}
+
+void writeParams(ByteWriter& w, const TileParams& p) { writeDims(w, p.repeats); }
+Status readParams(ByteReader& r, TileParams& p) { return readDims(r, p.repeats, "tile repeats"); }
+
+void writeParams(ByteWriter& w, const ExpandParams& p) { writeDims(w, p.shape); }
+Status readParams(ByteReader& r, ExpandParams& p) { return readDims(r, p.shape, "expand shape"); }
+
+void writeParams(ByteWriter& w, const DeconvolutionParams& p) {
+  for (int32_t v : {p.outChannels, p.kernelH, p.kernelW, p.strideH, p.strideW, p.padTop,
+                    p.padLeft, p.padBottom, p.padRight, p.dilationH, p.dilationW, p.groups,
+                    p.outputPaddingH, p.outputPaddingW}) {
+    w.i32(v);
+  }
+}
+Status readParams(ByteReader& r, DeconvolutionParams& p) {
+  for (int32_t* v : {&p.outChannels, &p.kernelH, &p.kernelW, &p.strideH, &p.strideW, &p.padTop,
+                     &p.padLeft, &p.padBottom, &p.padRight, &p.dilationH, &p.dilationW,
+                     &p.groups, &p.outputPaddingH, &p.outputPaddingW}) {
+    KILN_RETURN_IF_ERROR(r.i32(*v, "deconvolution parameter"));
+  }
+  return Status::ok();
+}
+
+void writeParams(ByteWriter& w, const NormalizationParams& p) { w.f32(p.epsilon); }
+Status readParams(ByteReader& r, NormalizationParams& p) {
+  return r.f32(p.epsilon, "normalization epsilon");
+}
+
+void writeParams(ByteWriter& w, const LrnParams& p) {
+  w.i32(p.size);
+  w.f32(p.alpha);
+  w.f32(p.beta);
+  w.f32(p.bias);
+}
+Status readParams(ByteReader& r, LrnParams& p) {
+  KILN_RETURN_IF_ERROR(r.i32(p.size, "lrn size"));
+  KILN_RETURN_IF_ERROR(r.f32(p.alpha, "lrn alpha"));
+  KILN_RETURN_IF_ERROR(r.f32(p.beta, "lrn beta"));
+  return r.f32(p.bias, "lrn bias");
+}
+
+void writeParams(ByteWriter& w, const RoiAlignParams& p) {
+  writeEnum(w, p.mode);
+  w.i32(p.outputHeight);
+  w.i32(p.outputWidth);
+  w.i32(p.samplingRatio);
+  w.f32(p.spatialScale);
+  w.boolean(p.halfPixel);
+}
+Status readParams(ByteReader& r, RoiAlignParams& p) {
+  KILN_RETURN_IF_ERROR(r.enumValue(p.mode, kRoiAlignModeCount, "roi align mode"));
+  KILN_RETURN_IF_ERROR(r.i32(p.outputHeight, "roi align outputHeight"));
+  KILN_RETURN_IF_ERROR(r.i32(p.outputWidth, "roi align outputWidth"));
+  KILN_RETURN_IF_ERROR(r.i32(p.samplingRatio, "roi align samplingRatio"));
+  KILN_RETURN_IF_ERROR(r.f32(p.spatialScale, "roi align spatialScale"));
+  return r.boolean(p.halfPixel, "roi align halfPixel");
 }
 
 template <typename P>
@@ -301,6 +432,28 @@ Status readLayerParams(ByteReader& r, LayerType type, LayerParams& params) {
       return readInto<ReduceParams>(r, params);
     case LayerType::kREFORMAT:
       return readInto<ReformatParams>(r, params);
+    case LayerType::kSELECT:
+      return readInto<SelectParams>(r, params);
+    case LayerType::kGATHER:
+      return readInto<GatherParams>(r, params);
+    case LayerType::kSLICE:
+      return readInto<SliceParams>(r, params);
+    case LayerType::kPADDING:
+      return readInto<PaddingParams>(r, params);
+    case LayerType::kRESIZE:
+      return readInto<ResizeParams>(r, params);
+    case LayerType::kTILE:
+      return readInto<TileParams>(r, params);
+    case LayerType::kEXPAND:
+      return readInto<ExpandParams>(r, params);
+    case LayerType::kDECONVOLUTION:
+      return readInto<DeconvolutionParams>(r, params);
+    case LayerType::kNORMALIZATION:
+      return readInto<NormalizationParams>(r, params);
+    case LayerType::kLRN:
+      return readInto<LrnParams>(r, params);
+    case LayerType::kROI_ALIGN:
+      return readInto<RoiAlignParams>(r, params);
   }
   return r.errorAt(r.offset(), "invalid layer type " + std::to_string(static_cast<int32_t>(type)));
 }

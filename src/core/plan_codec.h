@@ -40,9 +40,14 @@ constexpr uint64_t kMaxMemoryBytes = uint64_t{1} << 48;
 
 // Number of values of the parameter enums of kiln/layers.h (append there, update here).
 constexpr int32_t kPoolingTypeCount = 4;
-constexpr int32_t kElementwiseOpCount = 7;
-constexpr int32_t kActivationTypeCount = 6;
-constexpr int32_t kReduceOpCount = 3;
+constexpr int32_t kElementwiseOpCount = 11;
+constexpr int32_t kActivationTypeCount = 18;
+constexpr int32_t kReduceOpCount = 4;
+constexpr int32_t kPaddingModeCount = 3;
+constexpr int32_t kResizeModeCount = 2;
+constexpr int32_t kResizeCoordinatesCount = 5;
+constexpr int32_t kResizeRoundingCount = 4;
+constexpr int32_t kRoiAlignModeCount = 2;
 constexpr int32_t kTensorKindCount = 4;
 
 // A name from the file for an error message: quoted, at most 80 characters, anything but

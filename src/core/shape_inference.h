@@ -37,5 +37,27 @@ Status inferReduce(const ReduceParams& p, const std::vector<TensorShape>& in,
                    std::vector<TensorShape>& out);
 Status inferReformat(const ReformatParams& p, const std::vector<TensorShape>& in,
                      std::vector<TensorShape>& out);
+Status inferSelect(const SelectParams& p, const std::vector<TensorShape>& in,
+                   std::vector<TensorShape>& out);
+Status inferGather(const GatherParams& p, const std::vector<TensorShape>& in,
+                   std::vector<TensorShape>& out);
+Status inferSlice(const SliceParams& p, const std::vector<TensorShape>& in,
+                  std::vector<TensorShape>& out);
+Status inferPadding(const PaddingParams& p, const std::vector<TensorShape>& in,
+                    std::vector<TensorShape>& out);
+Status inferResize(const ResizeParams& p, const std::vector<TensorShape>& in,
+                   std::vector<TensorShape>& out);
+Status inferTile(const TileParams& p, const std::vector<TensorShape>& in,
+                 std::vector<TensorShape>& out);
+Status inferExpand(const ExpandParams& p, const std::vector<TensorShape>& in,
+                   std::vector<TensorShape>& out);
+Status inferDeconvolution(const DeconvolutionParams& p, const std::vector<TensorShape>& in,
+                          std::vector<TensorShape>& out);
+Status inferNormalization(const NormalizationParams& p, const std::vector<TensorShape>& in,
+                          std::vector<TensorShape>& out);
+Status inferLrn(const LrnParams& p, const std::vector<TensorShape>& in,
+                std::vector<TensorShape>& out);
+Status inferRoiAlign(const RoiAlignParams& p, const std::vector<TensorShape>& in,
+                     std::vector<TensorShape>& out);
 
 }  // namespace kiln

@@ -72,6 +72,17 @@ const char* layerTypeName(LayerType type) {
     case LayerType::kREDUCE: return "Reduce";
     case LayerType::kPLUGIN: return "Plugin";
     case LayerType::kREFORMAT: return "Reformat";
+    case LayerType::kSELECT: return "Select";
+    case LayerType::kGATHER: return "Gather";
+    case LayerType::kSLICE: return "Slice";
+    case LayerType::kPADDING: return "Padding";
+    case LayerType::kRESIZE: return "Resize";
+    case LayerType::kTILE: return "Tile";
+    case LayerType::kEXPAND: return "Expand";
+    case LayerType::kDECONVOLUTION: return "Deconvolution";
+    case LayerType::kNORMALIZATION: return "Normalization";
+    case LayerType::kLRN: return "LRN";
+    case LayerType::kROI_ALIGN: return "RoiAlign";
   }
   return "Invalid";
 }

@@ -58,5 +58,16 @@ std::span<const Tactic> concatenationTactics();
 std::span<const Tactic> shuffleTactics();
 std::span<const Tactic> reduceTactics();
 std::span<const Tactic> reformatTactics();
+std::span<const Tactic> selectTactics();
+std::span<const Tactic> gatherTactics();
+std::span<const Tactic> sliceTactics();
+std::span<const Tactic> paddingTactics();
+std::span<const Tactic> resizeTactics();
+std::span<const Tactic> tileTactics();
+std::span<const Tactic> expandTactics();
+std::span<const Tactic> deconvolutionTactics();
+std::span<const Tactic> normalizationTactics();
+std::span<const Tactic> lrnTactics();
+std::span<const Tactic> roiAlignTactics();
 
 }  // namespace kiln::cpu
