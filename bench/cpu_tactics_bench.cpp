@@ -57,8 +57,8 @@ void run(const Problem& p, const char* fast) {
   AlignedBuffer ws(std::max(fastKernel->workspaceSize(), refKernel->workspaceSize()));
   const double f = medianMs(*fastKernel, inPtrs, outPtrs, ws.data(), 9);
   const double r = medianMs(*refKernel, inPtrs, outPtrs, ws.data(), 3);
-  std::printf("%-40s %-14s %9.3f ms   reference %9.3f ms   speed-up %6.1fx\n", p.name.c_str(),
-              fast, f, r, r / f);
+  std::printf("%-40s %-14s %9.3f ms   reference %9.3f ms   speed-up %6.1fx\n", p.name.c_str(), fast,
+              f, r, r / f);
 }
 
 PluginTensorDesc fp32(std::initializer_list<int64_t> d) {
@@ -75,23 +75,33 @@ int main() {
   c.outChannels = 64;
   c.kernelH = c.kernelW = 3;
   c.padTop = c.padLeft = c.padBottom = c.padRight = 1;
-  cpu::KernelConfig conv{LayerType::kCONVOLUTION, c,
+  cpu::KernelConfig conv{LayerType::kCONVOLUTION,
+                         c,
                          {fp32({1, 64, 56, 56}), fp32({64, 64, 3, 3}), fp32({64})},
-                         {fp32({1, 64, 56, 56})}, {}};
+                         {fp32({1, 64, 56, 56})},
+                         {}};
   run({"conv 3x3 [1,64,56,56] -> 64", conv}, "im2col_sgemm");
   ConvolutionParams c1;
   c1.outChannels = 256;
-  cpu::KernelConfig pw{LayerType::kCONVOLUTION, c1,
+  cpu::KernelConfig pw{LayerType::kCONVOLUTION,
+                       c1,
                        {fp32({1, 64, 28, 28}), fp32({256, 64, 1, 1}), fp32({256})},
-                       {fp32({1, 256, 28, 28})}, {}};
+                       {fp32({1, 256, 28, 28})},
+                       {}};
   run({"conv 1x1 [1,64,28,28] -> 256", pw}, "direct_1x1");
-  cpu::KernelConfig mm{LayerType::kMATRIX_MULTIPLY, MatrixMultiplyParams{},
-                       {fp32({256, 512}), fp32({512, 256})}, {fp32({256, 256})}, {}};
+  cpu::KernelConfig mm{LayerType::kMATRIX_MULTIPLY,
+                       MatrixMultiplyParams{},
+                       {fp32({256, 512}), fp32({512, 256})},
+                       {fp32({256, 256})},
+                       {}};
   run({"matmul [256,512] x [512,256]", mm}, "sgemm");
   GemmParams g;
   g.transposeB = true;
-  cpu::KernelConfig fc{LayerType::kGEMM, g, {fp32({64, 1024}), fp32({1000, 1024}), fp32({1000})},
-                       {fp32({64, 1000})}, {}};
+  cpu::KernelConfig fc{LayerType::kGEMM,
+                       g,
+                       {fp32({64, 1024}), fp32({1000, 1024}), fp32({1000})},
+                       {fp32({64, 1000})},
+                       {}};
   run({"fully connected [64,1024] -> 1000", fc}, "sgemm");
   return 0;
 }

@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "cannot read %s\n", f.c_str());
         return 1;
       }
-      std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                 std::istreambuf_iterator<char>());
       LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
       ++count;
     }

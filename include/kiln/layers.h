@@ -52,7 +52,7 @@ struct ConvolutionParams {
 enum class PoolingType : int32_t {
   kMAX = 0,
   kAVERAGE = 1,
-  kGLOBAL_MAX = 2,      // kernel = whole spatial extent, output [N, C, 1, 1]
+  kGLOBAL_MAX = 2,  // kernel = whole spatial extent, output [N, C, 1, 1]
   kGLOBAL_AVERAGE = 3,
 };
 
@@ -75,13 +75,14 @@ enum class ElementwiseOp : int32_t {
   kMAX = 4,
   kMIN = 5,
   kPOW = 6,
-  kEQUAL = 7,    // comparisons give kBOOL
+  kEQUAL = 7,  // comparisons give kBOOL
   kLESS = 8,
   kGREATER = 9,
-  kPRELU = 10,   // a < 0 ? a * b : a (b is the slope, broadcast)
+  kPRELU = 10,  // a < 0 ? a * b : a (b is the slope, broadcast)
 };
 
-// Two inputs of equal rank or broadcastable in numpy's rules (trailing dims aligned, size 1 stretches).
+// Two inputs of equal rank or broadcastable in numpy's rules (trailing dims aligned, size 1
+// stretches).
 struct ElementwiseParams {
   ElementwiseOp op = ElementwiseOp::kADD;
 };
@@ -91,8 +92,8 @@ enum class ActivationType : int32_t {
   kLEAKY_RELU = 1,  // x < 0 ? alpha * x : x
   kSIGMOID = 2,
   kTANH = 3,
-  kCLIP = 4,        // min(max(x, alpha), beta)
-  kHARD_SWISH = 5,  // x * min(max(x + 3, 0), 6) / 6
+  kCLIP = 4,          // min(max(x, alpha), beta)
+  kHARD_SWISH = 5,    // x * min(max(x + 3, 0), 6) / 6
   kELU = 6,           // x < 0 ? alpha * (exp(x) - 1) : x
   kSELU = 7,          // beta * (x <= 0 ? alpha * (exp(x) - 1) : x)   (beta is ONNX gamma)
   kSOFTPLUS = 8,      // log(1 + exp(x))
@@ -190,10 +191,10 @@ struct PaddingParams {
 enum class ResizeMode : int32_t { kNEAREST = 0, kLINEAR = 1 };
 // How an output coordinate maps to an input one (ONNX coordinate_transformation_mode).
 enum class ResizeCoordinates : int32_t {
-  kHALF_PIXEL = 0,          // (x + 0.5) / scale - 0.5
-  kASYMMETRIC = 1,          // x / scale
-  kALIGN_CORNERS = 2,       // x * (in - 1) / (out - 1)
-  kPYTORCH_HALF_PIXEL = 3,  // out > 1 ? (x + 0.5) / scale - 0.5 : 0
+  kHALF_PIXEL = 0,            // (x + 0.5) / scale - 0.5
+  kASYMMETRIC = 1,            // x / scale
+  kALIGN_CORNERS = 2,         // x * (in - 1) / (out - 1)
+  kPYTORCH_HALF_PIXEL = 3,    // out > 1 ? (x + 0.5) / scale - 0.5 : 0
   kTF_HALF_PIXEL_FOR_NN = 4,  // (x + 0.5) / scale
 };
 // Nearest mode's rounding of the input coordinate (ONNX nearest_mode).
@@ -261,7 +262,8 @@ struct RoiAlignParams {
   int32_t outputHeight = 1, outputWidth = 1;
   int32_t samplingRatio = 0;  // 0: adaptive, ceil(roi size / output size)
   float spatialScale = 1.f;
-  bool halfPixel = true;  // coordinate_transformation_mode half_pixel (opset 16), else output_half_pixel
+  bool halfPixel =
+      true;  // coordinate_transformation_mode half_pixel (opset 16), else output_half_pixel
 };
 
 // Inserted by the builder where neighbours disagree on type or format.

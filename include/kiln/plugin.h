@@ -9,8 +9,9 @@
 // and the eight guarantees the engine keeps are written down in DESIGN.md §2. In short:
 //   definition D  = createPlugin(fields)           owned by the network
 //   build object  = D.clone(), configured and timed by the builder, then destroyed
-//   engine object = deserializePlugin(bytes), initialize() once, terminate() + destroy() at teardown
-//   context obj.  = E.clone(), attachToContext(), enqueue()..., detachFromContext(), destroy()
+//   engine object = deserializePlugin(bytes), initialize() once, terminate() + destroy() at
+//   teardown context obj.  = E.clone(), attachToContext(), enqueue()..., detachFromContext(),
+//   destroy()
 // Context objects are never initialized; deserialized objects and their clones are never
 // configured, so whatever configurePlugin() decides must be written by serialize().
 #pragma once
@@ -69,8 +70,8 @@ enum class DimensionOperation : int32_t {
   kMAX = 2,
   kMIN = 3,
   kSUB = 4,
-  kEQUAL = 5,      // 1 if equal else 0
-  kLESS = 6,       // 1 if first < second else 0
+  kEQUAL = 5,  // 1 if equal else 0
+  kLESS = 6,   // 1 if first < second else 0
   kFLOOR_DIV = 7,
   kCEIL_DIV = 8,
 };
@@ -196,7 +197,8 @@ class IPluginCreator {
   // expected element count (0 for "any"). Valid for the creator's life.
   virtual const PluginFieldCollection* getFieldNames() noexcept = 0;
   // nullptr on failure, with getLastError() saying why (e.g. naming the bad field).
-  virtual IPlugin* createPlugin(const char* layerName, const PluginFieldCollection* fields) noexcept = 0;
+  virtual IPlugin* createPlugin(const char* layerName,
+                                const PluginFieldCollection* fields) noexcept = 0;
   virtual IPlugin* deserializePlugin(const char* layerName, const void* data,
                                      size_t length) noexcept = 0;
   virtual const char* getLastError() const noexcept = 0;

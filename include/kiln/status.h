@@ -9,13 +9,13 @@ namespace kiln {
 
 enum class StatusCode : int {
   kOk = 0,
-  kInvalidArgument,   // the caller passed something malformed
-  kNotFound,          // a named thing (tensor, plugin, file) does not exist
-  kUnsupported,       // valid, but kiln cannot do it (yet) on this backend
-  kCorruptData,       // a plan file or serialized blob failed validation
-  kPluginFailure,     // a plugin call returned a non-success status
-  kIoError,           // reading or writing a file failed
-  kInternal,          // a broken invariant inside kiln: a bug
+  kInvalidArgument,  // the caller passed something malformed
+  kNotFound,         // a named thing (tensor, plugin, file) does not exist
+  kUnsupported,      // valid, but kiln cannot do it (yet) on this backend
+  kCorruptData,      // a plan file or serialized blob failed validation
+  kPluginFailure,    // a plugin call returned a non-success status
+  kIoError,          // reading or writing a file failed
+  kInternal,         // a broken invariant inside kiln: a bug
 };
 
 const char* statusCodeName(StatusCode code);
@@ -42,7 +42,9 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status invalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status invalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status notFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status unsupported(std::string m) { return {StatusCode::kUnsupported, std::move(m)}; }
 inline Status corruptData(std::string m) { return {StatusCode::kCorruptData, std::move(m)}; }
@@ -53,8 +55,8 @@ inline Status internalError(std::string m) { return {StatusCode::kInternal, std:
 }  // namespace kiln
 
 // Returns early from the enclosing function when `expr` yields a failed Status.
-#define KILN_RETURN_IF_ERROR(expr)              \
-  do {                                          \
-    ::kiln::Status kiln_status_ = (expr);       \
+#define KILN_RETURN_IF_ERROR(expr)                 \
+  do {                                             \
+    ::kiln::Status kiln_status_ = (expr);          \
     if (!kiln_status_.isOk()) return kiln_status_; \
   } while (0)

@@ -23,8 +23,8 @@ constexpr int32_t kDataTypeCount = 7;
 // Memory layouts. Dims are always logical (N, C, H, W, ...); the format says how they are laid
 // out in memory. Values are part of the plan format and the plugin ABI.
 enum class TensorFormat : int32_t {
-  kLINEAR = 0,        // row-major over the logical dims (NCHW for 4-D)
-  kCHANNELS_LAST = 1, // NHWC for 4-D tensors (only valid for rank 4)
+  kLINEAR = 0,         // row-major over the logical dims (NCHW for 4-D)
+  kCHANNELS_LAST = 1,  // NHWC for 4-D tensors (only valid for rank 4)
 };
 constexpr int32_t kTensorFormatCount = 2;
 

@@ -3,7 +3,8 @@
 //                   disagree; plugins choose among the combinations they support by timing
 //                   (lowering.cpp, plugin_selection.cpp)
 //   chooseTactics() time every CPU tactic that accepts each built-in step (tactic_selection.cpp)
-//   makePlan()      plan activation memory, serialize the chosen plugins, fill the plan (builder.cpp)
+//   makePlan()      plan activation memory, serialize the chosen plugins, fill the plan
+//   (builder.cpp)
 #pragma once
 
 #include <map>
@@ -13,10 +14,10 @@
 #include <tuple>
 #include <vector>
 
+#include "builder/timing_cache.h"
 #include "core/graph.h"
 #include "core/plan.h"
 #include "kiln/builder.h"
-#include "builder/timing_cache.h"
 #include "plugin/plugin_object.h"
 
 namespace kiln {
@@ -34,7 +35,7 @@ struct BuildStep {
   LayerType type = LayerType::kCONSTANT;
   std::string name;
   LayerParams params;
-  std::vector<int32_t> inputs;   // BuildTensor indices
+  std::vector<int32_t> inputs;  // BuildTensor indices
   std::vector<int32_t> outputs;
   std::shared_ptr<PluginObject> definition;  // plugin steps
   std::shared_ptr<PluginObject> chosen;      // plugin steps: the configured build object kept
@@ -73,8 +74,8 @@ class BuildSession {
   Status timePluginCandidate(const GraphNode& node, const Combination& combination,
                              std::shared_ptr<PluginObject>& object, double& ms,
                              uint64_t& workspace);
-  Status reformatCost(const Dims& dims, DataType fromType, TensorFormat fromFormat,
-                      DataType toType, TensorFormat toFormat, double& ms);
+  Status reformatCost(const Dims& dims, DataType fromType, TensorFormat fromFormat, DataType toType,
+                      TensorFormat toFormat, double& ms);
 
   // tactic_selection.cpp
   Status chooseTactic(BuildStep& step);
@@ -87,7 +88,7 @@ class BuildSession {
   std::vector<BuildTensor> tensors_;
   std::vector<BuildStep> steps_;
   std::vector<int32_t> outputTensors_;  // per network output, the BuildTensor the caller sees
-  std::vector<int32_t> home_;  // graph tensor -> BuildTensor index (-1: not lowered)
+  std::vector<int32_t> home_;           // graph tensor -> BuildTensor index (-1: not lowered)
   std::map<std::tuple<int32_t, DataType, TensorFormat>, int32_t> variants_;
   std::map<std::string, int> names_;
   std::map<std::string, double> reformatTimes_;

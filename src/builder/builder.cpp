@@ -91,7 +91,8 @@ Status BuildSession::makePlan(plan::Plan& out) {
   }
   for (int32_t s = 0; s < static_cast<int32_t>(out.steps.size()); ++s) {
     for (int32_t o : out.steps[s].outputs) {
-      if (slot[o] >= 0 && live[slot[o]].firstStep < 0) live[slot[o]].firstStep = live[slot[o]].lastStep = s;
+      if (slot[o] >= 0 && live[slot[o]].firstStep < 0)
+        live[slot[o]].firstStep = live[slot[o]].lastStep = s;
     }
     for (int32_t i : out.steps[s].inputs) {
       if (slot[i] >= 0) live[slot[i]].lastStep = std::max(live[slot[i]].lastStep, s);

@@ -6,7 +6,9 @@
 namespace kiln {
 namespace {
 
-uint64_t alignUp(uint64_t v) { return (v + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+uint64_t alignUp(uint64_t v) {
+  return (v + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+}
 
 bool overlapInTime(const LiveTensor& a, const LiveTensor& b) {
   return a.firstStep <= b.lastStep && b.firstStep <= a.lastStep;

@@ -22,8 +22,10 @@ std::string describeDesc(const PluginTensorDesc& d) {
 std::string describeCombination(const std::vector<PluginTensorDesc>& descs, size_t nbInputs) {
   std::string s;
   for (size_t i = 0; i < descs.size(); ++i) {
-    if (i == nbInputs) s += " -> ";
-    else if (i) s += ", ";
+    if (i == nbInputs)
+      s += " -> ";
+    else if (i)
+      s += ", ";
     s += describeDesc(descs[i]);
   }
   return s;
@@ -134,9 +136,9 @@ Status BuildSession::reformatCost(const Dims& dims, DataType fromType, TensorFor
   fillForTiming(in, config.inputs[0], rng_);
   const void* ins[] = {in.data()};
   void* outs[] = {out.data()};
-  KILN_RETURN_IF_ERROR(medianMilliseconds(config_.warmupRuns, config_.timingRuns, [&] {
-    return kernel->run(ins, outs, workspace.data());
-  }, ms));
+  KILN_RETURN_IF_ERROR(medianMilliseconds(
+      config_.warmupRuns, config_.timingRuns,
+      [&] { return kernel->run(ins, outs, workspace.data()); }, ms));
   reformatTimes_[key] = ms;
   return Status::ok();
 }
@@ -180,10 +182,13 @@ Status BuildSession::timePluginCandidate(const GraphNode& node, const Combinatio
     outPtrs.push_back(outBuffers.back().data());
   }
   AlignedBuffer scratch(bytes);
-  Status s = medianMilliseconds(config_.warmupRuns, config_.timingRuns, [&] {
-    return object->enqueue(inputs.data(), outputs.data(), inPtrs.data(), outPtrs.data(),
-                           scratch.data(), nullptr);
-  }, ms);
+  Status s = medianMilliseconds(
+      config_.warmupRuns, config_.timingRuns,
+      [&] {
+        return object->enqueue(inputs.data(), outputs.data(), inPtrs.data(), outPtrs.data(),
+                               scratch.data(), nullptr);
+      },
+      ms);
   Status t = object->terminate();
   KILN_RETURN_IF_ERROR(s);
   return t;
@@ -215,22 +220,22 @@ Status BuildSession::lowerPlugin(const GraphNode& node) {
     for (size_t i = 0; i < nbIn; ++i) {
       const BuildTensor& from = tensors_[home_[node.inputs[i]]];
       double ms = 0;
-      KILN_RETURN_IF_ERROR(reformatCost(from.dims, from.type, from.format, descs[i].type,
-                                        descs[i].format, ms));
+      KILN_RETURN_IF_ERROR(
+          reformatCost(from.dims, from.type, from.format, descs[i].type, descs[i].format, ms));
       around += ms;
     }
     for (size_t o = 0; o < outputs.size(); ++o) {
       const PluginTensorDesc& d = descs[nbIn + o];
       const DataType downstream = isFloatType(outputs[o].type) ? DataType::kFLOAT : outputs[o].type;
       double ms = 0;
-      KILN_RETURN_IF_ERROR(reformatCost(d.dims, d.type, d.format, downstream,
-                                        TensorFormat::kLINEAR, ms));
+      KILN_RETURN_IF_ERROR(
+          reformatCost(d.dims, d.type, d.format, downstream, TensorFormat::kLINEAR, ms));
       around += ms;
     }
     if (around == std::numeric_limits<double>::infinity()) {
       candidate.rejectedBecause = "no reformat can connect it to its neighbours";
-      logVerbose("  layer '" + node.name + "': " + candidate.name + " rejected: " +
-                 candidate.rejectedBecause);
+      logVerbose("  layer '" + node.name + "': " + candidate.name +
+                 " rejected: " + candidate.rejectedBecause);
       step.candidates.push_back(std::move(candidate));
       continue;
     }

@@ -77,18 +77,18 @@ Status BuildSession::chooseTactic(BuildStep& step) {
     }
     if (!kernel) {
       candidate.rejectedBecause = why.empty() ? "declined" : why;
-      logVerbose("  layer '" + step.name + "': tactic " + tactic.name + " rejected: " +
-                 candidate.rejectedBecause);
-      reasons += std::string(reasons.empty() ? "" : "; ") + tactic.name + ": " +
-                 candidate.rejectedBecause;
+      logVerbose("  layer '" + step.name + "': tactic " + tactic.name +
+                 " rejected: " + candidate.rejectedBecause);
+      reasons +=
+          std::string(reasons.empty() ? "" : "; ") + tactic.name + ": " + candidate.rejectedBecause;
       step.candidates.push_back(std::move(candidate));
       continue;
     }
     AlignedBuffer workspace(kernel->workspaceSize());
     double ms = 0;
-    Status s = medianMilliseconds(config_.warmupRuns, config_.timingRuns, [&] {
-      return kernel->run(ins.data(), outs.data(), workspace.data());
-    }, ms);
+    Status s = medianMilliseconds(
+        config_.warmupRuns, config_.timingRuns,
+        [&] { return kernel->run(ins.data(), outs.data(), workspace.data()); }, ms);
     if (!s) return s.withContext("timing tactic " + std::string(tactic.name));
     candidate.medianMs = ms;
     logVerbose("  layer '" + step.name + "': tactic " + tactic.name + " " + std::to_string(ms) +
@@ -113,7 +113,8 @@ Status BuildSession::chooseTactic(BuildStep& step) {
 
 Status BuildSession::chooseTactics() {
   PhaseScope phase(TracePhase::kBuild);
-  if (!config_.timingCachePath.empty()) KILN_RETURN_IF_ERROR(timingCache_.load(config_.timingCachePath));
+  if (!config_.timingCachePath.empty())
+    KILN_RETURN_IF_ERROR(timingCache_.load(config_.timingCachePath));
   for (BuildStep& step : steps_) {
     if (step.type == LayerType::kPLUGIN) continue;
     Status s = chooseTactic(step);

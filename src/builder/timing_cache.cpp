@@ -99,7 +99,8 @@ Status TimingCache::save(const std::string& path) const {
     std::ofstream out(temp, std::ios::trunc);
     if (!out) return ioError("cannot write timing cache '" + temp + "'");
     out << kHeader << '\n';
-    for (const auto& [key, entry] : entries_) out << key << '\t' << entry.tactic << '\t' << entry.ms << '\n';
+    for (const auto& [key, entry] : entries_)
+      out << key << '\t' << entry.tactic << '\t' << entry.ms << '\n';
     if (!out) return ioError("cannot write timing cache '" + temp + "'");
   }
   if (std::rename(temp.c_str(), path.c_str()) != 0) {

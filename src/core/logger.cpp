@@ -35,7 +35,8 @@ class FilteringLogger final : public ILogger {
   void log(Severity severity, const char* message) noexcept override {
     if (static_cast<int>(severity) > gSeverity.load()) return;
     ILogger* logger = gLogger.load();
-    (logger ? *logger : static_cast<ILogger&>(defaultLogger())).log(severity, message ? message : "");
+    (logger ? *logger : static_cast<ILogger&>(defaultLogger()))
+        .log(severity, message ? message : "");
   }
 };
 

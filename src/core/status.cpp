@@ -4,14 +4,22 @@ namespace kiln {
 
 const char* statusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kUnsupported: return "unsupported";
-    case StatusCode::kCorruptData: return "corrupt data";
-    case StatusCode::kPluginFailure: return "plugin failure";
-    case StatusCode::kIoError: return "i/o error";
-    case StatusCode::kInternal: return "internal error";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kUnsupported:
+      return "unsupported";
+    case StatusCode::kCorruptData:
+      return "corrupt data";
+    case StatusCode::kPluginFailure:
+      return "plugin failure";
+    case StatusCode::kIoError:
+      return "i/o error";
+    case StatusCode::kInternal:
+      return "internal error";
   }
   return "unknown";
 }

@@ -26,21 +26,30 @@ size_t dataTypeSize(DataType type) {
 
 const char* dataTypeName(DataType type) {
   switch (type) {
-    case DataType::kFLOAT: return "fp32";
-    case DataType::kHALF: return "fp16";
-    case DataType::kBF16: return "bf16";
-    case DataType::kINT8: return "int8";
-    case DataType::kINT32: return "int32";
-    case DataType::kINT64: return "int64";
-    case DataType::kBOOL: return "bool";
+    case DataType::kFLOAT:
+      return "fp32";
+    case DataType::kHALF:
+      return "fp16";
+    case DataType::kBF16:
+      return "bf16";
+    case DataType::kINT8:
+      return "int8";
+    case DataType::kINT32:
+      return "int32";
+    case DataType::kINT64:
+      return "int64";
+    case DataType::kBOOL:
+      return "bool";
   }
   return "invalid";
 }
 
 const char* formatName(TensorFormat format) {
   switch (format) {
-    case TensorFormat::kLINEAR: return "linear";
-    case TensorFormat::kCHANNELS_LAST: return "channels_last";
+    case TensorFormat::kLINEAR:
+      return "linear";
+    case TensorFormat::kCHANNELS_LAST:
+      return "channels_last";
   }
   return "invalid";
 }
@@ -59,44 +68,76 @@ int64_t volume(const Dims& dims) {
 
 const char* layerTypeName(LayerType type) {
   switch (type) {
-    case LayerType::kCONSTANT: return "Constant";
-    case LayerType::kCONVOLUTION: return "Convolution";
-    case LayerType::kPOOLING: return "Pooling";
-    case LayerType::kELEMENTWISE: return "Elementwise";
-    case LayerType::kACTIVATION: return "Activation";
-    case LayerType::kMATRIX_MULTIPLY: return "MatrixMultiply";
-    case LayerType::kGEMM: return "Gemm";
-    case LayerType::kSOFTMAX: return "Softmax";
-    case LayerType::kCONCATENATION: return "Concatenation";
-    case LayerType::kSHUFFLE: return "Shuffle";
-    case LayerType::kREDUCE: return "Reduce";
-    case LayerType::kPLUGIN: return "Plugin";
-    case LayerType::kREFORMAT: return "Reformat";
-    case LayerType::kSELECT: return "Select";
-    case LayerType::kGATHER: return "Gather";
-    case LayerType::kSLICE: return "Slice";
-    case LayerType::kPADDING: return "Padding";
-    case LayerType::kRESIZE: return "Resize";
-    case LayerType::kTILE: return "Tile";
-    case LayerType::kEXPAND: return "Expand";
-    case LayerType::kDECONVOLUTION: return "Deconvolution";
-    case LayerType::kNORMALIZATION: return "Normalization";
-    case LayerType::kLRN: return "LRN";
-    case LayerType::kROI_ALIGN: return "RoiAlign";
+    case LayerType::kCONSTANT:
+      return "Constant";
+    case LayerType::kCONVOLUTION:
+      return "Convolution";
+    case LayerType::kPOOLING:
+      return "Pooling";
+    case LayerType::kELEMENTWISE:
+      return "Elementwise";
+    case LayerType::kACTIVATION:
+      return "Activation";
+    case LayerType::kMATRIX_MULTIPLY:
+      return "MatrixMultiply";
+    case LayerType::kGEMM:
+      return "Gemm";
+    case LayerType::kSOFTMAX:
+      return "Softmax";
+    case LayerType::kCONCATENATION:
+      return "Concatenation";
+    case LayerType::kSHUFFLE:
+      return "Shuffle";
+    case LayerType::kREDUCE:
+      return "Reduce";
+    case LayerType::kPLUGIN:
+      return "Plugin";
+    case LayerType::kREFORMAT:
+      return "Reformat";
+    case LayerType::kSELECT:
+      return "Select";
+    case LayerType::kGATHER:
+      return "Gather";
+    case LayerType::kSLICE:
+      return "Slice";
+    case LayerType::kPADDING:
+      return "Padding";
+    case LayerType::kRESIZE:
+      return "Resize";
+    case LayerType::kTILE:
+      return "Tile";
+    case LayerType::kEXPAND:
+      return "Expand";
+    case LayerType::kDECONVOLUTION:
+      return "Deconvolution";
+    case LayerType::kNORMALIZATION:
+      return "Normalization";
+    case LayerType::kLRN:
+      return "LRN";
+    case LayerType::kROI_ALIGN:
+      return "RoiAlign";
   }
   return "Invalid";
 }
 
 const char* pluginFieldTypeName(PluginFieldType type) {
   switch (type) {
-    case PluginFieldType::kFLOAT32: return "float32";
-    case PluginFieldType::kFLOAT64: return "float64";
-    case PluginFieldType::kINT8: return "int8";
-    case PluginFieldType::kINT16: return "int16";
-    case PluginFieldType::kINT32: return "int32";
-    case PluginFieldType::kINT64: return "int64";
-    case PluginFieldType::kSTRING: return "string";
-    case PluginFieldType::kDIMS: return "dims";
+    case PluginFieldType::kFLOAT32:
+      return "float32";
+    case PluginFieldType::kFLOAT64:
+      return "float64";
+    case PluginFieldType::kINT8:
+      return "int8";
+    case PluginFieldType::kINT16:
+      return "int16";
+    case PluginFieldType::kINT32:
+      return "int32";
+    case PluginFieldType::kINT64:
+      return "int64";
+    case PluginFieldType::kSTRING:
+      return "string";
+    case PluginFieldType::kDIMS:
+      return "dims";
   }
   return "invalid";
 }

@@ -75,8 +75,7 @@ namespace {
 
 // Traces a creator call (object null) for the plugin about to be made.
 void traceCreatorCall(const char* name, const char* version, const std::string& ns,
-                      const std::string& layer, const char* call, int64_t result,
-                      int32_t status) {
+                      const std::string& layer, const char* call, int64_t result, int32_t status) {
   Tracer& tracer = Tracer::instance();
   if (!tracer.enabled()) return;
   TraceEvent e;
@@ -110,8 +109,9 @@ Status PluginObject::create(IPluginCreator& creator, const std::string& pluginNa
                    plugin ? kPLUGIN_SUCCESS : kPLUGIN_FAILURE);
   if (!plugin) {
     return pluginFailure("plugin " + name + " version " + version + " namespace '" +
-                         pluginNamespace + "' (layer '" + layer + "'): createPlugin() failed in phase " +
-                         phaseName(currentPhase()) + ": " + creatorError(creator));
+                         pluginNamespace + "' (layer '" + layer +
+                         "'): createPlugin() failed in phase " + phaseName(currentPhase()) + ": " +
+                         creatorError(creator));
   }
   out.reset(new PluginObject(plugin, id, PluginRole::kDefinition, name, version, pluginNamespace,
                              layer, false));
@@ -135,8 +135,8 @@ Status PluginObject::deserialize(IPluginCreator& creator, const std::string& plu
                          "'): deserializePlugin() failed in phase " + phaseName(currentPhase()) +
                          ": " + creatorError(creator));
   }
-  std::shared_ptr<PluginObject> object(new PluginObject(
-      plugin, id, PluginRole::kEngine, name, version, pluginNamespace, layer, true));
+  std::shared_ptr<PluginObject> object(new PluginObject(plugin, id, PluginRole::kEngine, name,
+                                                        version, pluginNamespace, layer, true));
   object->plugin_->setPluginNamespace(object->namespace_.c_str());
   object->trace("setPluginNamespace", kPLUGIN_SUCCESS);
 
@@ -194,8 +194,8 @@ Status PluginObject::clone(std::shared_ptr<PluginObject>& out) const {
     const char* detail = plugin_->getLastError();
     return failure("clone", detail && *detail ? detail : "returned null");
   }
-  std::shared_ptr<PluginObject> object(new PluginObject(copy, newId, role, name_, version_,
-                                                        namespace_, layer_, fromDeserialize_));
+  std::shared_ptr<PluginObject> object(
+      new PluginObject(copy, newId, role, name_, version_, namespace_, layer_, fromDeserialize_));
   object->configured_ = configured_;
   // Guarantee 7: a clone carries its source's namespace. A clone that forgot is refused here,
   // before it can write a wrong name into a plan.
@@ -222,12 +222,12 @@ Status PluginObject::getNbOutputs(int32_t& count) const {
 
 Status PluginObject::getOutputDataType(int32_t index, const std::vector<DataType>& inputTypes,
                                        DataType& type) const {
-  const int32_t s = plugin_->getOutputDataType(
-      index, inputTypes.data(), static_cast<int32_t>(inputTypes.size()), &type);
+  const int32_t s = plugin_->getOutputDataType(index, inputTypes.data(),
+                                               static_cast<int32_t>(inputTypes.size()), &type);
   KILN_RETURN_IF_ERROR(traced("getOutputDataType", s));
   if (dataTypeSize(type) == 0) {
-    return failure("getOutputDataType", "returned an invalid data type " +
-                                            std::to_string(static_cast<int>(type)));
+    return failure("getOutputDataType",
+                   "returned an invalid data type " + std::to_string(static_cast<int>(type)));
   }
   return Status::ok();
 }
@@ -251,7 +251,8 @@ Status PluginObject::getOutputDimensions(int32_t index, const std::vector<Dims>&
   return Status::ok();
 }
 
-bool PluginObject::supportsFormatCombination(int32_t pos, const std::vector<PluginTensorDesc>& inOut,
+bool PluginObject::supportsFormatCombination(int32_t pos,
+                                             const std::vector<PluginTensorDesc>& inOut,
                                              int32_t nbInputs) const {
   const bool yes = plugin_->supportsFormatCombination(
       pos, inOut.data(), nbInputs, static_cast<int32_t>(inOut.size()) - nbInputs);
@@ -265,9 +266,8 @@ Status PluginObject::configure(const std::vector<PluginTensorDesc>& inputs,
     return internalError(describe() +
                          ": configurePlugin() is only for build objects (guarantee 4)");
   }
-  const int32_t s =
-      plugin_->configurePlugin(inputs.data(), static_cast<int32_t>(inputs.size()), outputs.data(),
-                               static_cast<int32_t>(outputs.size()));
+  const int32_t s = plugin_->configurePlugin(inputs.data(), static_cast<int32_t>(inputs.size()),
+                                             outputs.data(), static_cast<int32_t>(outputs.size()));
   KILN_RETURN_IF_ERROR(traced("configurePlugin", s));
   configured_ = true;
   return Status::ok();
@@ -280,9 +280,9 @@ Status PluginObject::getWorkspaceSize(const std::vector<PluginTensorDesc>& input
     return internalError(describe() + ": getWorkspaceSize() before configurePlugin()");
   }
   bytes = 0;
-  const int32_t s = plugin_->getWorkspaceSize(inputs.data(), static_cast<int32_t>(inputs.size()),
-                                              outputs.data(),
-                                              static_cast<int32_t>(outputs.size()), &bytes);
+  const int32_t s =
+      plugin_->getWorkspaceSize(inputs.data(), static_cast<int32_t>(inputs.size()), outputs.data(),
+                                static_cast<int32_t>(outputs.size()), &bytes);
   return traced("getWorkspaceSize", s);
 }
 
@@ -354,7 +354,8 @@ Status PluginObject::serialize(std::vector<uint8_t>& bytes) const {
   const size_t size = plugin_->getSerializationSize();
   trace("getSerializationSize", kPLUGIN_SUCCESS);
   if (size > (size_t(1) << 31)) {
-    return failure("getSerializationSize", "returned " + std::to_string(size) + " bytes (max 2 GiB)");
+    return failure("getSerializationSize",
+                   "returned " + std::to_string(size) + " bytes (max 2 GiB)");
   }
   bytes.assign(size, 0);
   return traced("serialize", plugin_->serialize(bytes.data(), bytes.size()));

@@ -80,8 +80,7 @@ class PluginObject {
   Status attachToContext(IPluginContextResources* resources);
   Status detachFromContext();
   Status enqueue(const PluginTensorDesc* inputDesc, const PluginTensorDesc* outputDesc,
-                 const void* const* inputs, void* const* outputs, void* workspace,
-                 Stream stream);
+                 const void* const* inputs, void* const* outputs, void* workspace, Stream stream);
   Status serialize(std::vector<uint8_t>& bytes) const;
 
   int64_t id() const { return id_; }

@@ -70,11 +70,11 @@ class Registry final : public PluginRegistry {
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
       const char* e = dlerror();
-      return invalidArgument("cannot load plugin library '" + path + "': " +
-                             (e ? e : "dlopen failed"));
+      return invalidArgument("cannot load plugin library '" + path +
+                             "': " + (e ? e : "dlopen failed"));
     }
-    auto entry = reinterpret_cast<KilnGetPluginLibraryFn>(
-        dlsym(handle, KILN_PLUGIN_LIBRARY_ENTRY_NAME));
+    auto entry =
+        reinterpret_cast<KilnGetPluginLibraryFn>(dlsym(handle, KILN_PLUGIN_LIBRARY_ENTRY_NAME));
     if (!entry) {
       dlclose(handle);
       return invalidArgument("'" + path + "' is not a kiln plugin library: it does not export " +
@@ -180,7 +180,8 @@ class Registry final : public PluginRegistry {
                    const std::string& hash) {
     const char* name = creator.getPluginName();
     const char* version = creator.getPluginVersion();
-    if (!name || !*name || !version) return invalidArgument("a plugin creator has no name or version");
+    if (!name || !*name || !version)
+      return invalidArgument("a plugin creator has no name or version");
     const Key key{name, version, ns};
     auto it = entries_.find(key);
     if (it != entries_.end()) {
@@ -191,8 +192,8 @@ class Registry final : public PluginRegistry {
     entry.creator = &creator;
     entry.info = PluginCreatorInfo{name, version, ns, library, hash};
     entries_.emplace(key, std::move(entry));
-    logMessage(Severity::kVerbose, "registered " + describeKey(key) + " " +
-                                       describeSource(entries_[key].info));
+    logMessage(Severity::kVerbose,
+               "registered " + describeKey(key) + " " + describeSource(entries_[key].info));
     return Status::ok();
   }
 

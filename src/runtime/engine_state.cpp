@@ -95,12 +95,11 @@ Status makeBuiltinKernel(const plan::Plan& plan, const plan::Step& step, size_t 
   return Status::ok();
 }
 
-Status makePluginStep(const plan::Plan& plan, const plan::Step& step, size_t index,
-                      EngineStep& out, uint64_t& workspace) {
+Status makePluginStep(const plan::Plan& plan, const plan::Step& step, size_t index, EngineStep& out,
+                      uint64_t& workspace) {
   const plan::PluginRecord& record = plan.plugins[step.pluginIndex];
-  const std::string what = "plugin " + record.name + " version " + record.version +
-                           " namespace '" + record.pluginNamespace + "' (layer '" +
-                           step.layerName + "')";
+  const std::string what = "plugin " + record.name + " version " + record.version + " namespace '" +
+                           record.pluginNamespace + "' (layer '" + step.layerName + "')";
   IPluginCreator* creator = PluginRegistry::global().getCreator(
       record.name.c_str(), record.version.c_str(), record.pluginNamespace.c_str());
   if (!creator) {
@@ -127,9 +126,8 @@ Status makePluginStep(const plan::Plan& plan, const plan::Step& step, size_t ind
   int32_t nbOutputs = 0;
   KILN_RETURN_IF_ERROR(out.plugin->getNbOutputs(nbOutputs));
   if (nbOutputs != static_cast<int32_t>(step.outputs.size())) {
-    return corruptData(stepWhere(step, index) + ": " + what + " has " +
-                       std::to_string(nbOutputs) + " outputs, the plan " +
-                       std::to_string(step.outputs.size()));
+    return corruptData(stepWhere(step, index) + ": " + what + " has " + std::to_string(nbOutputs) +
+                       " outputs, the plan " + std::to_string(step.outputs.size()));
   }
   std::vector<Dims> inDims;
   std::vector<DataType> inTypes;
@@ -201,8 +199,8 @@ Status buildEngineState(plan::Plan plan, std::shared_ptr<EngineState>& out) {
                           : makeBuiltinKernel(plan, step, s, state->steps[s]);
       if (!status) return status;  // `state` tears down whatever was made
       if (state->steps[s].kernel) {
-        state->workspaceBytes = std::max<uint64_t>(state->workspaceBytes,
-                                                   state->steps[s].kernel->workspaceSize());
+        state->workspaceBytes =
+            std::max<uint64_t>(state->workspaceBytes, state->steps[s].kernel->workspaceSize());
       }
     }
   }

@@ -16,8 +16,8 @@ namespace kiln {
 struct EngineStep {
   std::vector<PluginTensorDesc> inputs;
   std::vector<PluginTensorDesc> outputs;
-  std::unique_ptr<cpu::Kernel> kernel;    // built-in steps
-  std::shared_ptr<PluginObject> plugin;   // plugin steps: the engine object E
+  std::unique_ptr<cpu::Kernel> kernel;   // built-in steps
+  std::shared_ptr<PluginObject> plugin;  // plugin steps: the engine object E
 };
 
 struct EngineState {

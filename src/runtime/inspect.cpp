@@ -11,10 +11,18 @@ std::string quote(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -42,10 +50,14 @@ std::string number(double v) {
 
 const char* kindName(plan::TensorKind k) {
   switch (k) {
-    case plan::TensorKind::kINPUT: return "input";
-    case plan::TensorKind::kOUTPUT: return "output";
-    case plan::TensorKind::kACTIVATION: return "activation";
-    case plan::TensorKind::kCONSTANT: return "constant";
+    case plan::TensorKind::kINPUT:
+      return "input";
+    case plan::TensorKind::kOUTPUT:
+      return "output";
+    case plan::TensorKind::kACTIVATION:
+      return "activation";
+    case plan::TensorKind::kCONSTANT:
+      return "constant";
   }
   return "invalid";
 }
@@ -53,10 +65,12 @@ const char* kindName(plan::TensorKind k) {
 std::string tensorJson(const plan::Plan& p, int32_t t) {
   const plan::Tensor& x = p.tensors[t];
   std::string s = "{\"name\":" + quote(x.name) + ",\"dims\":" + dimsJson(x.dims) +
-                  ",\"type\":" + quote(dataTypeName(x.type)) + ",\"format\":" +
-                  quote(formatName(x.format)) + ",\"kind\":" + quote(kindName(x.kind)) +
+                  ",\"type\":" + quote(dataTypeName(x.type)) +
+                  ",\"format\":" + quote(formatName(x.format)) +
+                  ",\"kind\":" + quote(kindName(x.kind)) +
                   ",\"bytes\":" + std::to_string(plan::tensorBytes(x.dims, x.type));
-  if (x.kind == plan::TensorKind::kACTIVATION) s += ",\"arena_offset\":" + std::to_string(x.arenaOffset);
+  if (x.kind == plan::TensorKind::kACTIVATION)
+    s += ",\"arena_offset\":" + std::to_string(x.arenaOffset);
   return s + "}";
 }
 
@@ -78,15 +92,19 @@ std::string inspectPlan(const plan::Plan& p) {
       << ", \"workspace_bytes\": " << step.workspaceBytes;
     if (step.pluginIndex >= 0) o << ", \"plugin\": " << quote(p.plugins[step.pluginIndex].name);
     o << ",\n     \"inputs\": [";
-    for (size_t i = 0; i < step.inputs.size(); ++i) o << (i ? ", " : "") << tensorJson(p, step.inputs[i]);
+    for (size_t i = 0; i < step.inputs.size(); ++i)
+      o << (i ? ", " : "") << tensorJson(p, step.inputs[i]);
     o << "],\n     \"outputs\": [";
-    for (size_t i = 0; i < step.outputs.size(); ++i) o << (i ? ", " : "") << tensorJson(p, step.outputs[i]);
+    for (size_t i = 0; i < step.outputs.size(); ++i)
+      o << (i ? ", " : "") << tensorJson(p, step.outputs[i]);
     o << "],\n     \"candidates\": [";
     for (size_t c = 0; c < step.candidates.size(); ++c) {
       const plan::Candidate& cand = step.candidates[c];
       o << (c ? ", " : "") << "{\"name\": " << quote(cand.name);
-      if (cand.rejectedBecause.empty()) o << ", \"median_ms\": " << number(cand.medianMs);
-      else o << ", \"rejected\": " << quote(cand.rejectedBecause);
+      if (cand.rejectedBecause.empty())
+        o << ", \"median_ms\": " << number(cand.medianMs);
+      else
+        o << ", \"rejected\": " << quote(cand.rejectedBecause);
       o << "}";
     }
     o << "]}";
@@ -99,10 +117,10 @@ std::string inspectPlan(const plan::Plan& p) {
   o << weights << "},\n  \"plugins\": [";
   for (size_t i = 0; i < p.plugins.size(); ++i) {
     const plan::PluginRecord& r = p.plugins[i];
-    o << (i ? ", " : "") << "\n    {\"name\": " << quote(r.name) << ", \"version\": "
-      << quote(r.version) << ", \"namespace\": " << quote(r.pluginNamespace)
-      << ", \"library\": " << quote(r.libraryName) << ", \"library_hash\": "
-      << quote(r.libraryHash) << ", \"serialized_bytes\": " << r.data.size() << "}";
+    o << (i ? ", " : "") << "\n    {\"name\": " << quote(r.name)
+      << ", \"version\": " << quote(r.version) << ", \"namespace\": " << quote(r.pluginNamespace)
+      << ", \"library\": " << quote(r.libraryName) << ", \"library_hash\": " << quote(r.libraryHash)
+      << ", \"serialized_bytes\": " << r.data.size() << "}";
   }
   o << "\n  ]\n}\n";
   return o.str();

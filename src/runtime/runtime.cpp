@@ -66,8 +66,8 @@ class ExecutionContext final : public IExecutionContext {
     if (!name) return invalidArgument("setTensorAddress: null name");
     auto it = engine_->ioTensors.find(name);
     if (it == engine_->ioTensors.end()) {
-      return notFound(std::string("setTensorAddress: the engine has no input or output '") +
-                      name + "'");
+      return notFound(std::string("setTensorAddress: the engine has no input or output '") + name +
+                      "'");
     }
     const plan::Tensor& t = engine_->plan.tensors[it->second];
     if (!address && plan::tensorBytes(t.dims, t.type) > 0) {
@@ -80,8 +80,9 @@ class ExecutionContext final : public IExecutionContext {
   Status enqueue(Stream stream) override {
     // One thread at a time per context: a second caller would share the arena.
     if (busy_.exchange(true)) {
-      return invalidArgument("enqueue: this execution context is already running on another "
-                             "thread; use one context per thread");
+      return invalidArgument(
+          "enqueue: this execution context is already running on another "
+          "thread; use one context per thread");
     }
     Status s = run(stream);
     busy_.store(false);
@@ -163,8 +164,9 @@ class Engine final : public IEngine {
   TensorIOMode getTensorIOMode(const char* name) const override {
     auto it = name ? state_->ioTensors.find(name) : state_->ioTensors.end();
     if (it == state_->ioTensors.end()) return TensorIOMode::kINPUT;
-    return state_->plan.tensors[it->second].kind == plan::TensorKind::kINPUT ? TensorIOMode::kINPUT
-                                                                              : TensorIOMode::kOUTPUT;
+    return state_->plan.tensors[it->second].kind == plan::TensorKind::kINPUT
+               ? TensorIOMode::kINPUT
+               : TensorIOMode::kOUTPUT;
   }
   PluginTensorDesc getTensorDesc(const char* name) const override {
     PluginTensorDesc d;

@@ -13,7 +13,9 @@ class FakeCreator final : public IPluginCreator {
   const char* getPluginName() const noexcept override { return "RegistryFake"; }
   const char* getPluginVersion() const noexcept override { return version_; }
   const PluginFieldCollection* getFieldNames() noexcept override { return &fields_; }
-  IPlugin* createPlugin(const char*, const PluginFieldCollection*) noexcept override { return nullptr; }
+  IPlugin* createPlugin(const char*, const PluginFieldCollection*) noexcept override {
+    return nullptr;
+  }
   IPlugin* deserializePlugin(const char*, const void*, size_t) noexcept override { return nullptr; }
   const char* getLastError() const noexcept override { return "fake"; }
 

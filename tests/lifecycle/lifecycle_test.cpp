@@ -104,8 +104,7 @@ class LifecycleTest : public ::testing::Test {
 
   // Loads the plan and runs `contexts` contexts on as many threads, `runs` times each; every
   // output must equal relu(x) + offset.
-  static Status loadAndRun(const std::vector<uint8_t>& plan, int contexts, int runs,
-                           float offset) {
+  static Status loadAndRun(const std::vector<uint8_t>& plan, int contexts, int runs, float offset) {
     std::unique_ptr<IEngine> engine;
     KILN_RETURN_IF_ERROR(createRuntime()->deserializeEngine(plan.data(), plan.size(), engine));
     const std::vector<float> x = randomInput();

@@ -171,7 +171,7 @@ IPlugin* ProbeCreator::createPlugin(const char*, const PluginFieldCollection* fc
                (name == "fail_deserialized" || name == "drop_namespace_on_clone" ||
                 name == "bad_round_trip")) {
       const int32_t v = *static_cast<const int32_t*>(f.data);
-      (name == "fail_deserialized" ? s.failDeserialized
+      (name == "fail_deserialized"         ? s.failDeserialized
        : name == "drop_namespace_on_clone" ? s.dropNamespaceOnClone
                                            : s.badRoundTrip) = v;
     } else {

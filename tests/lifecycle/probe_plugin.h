@@ -19,8 +19,10 @@ class ProbeCreator final : public IPluginCreator {
   const char* getPluginName() const noexcept override { return "Probe"; }
   const char* getPluginVersion() const noexcept override { return "2"; }
   const PluginFieldCollection* getFieldNames() noexcept override;
-  IPlugin* createPlugin(const char* layerName, const PluginFieldCollection* fields) noexcept override;
-  IPlugin* deserializePlugin(const char* layerName, const void* data, size_t length) noexcept override;
+  IPlugin* createPlugin(const char* layerName,
+                        const PluginFieldCollection* fields) noexcept override;
+  IPlugin* deserializePlugin(const char* layerName, const void* data,
+                             size_t length) noexcept override;
   const char* getLastError() const noexcept override { return error_; }
 
  private:

@@ -48,8 +48,10 @@ TEST(Concurrency, FourContextsOnFourThreadsAgreeBitForBit) {
     threads.emplace_back([&w] {
       for (int r = 0; r < kRuns && w.status.isOk(); ++r) {
         w.status = w.context->enqueue(nullptr);
-        if (r == 0) w.first = w.scores;
-        else if (w.scores != w.first) w.allRunsEqual = false;
+        if (r == 0)
+          w.first = w.scores;
+        else if (w.scores != w.first)
+          w.allRunsEqual = false;
       }
     });
   }
