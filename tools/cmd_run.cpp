@@ -7,6 +7,7 @@
 #include "core/npy.h"
 #include "inference.h"
 #include "kiln/registry.h"
+#include "onnx_model.h"
 
 namespace kiln::cli {
 
@@ -22,12 +23,20 @@ Status parseInputs(const Args& args, std::map<std::string, HostTensor>& given) {
   for (const std::string& spec : args.all("input")) {
     const size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-      return invalidArgument("--input expects NAME=FILE.npy, got '" + spec + "'");
+      return invalidArgument("--input expects NAME=FILE.npy or NAME=FILE.pb, got '" + spec + "'");
     }
     HostTensor t;
     t.name = spec.substr(0, eq);
+    const std::string path = spec.substr(eq + 1);
+    if (path.size() > 3 && path.compare(path.size() - 3, 3, ".pb") == 0) {
+      KILN_RETURN_IF_ERROR(
+          readTensorProtoFile(path, t.name, t).withContext("input '" + t.name + "'"));
+      given[t.name] = std::move(t);
+      continue;
+    }
     npy::NpyArray array;
-    KILN_RETURN_IF_ERROR(npy::readNpy(spec.substr(eq + 1), array).withContext("input '" + t.name + "'"));
+    KILN_RETURN_IF_ERROR(
+        npy::readNpy(spec.substr(eq + 1), array).withContext("input '" + t.name + "'"));
     t.desc.dims = array.dims;
     t.desc.type = array.type;
     t.data = std::move(array.data);
@@ -37,11 +46,17 @@ Status parseInputs(const Args& args, std::map<std::string, HostTensor>& given) {
 }
 
 Status run(const Args& args) {
-  if (args.positional.size() != 1) return invalidArgument("usage: kiln run PLAN [options]");
+  const bool onnx = args.has("onnx");
+  if (args.positional.size() != (onnx ? 0u : 1u))
+    return invalidArgument("usage: kiln run PLAN [options], or kiln run --onnx MODEL [options]");
   KILN_RETURN_IF_ERROR(setUpTraceAndLogging(args));
   KILN_RETURN_IF_ERROR(setUpPlugins(args));
   std::vector<uint8_t> bytes;
-  KILN_RETURN_IF_ERROR(readFile(args.positional[0], bytes));
+  const std::string source = onnx ? args.get("onnx") : args.positional[0];
+  if (onnx)
+    KILN_RETURN_IF_ERROR(buildOnnxPlan(source, args.has("verbose"), bytes));
+  else
+    KILN_RETURN_IF_ERROR(readFile(source, bytes));
   int contexts = 1, runs = 1;
   unsigned seed = std::random_device{}();
   try {
@@ -62,7 +77,7 @@ Status run(const Args& args) {
     auto runtime = createRuntime();
     std::unique_ptr<IEngine> engine;
     KILN_RETURN_IF_ERROR(runtime->deserializeEngine(bytes.data(), bytes.size(), engine)
-                             .withContext("loading plan '" + args.positional[0] + "'"));
+                             .withContext("loading plan '" + source + "'"));
     std::vector<HostTensor> inputs;
     KILN_RETURN_IF_ERROR(prepareInputs(*engine, std::move(given), seed, inputs));
     KILN_RETURN_IF_ERROR(runContexts(*engine, inputs, contexts, runs, outputs));
@@ -93,8 +108,10 @@ Status run(const Args& args) {
 
 int runCommand(int argc, char** argv) {
   Args args;
-  Status s = parseArgs(argc, argv, 2, {"input", "output-dir", "contexts", "runs", "seed", "plugins", "trace"},
-                       {"verbose"}, args);
+  Status s =
+      parseArgs(argc, argv, 2,
+                {"input", "output-dir", "contexts", "runs", "seed", "plugins", "trace", "onnx"},
+                {"verbose"}, args);
   if (s) s = run(args);
   return s ? 0 : fail("run", s);
 }

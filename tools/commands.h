@@ -5,7 +5,8 @@
 
 namespace kiln::cli {
 
-int runCommand(int argc, char** argv);      // kiln run PLAN ...
+int runCommand(int argc, char** argv);      // kiln run PLAN ... | kiln run --onnx MODEL ...
+int buildCommand(int argc, char** argv);    // kiln build --onnx MODEL --save PLAN
 int inspectCommand(int argc, char** argv);  // kiln inspect PLAN
 int traceCommand(int argc, char** argv);    // kiln trace FILE
 int demoCommand(int argc, char** argv);     // kiln demo --out DIR

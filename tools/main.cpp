@@ -15,8 +15,11 @@ void usage(FILE* out) {
       "  demo --out DIR        build the bundled demo detector, write DIR/demo.plan and\n"
       "                        DIR/trace.jsonl, reload the plan, run it on two contexts and\n"
       "                        print per-box class scores and the plugin lifecycle\n"
+      "  build --onnx MODEL --save PLAN\n"
+      "                        parse an ONNX model, build it and write the plan\n"
       "  run PLAN              run a plan (random inputs unless given)\n"
-      "      --input NAME=FILE.npy   an input (repeatable)\n"
+      "  run --onnx MODEL      build an ONNX model in memory, then run it\n"
+      "      --input NAME=FILE   an input, .npy or ONNX TensorProto .pb (repeatable)\n"
       "      --output-dir DIR        write one .npy per output, named after the tensor\n"
       "      --contexts N            run N contexts on N threads and check they agree\n"
       "      --runs N                inferences per context (default 1)\n"
@@ -40,6 +43,7 @@ int main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   if (command == "run") return kiln::cli::runCommand(argc, argv);
+  if (command == "build") return kiln::cli::buildCommand(argc, argv);
   if (command == "inspect") return kiln::cli::inspectCommand(argc, argv);
   if (command == "trace") return kiln::cli::traceCommand(argc, argv);
   if (command == "demo") return kiln::cli::demoCommand(argc, argv);

@@ -79,6 +79,9 @@ class INetworkDefinition {
   virtual ILayer* addReduce(ITensor& input, const ReduceParams& params) = 0;
   virtual ILayer* addPlugin(ITensor* const* inputs, int32_t nbInputs, const PluginSpec& spec) = 0;
   virtual ILayer* addSelect(ITensor& condition, ITensor& x, ITensor& y) = 0;
+  // Converts element type (ONNX Cast): float <-> float, float <-> int32/int64/bool,
+  // int8/int32/int64/bool among themselves. Float to integer truncates toward zero and saturates.
+  virtual ILayer* addCast(ITensor& input, DataType type) = 0;
   virtual ILayer* addGather(ITensor& data, ITensor& indices, const GatherParams& params) = 0;
   virtual ILayer* addSlice(ITensor& input, const SliceParams& params) = 0;
   virtual ILayer* addPadding(ITensor& input, const PaddingParams& params) = 0;

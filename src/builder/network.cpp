@@ -367,6 +367,11 @@ ILayer* NetworkImpl::addSelect(ITensor& condition, ITensor& x, ITensor& y) {
                     {resolve(condition, "addSelect"), resolve(x, "addSelect"), resolve(y, "addSelect")});
 }
 
+ILayer* NetworkImpl::addCast(ITensor& input, DataType type) {
+  return addBuiltin(LayerType::kREFORMAT, ReformatParams{type, TensorFormat::kLINEAR},
+                    {resolve(input, "addCast")});
+}
+
 ILayer* NetworkImpl::addGather(ITensor& data, ITensor& indices, const GatherParams& params) {
   return addBuiltin(LayerType::kGATHER, params,
                     {resolve(data, "addGather"), resolve(indices, "addGather")});

@@ -70,6 +70,7 @@ class NetworkImpl final : public INetworkDefinition {
   ILayer* addReduce(ITensor& input, const ReduceParams& params) override;
   ILayer* addPlugin(ITensor* const* inputs, int32_t nbInputs, const PluginSpec& spec) override;
   ILayer* addSelect(ITensor& condition, ITensor& x, ITensor& y) override;
+  ILayer* addCast(ITensor& input, DataType type) override;
   ILayer* addGather(ITensor& data, ITensor& indices, const GatherParams& params) override;
   ILayer* addSlice(ITensor& input, const SliceParams& params) override;
   ILayer* addPadding(ITensor& input, const PaddingParams& params) override;

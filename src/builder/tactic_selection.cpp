@@ -1,6 +1,7 @@
 // Tactic selection for built-in steps: every tactic of the layer type is asked in order; those
 // that accept the configuration are timed on real buffers (weights are the real weights), the
 // fastest wins, and each rejection is kept with its reason for the verbose log and `kiln inspect`.
+#include <algorithm>
 #include <limits>
 
 #include "backends/cpu/kernel.h"
@@ -35,7 +36,14 @@ Status BuildSession::chooseTactic(BuildStep& step) {
     }
     const PluginTensorDesc& d = config.inputs[i];
     inBuffers.emplace_back(static_cast<size_t>(plan::tensorBytes(d.dims, d.type)));
-    fillRandom(inBuffers.back().data(), d.type, volume(d.dims), rng_);
+    // Integer inputs of built-in layers are mostly indices (gather, RoiAlign batch indices):
+    // zeros are valid for any index range, and the timing does not depend on their values.
+    if (isFloatType(d.type)) {
+      fillRandom(inBuffers.back().data(), d.type, volume(d.dims), rng_);
+    } else if (inBuffers.back().size()) {
+      std::fill(inBuffers.back().data(), inBuffers.back().data() + inBuffers.back().size(),
+                uint8_t{0});
+    }
     ins.push_back(inBuffers.back().data());
   }
   for (const PluginTensorDesc& d : config.outputs) {

@@ -1,5 +1,5 @@
 // Shape and type inference for the per-element layers: elementwise (two inputs, numpy
-// broadcasting) and activation (one input).
+// broadcasting; comparisons give bool) and activation (one input).
 #include <string>
 
 #include "core/light_infer_util.h"
@@ -14,15 +14,21 @@ Status inferElementwise(const ElementwiseParams& p, const std::vector<TensorShap
   KILN_RETURN_IF_ERROR(light::checkAllShapes(layer, in));
   const int32_t op = static_cast<int32_t>(p.op);
   if (op < static_cast<int32_t>(ElementwiseOp::kADD) ||
-      op > static_cast<int32_t>(ElementwiseOp::kPOW))
+      op > static_cast<int32_t>(ElementwiseOp::kPRELU))
     return invalidArgument("elementwise: unknown op " + std::to_string(op));
   if (in[0].type != in[1].type)
     return invalidArgument(std::string("elementwise: inputs have different types (") +
                            dataTypeName(in[0].type) + " and " + dataTypeName(in[1].type) +
                            "); insert a cast");
-  // No logical ops exist yet, and arithmetic on bool has no agreed meaning.
-  if (in[0].type == DataType::kBOOL)
-    return invalidArgument("elementwise: arithmetic on bool inputs is not defined");
+  const DataType t = in[0].type;
+  const bool comparison = p.op == ElementwiseOp::kEQUAL || p.op == ElementwiseOp::kLESS ||
+                          p.op == ElementwiseOp::kGREATER;
+  if (t == DataType::kBOOL && p.op != ElementwiseOp::kEQUAL)
+    return invalidArgument(comparison ? "elementwise: less/greater are not defined on bool inputs"
+                                      : "elementwise: arithmetic on bool inputs is not defined");
+  if (p.op == ElementwiseOp::kPRELU && !light::isFloatType(t))
+    return invalidArgument(std::string("elementwise: prelu needs floating-point inputs, got ") +
+                           dataTypeName(t));
 
   // numpy rules: align trailing dims; a dim of 1 stretches to the other (0 included).
   const Dims& a = in[0].dims;
@@ -42,7 +48,11 @@ Status inferElementwise(const ElementwiseParams& p, const std::vector<TensorShap
     o.d[i] = da == 1 ? db : da;
   }
   KILN_RETURN_IF_ERROR(light::checkOutputDims(layer, o));
-  out.assign(1, TensorShape{o, in[0].type});
+  // ONNX PRelu broadcasts the slope to x only (unidirectional): the output is x's shape.
+  if (p.op == ElementwiseOp::kPRELU && o != a)
+    return invalidArgument("elementwise: prelu slope dims " + light::dimsString(b) +
+                           " do not broadcast to the input dims " + light::dimsString(a));
+  out.assign(1, TensorShape{o, comparison ? DataType::kBOOL : t});
   return Status::ok();
 }
 
@@ -53,11 +63,23 @@ Status inferActivation(const ActivationParams& p, const std::vector<TensorShape>
   KILN_RETURN_IF_ERROR(light::checkAllShapes(layer, in));
   const int32_t t = static_cast<int32_t>(p.type);
   if (t < static_cast<int32_t>(ActivationType::kRELU) ||
-      t > static_cast<int32_t>(ActivationType::kHARD_SWISH))
+      t > static_cast<int32_t>(ActivationType::kNOT))
     return invalidArgument("activation: unknown activation type " + std::to_string(t));
-  if (!light::isFloatType(in[0].type))
+  const DataType type = in[0].type;
+  if (p.type == ActivationType::kNOT) {
+    if (type != DataType::kBOOL)
+      return invalidArgument(std::string("activation: not needs a bool input, got ") +
+                             dataTypeName(type));
+  } else if (p.type == ActivationType::kNEG || p.type == ActivationType::kABS) {
+    // Exact on integers too (ONNX Neg/Abs take them); int8 is quantized and excluded.
+    if (!light::isFloatType(type) && type != DataType::kINT32 && type != DataType::kINT64)
+      return invalidArgument(
+          std::string("activation: neg/abs need a floating-point, int32 or int64 input, got ") +
+          dataTypeName(type));
+  } else if (!light::isFloatType(type)) {
     return invalidArgument(std::string("activation: needs a floating-point input, got ") +
-                           dataTypeName(in[0].type));
+                           dataTypeName(type));
+  }
   out.assign(1, in[0]);
   return Status::ok();
 }

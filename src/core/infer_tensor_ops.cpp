@@ -151,13 +151,19 @@ Status inferReduce(const ReduceParams& p, const std::vector<TensorShape>& in,
   KILN_RETURN_IF_ERROR(light::checkInputCount(layer, in, 1));
   KILN_RETURN_IF_ERROR(light::checkAllShapes(layer, in));
   const int32_t op = static_cast<int32_t>(p.op);
-  if (op < static_cast<int32_t>(ReduceOp::kSUM) || op > static_cast<int32_t>(ReduceOp::kMAX))
+  if (op < static_cast<int32_t>(ReduceOp::kSUM) || op > static_cast<int32_t>(ReduceOp::kARGMAX))
     return invalidArgument("reduce: unknown op " + std::to_string(op));
-  if (!light::isFloatType(in[0].type))
-    return invalidArgument(std::string("reduce: needs a floating-point input, got ") +
-                           dataTypeName(in[0].type));
+  const bool argmax = p.op == ReduceOp::kARGMAX;
+  const DataType t = in[0].type;
+  if (argmax ? !(light::isFloatType(t) || t == DataType::kINT32 || t == DataType::kINT64)
+             : !light::isFloatType(t))
+    return invalidArgument(std::string("reduce: needs a floating-point") +
+                           (argmax ? ", int32 or int64" : "") + " input, got " + dataTypeName(t));
   const Dims& d = in[0].dims;
   if (p.axesMask == 0) return invalidArgument("reduce: axesMask is 0: no axis to reduce");
+  if (argmax && (p.axesMask & (p.axesMask - 1)) != 0)
+    return invalidArgument("reduce: argmax needs exactly one axis, axesMask is " +
+                           std::to_string(p.axesMask));
   for (int32_t bit = 31; bit >= d.nbDims; --bit)
     if ((p.axesMask >> bit) & 1u)
       return invalidArgument("reduce: axesMask names axis " + std::to_string(bit) +
@@ -170,8 +176,12 @@ Status inferReduce(const ReduceParams& p, const std::vector<TensorShape>& in,
       o.d[o.nbDims++] = d.d[i];
     else if (p.keepDims)
       o.d[o.nbDims++] = 1;
+    // The index of the maximum of nothing does not exist.
+    if (argmax && reduced && d.d[i] == 0)
+      return invalidArgument("reduce: argmax over axis " + std::to_string(i) +
+                             " of size 0 in dims " + light::dimsString(d));
   }
-  out.assign(1, TensorShape{o, in[0].type});
+  out.assign(1, TensorShape{o, argmax ? DataType::kINT64 : t});
   return Status::ok();
 }
 

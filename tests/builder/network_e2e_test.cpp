@@ -156,6 +156,31 @@ std::vector<Case> cases() {
   ReduceParams red{ReduceOp::kMEAN, 0b101u, false};
   all.push_back({"reduce", LayerType::kREDUCE, red, {makeDims({3, 4, 5})},
                  [red](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addReduce(*t[0], red); }});
+  SoftmaxParams lsm{-1, true};
+  all.push_back({"log-softmax", LayerType::kSOFTMAX, lsm, {makeDims({3, 5})},
+                 [lsm](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addSoftmax(*t[0], lsm); }});
+  all.push_back({"prelu", LayerType::kELEMENTWISE, ElementwiseParams{ElementwiseOp::kPRELU},
+                 {makeDims({2, 3, 4}), makeDims({3, 1})},
+                 [](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addElementwise(*t[0], *t[1], ElementwiseOp::kPRELU); }});
+  ActivationParams elu{ActivationType::kELU, 0.7f};
+  all.push_back({"elu", LayerType::kACTIVATION, elu, {makeDims({4, 5})},
+                 [elu](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addActivation(*t[0], elu); }});
+  // Data movers: the builder keeps them in fp32 (they take any type, see lowering.cpp).
+  SliceParams sl{makeDims({1, 3}), makeDims({1, -2}), makeDims({2, 2})};
+  all.push_back({"slice", LayerType::kSLICE, sl, {makeDims({3, 4})},
+                 [sl](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addSlice(*t[0], sl); }});
+  PaddingParams pad;
+  pad.mode = PaddingMode::kREFLECT;
+  pad.before[1] = 2;
+  pad.after[0] = 1;
+  all.push_back({"padding", LayerType::kPADDING, pad, {makeDims({2, 3})},
+                 [pad](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addPadding(*t[0], pad); }});
+  TileParams tile{makeDims({2, 1, 3})};
+  all.push_back({"tile", LayerType::kTILE, tile, {makeDims({2, 3, 1})},
+                 [tile](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addTile(*t[0], tile); }});
+  ExpandParams ex{makeDims({2, 1, 4})};
+  all.push_back({"expand", LayerType::kEXPAND, ex, {makeDims({3, 1})},
+                 [ex](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addExpand(*t[0], ex); }});
   return all;
 }
 
@@ -201,6 +226,84 @@ TEST(NetworkEndToEnd, ConvolutionWithWeights) {
   for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], std::max(want[i], 0.f), 1e-4f) << i;
 }
 
+// Layers whose inputs or outputs are not float: comparisons and not give bool, select takes a
+// bool condition, argmax gives int64, neg keeps int32. The builder must keep those types (no
+// detour through fp32) while it still converts the fp16 inputs.
+TEST(NetworkEndToEnd, BoolAndIntegerLayersKeepTheirTypes) {
+  std::mt19937 rng(std::random_device{}());
+  const Dims d = makeDims({3, 4});
+  auto av = randomValues(rng, volume(d)), bv = randomValues(rng, volume(d));
+  std::vector<uint16_t> ah, bh;
+  for (size_t i = 0; i < av.size(); ++i) {
+    ah.push_back(floatToHalf(av[i]));
+    bh.push_back(floatToHalf(bv[i]));
+    av[i] = halfToFloat(ah[i]);
+    bv[i] = halfToFloat(bh[i]);
+  }
+  std::vector<int32_t> cv(static_cast<size_t>(volume(d)));
+  for (size_t i = 0; i < cv.size(); ++i) cv[i] = static_cast<int32_t>(rng() % 2001) - 1000;
+
+  auto net = createNetwork();
+  ITensor* a = net->addInput("a", DataType::kHALF, d);
+  ITensor* b = net->addInput("b", DataType::kHALF, d);
+  ITensor* c = net->addInput("c", DataType::kINT32, d);
+  ILayer* less = net->addElementwise(*a, *b, ElementwiseOp::kLESS);
+  ASSERT_NE(less, nullptr) << net->getLastError().toString();
+  ILayer* notLess = net->addActivation(*less->getOutput(0), ActivationParams{ActivationType::kNOT});
+  ASSERT_NE(notLess, nullptr) << net->getLastError().toString();
+  ILayer* same = net->addElementwise(*less->getOutput(0), *notLess->getOutput(0),
+                                     ElementwiseOp::kEQUAL);
+  ASSERT_NE(same, nullptr) << net->getLastError().toString();
+  ILayer* pick = net->addSelect(*notLess->getOutput(0), *a, *b);  // max(a, b)
+  ASSERT_NE(pick, nullptr) << net->getLastError().toString();
+  ILayer* arg = net->addReduce(*a, ReduceParams{ReduceOp::kARGMAX, 0b10u, false});
+  ASSERT_NE(arg, nullptr) << net->getLastError().toString();
+  ILayer* neg = net->addActivation(*c, ActivationParams{ActivationType::kNEG});
+  ASSERT_NE(neg, nullptr) << net->getLastError().toString();
+  const char* names[] = {"same", "pick", "arg", "neg"};
+  ILayer* outs[] = {same, pick, arg, neg};
+  for (int i = 0; i < 4; ++i) {
+    outs[i]->getOutput(0)->setName(names[i]);
+    ASSERT_TRUE(net->markOutput(*outs[i]->getOutput(0)).isOk());
+  }
+  EXPECT_EQ(same->getOutput(0)->getType(), DataType::kBOOL);
+  EXPECT_EQ(pick->getOutput(0)->getType(), DataType::kHALF);
+  EXPECT_EQ(arg->getOutput(0)->getType(), DataType::kINT64);
+  EXPECT_EQ(neg->getOutput(0)->getType(), DataType::kINT32);
+
+  std::vector<uint8_t> plan;
+  Status s = createBuilder()->buildSerializedNetwork(*net, BuilderConfig(), plan);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  std::unique_ptr<IEngine> engine;
+  ASSERT_TRUE(createRuntime()->deserializeEngine(plan.data(), plan.size(), engine).isOk());
+  std::unique_ptr<IExecutionContext> ctx;
+  ASSERT_TRUE(engine->createExecutionContext(ctx).isOk());
+  std::vector<uint8_t> sameOut(12, 7);
+  std::vector<uint16_t> pickOut(12);
+  std::vector<int64_t> argOut(3, -1);
+  std::vector<int32_t> negOut(12);
+  ASSERT_TRUE(ctx->setTensorAddress("a", ah.data()).isOk());
+  ASSERT_TRUE(ctx->setTensorAddress("b", bh.data()).isOk());
+  ASSERT_TRUE(ctx->setTensorAddress("c", cv.data()).isOk());
+  ASSERT_TRUE(ctx->setTensorAddress("same", sameOut.data()).isOk());
+  ASSERT_TRUE(ctx->setTensorAddress("pick", pickOut.data()).isOk());
+  ASSERT_TRUE(ctx->setTensorAddress("arg", argOut.data()).isOk());
+  ASSERT_TRUE(ctx->setTensorAddress("neg", negOut.data()).isOk());
+  s = ctx->enqueue(nullptr);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  for (size_t i = 0; i < 12; ++i) {
+    EXPECT_EQ(sameOut[i], 0) << i;  // x == !x never holds
+    EXPECT_EQ(halfToFloat(pickOut[i]), std::max(av[i], bv[i])) << i;
+    EXPECT_EQ(negOut[i], -cv[i]) << i;
+  }
+  for (size_t r = 0; r < 3; ++r) {
+    int64_t best = 0;
+    for (int64_t k = 1; k < 4; ++k)
+      if (av[r * 4 + k] > av[r * 4 + best]) best = k;
+    EXPECT_EQ(argOut[r], best) << r;
+  }
+}
+
 TEST(NetworkEndToEnd, ShapeErrorsNameTheLayer) {
   auto net = createNetwork();
   ITensor* a = net->addInput("a", DataType::kFLOAT, makeDims({2, 3}));
@@ -219,6 +322,48 @@ TEST(NetworkEndToEnd, NetworkWithoutOutputsIsRefused) {
   std::vector<uint8_t> plan;
   Status s = createBuilder()->buildSerializedNetwork(*net, BuilderConfig(), plan);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+}
+
+// Gather's indices stay int32 (no detour through fp32) while its fp16 data is converted.
+TEST(NetworkEndToEnd, GatherKeepsIntegerIndices) {
+  std::mt19937 rng(std::random_device{}());
+  const Dims d = makeDims({4, 3});
+  auto dv = randomValues(rng, volume(d));
+  std::vector<uint16_t> dh;
+  for (float& v : dv) {
+    dh.push_back(floatToHalf(v));
+    v = halfToFloat(dh.back());
+  }
+  std::vector<int32_t> iv = {3, -4, 1, 2, -1};
+  auto net = createNetwork();
+  ITensor* data = net->addInput("data", DataType::kHALF, d);
+  ITensor* idx = net->addInput("idx", DataType::kINT32, makeDims({5}));
+  ILayer* g = net->addGather(*data, *idx, GatherParams{0});
+  ASSERT_NE(g, nullptr) << net->getLastError().toString();
+  ASSERT_EQ(g->getOutput(0)->getDimensions(), makeDims({5, 3}));
+  ASSERT_TRUE(net->markOutput(*g->getOutput(0)).isOk());
+  std::vector<uint8_t> plan;
+  Status s = createBuilder()->buildSerializedNetwork(*net, BuilderConfig(), plan);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  std::unique_ptr<IEngine> engine;
+  ASSERT_TRUE(createRuntime()->deserializeEngine(plan.data(), plan.size(), engine).isOk());
+  std::unique_ptr<IExecutionContext> ctx;
+  ASSERT_TRUE(engine->createExecutionContext(ctx).isOk());
+  std::vector<uint16_t> out(15);
+  ASSERT_TRUE(ctx->setTensorAddress("data", dh.data()).isOk());
+  ASSERT_TRUE(ctx->setTensorAddress("idx", iv.data()).isOk());
+  ASSERT_TRUE(ctx->setTensorAddress(g->getOutput(0)->getName(), out.data()).isOk());
+  s = ctx->enqueue(nullptr);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  for (int r = 0; r < 5; ++r)
+    for (int c = 0; c < 3; ++c)
+      ASSERT_EQ(halfToFloat(out[static_cast<size_t>(r * 3 + c)]),
+                dv[static_cast<size_t>(((iv[static_cast<size_t>(r)] + 4) % 4) * 3 + c)])
+          << r << "," << c;
+  // An index out of range fails the enqueue instead of reading outside the data.
+  std::vector<int32_t> bad = {0, 1, 4, 2, 3};
+  ASSERT_TRUE(ctx->setTensorAddress("idx", bad.data()).isOk());
+  EXPECT_FALSE(ctx->enqueue(nullptr).isOk());
 }
 
 }  // namespace

@@ -74,8 +74,8 @@ TEST(InferActivation, SameShapeFloatOnly) {
   EXPECT_EQ(s.type, DataType::kHALF);
   inferFails(inferActivation, p, {shape({3}, DataType::kINT32)}, "floating-point");
   inferFails(inferActivation, p, {shape({3}), shape({3})}, "expects 1 input");
-  p.type = static_cast<ActivationType>(17);
-  inferFails(inferActivation, p, {shape({3})}, "unknown activation type 17");
+  p.type = static_cast<ActivationType>(18);
+  inferFails(inferActivation, p, {shape({3})}, "unknown activation type 18");
 }
 
 TEST(InferSoftmax, AxisChecks) {

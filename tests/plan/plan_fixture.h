@@ -212,6 +212,62 @@ class PlanMaker {
     const int32_t side = addTensor("side", makeDims({2, 6, 4, 3}), A);
     addStep("probe2", LayerType::kPLUGIN, std::monostate{}, {actOut, x}, {side}, p0);
 
+    // The ONNX-era layers, each on a side branch from x [2,4,8,8].
+    const int32_t cond = addTensor("cond", makeDims({1, 1, 8, 8}), C, DataType::kBOOL);
+    addStep("select", LayerType::kSELECT, SelectParams{}, {cond, x, x},
+            {addTensor("select_out", makeDims({2, 4, 8, 8}), A)});
+    const int32_t idx = addTensor("gather_idx", makeDims({3}), C, DataType::kINT64);
+    addStep("gather", LayerType::kGATHER, GatherParams{1}, {x, idx},
+            {addTensor("gather_out", makeDims({2, 3, 8, 8}), A)});
+    SliceParams slice{makeDims({0, 1, 0, 7}), makeDims({1, 1, 2, -1}), makeDims({2, 3, 4, 8})};
+    addStep("slice", LayerType::kSLICE, slice, {x},
+            {addTensor("slice_out", makeDims({2, 3, 4, 8}), A)});
+    PaddingParams pad;
+    pad.mode = PaddingMode::kREFLECT;
+    pad.value = randomFloat();
+    pad.before[2] = 1, pad.before[3] = 2, pad.after[2] = 3;
+    addStep("pad", LayerType::kPADDING, pad, {x},
+            {addTensor("pad_out", makeDims({2, 4, 12, 10}), A)});
+    ResizeParams resize;
+    resize.mode = ResizeMode::kLINEAR;
+    resize.coordinates = ResizeCoordinates::kALIGN_CORNERS;
+    resize.rounding = ResizeRounding::kCEIL;
+    const float scales[8] = {1, 1, 2, 0.5f, 0, 0, 0, 0};
+    std::copy(scales, scales + 8, resize.scales);
+    resize.outputDims = makeDims({2, 4, 16, 4});
+    addStep("resize", LayerType::kRESIZE, resize, {x},
+            {addTensor("resize_out", makeDims({2, 4, 16, 4}), A)});
+    addStep("tile", LayerType::kTILE, TileParams{makeDims({1, 2, 1, 1})}, {x},
+            {addTensor("tile_out", makeDims({2, 8, 8, 8}), A)});
+    const int32_t small = addTensor("expand_in", makeDims({4, 1, 1}), C);
+    addStep("expand", LayerType::kEXPAND, ExpandParams{makeDims({2, 4, 8, 8})}, {small},
+            {addTensor("expand_out", makeDims({2, 4, 8, 8}), A)});
+    // OH = 2*(8-1) + 1 + 1*(3-1) + 1 - 1 - 1 = 16, OW = 14 + 0 + 2 + 1 - 2 = 15.
+    DeconvolutionParams deconv;
+    deconv.outChannels = 6;
+    deconv.kernelH = deconv.kernelW = 3;
+    deconv.strideH = deconv.strideW = 2;
+    deconv.padTop = deconv.padLeft = deconv.padBottom = deconv.padRight = 1;
+    deconv.groups = 2;
+    deconv.outputPaddingH = 1;
+    addStep("deconv", LayerType::kDECONVOLUTION, deconv,
+            {x, addTensor("deconv_w", makeDims({4, 3, 3, 3}), C)},
+            {addTensor("deconv_out", makeDims({2, 6, 16, 15}), A)});
+    addStep("instnorm", LayerType::kNORMALIZATION, NormalizationParams{std::abs(randomFloat()) + 1e-5f},
+            {x, addTensor("in_scale", makeDims({4}), C), addTensor("in_bias", makeDims({4}), C)},
+            {addTensor("instnorm_out", makeDims({2, 4, 8, 8}), A)});
+    addStep("lrn", LayerType::kLRN, LrnParams{3, randomFloat(), randomFloat(), randomFloat()}, {x},
+            {addTensor("lrn_out", makeDims({2, 4, 8, 8}), A)});
+    RoiAlignParams roi;
+    roi.mode = RoiAlignMode::kMAX;
+    roi.outputHeight = 2, roi.outputWidth = 3, roi.samplingRatio = 2;
+    roi.spatialScale = randomFloat();
+    roi.halfPixel = false;
+    addStep("roialign", LayerType::kROI_ALIGN, roi,
+            {x, addTensor("rois", makeDims({3, 4}), C),
+             addTensor("roi_batch", makeDims({3}), C, DataType::kINT64)},
+            {addTensor("roialign_out", makeDims({3, 4, 2, 3}), A)});
+
     // A constant step: computes nothing, carries no parameters.
     addStep("const", LayerType::kCONSTANT, std::monostate{}, {}, {});
 

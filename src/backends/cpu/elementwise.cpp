@@ -8,6 +8,9 @@
 //   max/min propagate NaN (numpy's maximum/minimum), pow is std::pow in fp32 and has no integer
 //   form. Integer add/sub/mul wrap around in two's complement; integer div truncates toward zero,
 //   x / 0 is defined as 0 (a model must never crash the engine), and MIN / -1 wraps to MIN.
+//   equal/less/greater write bool (one byte, 0 or 1) and are false when either side is NaN; equal
+//   on bool inputs treats any non-zero byte as true. prelu (fp32 only) is a < 0 ? a * b : a, so a
+//   NaN input passes through.
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -39,10 +42,30 @@ T safeDiv(T a, T b) {
   return a / b;
 }
 
+constexpr bool isComparison(ElementwiseOp op) {
+  return op == ElementwiseOp::kEQUAL || op == ElementwiseOp::kLESS || op == ElementwiseOp::kGREATER;
+}
+
+// The element type an op writes for inputs of type T: bool (as bytes) for comparisons.
 template <ElementwiseOp kOp, class T>
-inline T applyOp(T a, T b) {
+using OutputOf = std::conditional_t<isComparison(kOp), uint8_t, T>;
+
+template <ElementwiseOp kOp, class T>
+inline OutputOf<kOp, T> applyOp(T a, T b) {
   constexpr bool kFloat = std::is_floating_point_v<T>;
-  if constexpr (kOp == ElementwiseOp::kADD) {
+  if constexpr (std::is_same_v<T, uint8_t>) {  // bool: only equal is defined
+    static_assert(kOp == ElementwiseOp::kEQUAL);
+    return (a != 0) == (b != 0) ? 1 : 0;
+  } else if constexpr (kOp == ElementwiseOp::kEQUAL) {
+    return a == b ? 1 : 0;
+  } else if constexpr (kOp == ElementwiseOp::kLESS) {
+    return a < b ? 1 : 0;
+  } else if constexpr (kOp == ElementwiseOp::kGREATER) {
+    return a > b ? 1 : 0;
+  } else if constexpr (kOp == ElementwiseOp::kPRELU) {
+    static_assert(kFloat, "prelu has no integer form");
+    return a < 0 ? a * b : a;
+  } else if constexpr (kOp == ElementwiseOp::kADD) {
     if constexpr (kFloat)
       return a + b;
     else
@@ -83,28 +106,29 @@ struct BinaryLoops {
 
 template <class T, ElementwiseOp kOp>
 struct Loops {
+  using O = OutputOf<kOp, T>;
   static void same(const void* a, const void* b, void* out, int64_t n) {
     const T* pa = static_cast<const T*>(a);
     const T* pb = static_cast<const T*>(b);
-    T* po = static_cast<T*>(out);
+    O* po = static_cast<O*>(out);
     for (int64_t i = 0; i < n; ++i) po[i] = applyOp<kOp>(pa[i], pb[i]);
   }
   static void scalarA(const void* a, const void* b, void* out, int64_t n) {
     const T s = *static_cast<const T*>(a);
     const T* pb = static_cast<const T*>(b);
-    T* po = static_cast<T*>(out);
+    O* po = static_cast<O*>(out);
     for (int64_t i = 0; i < n; ++i) po[i] = applyOp<kOp>(s, pb[i]);
   }
   static void scalarB(const void* a, const void* b, void* out, int64_t n) {
     const T* pa = static_cast<const T*>(a);
     const T s = *static_cast<const T*>(b);
-    T* po = static_cast<T*>(out);
+    O* po = static_cast<O*>(out);
     for (int64_t i = 0; i < n; ++i) po[i] = applyOp<kOp>(pa[i], s);
   }
   static void strided(const void* a, int64_t sa, const void* b, int64_t sb, void* out, int64_t n) {
     const T* pa = static_cast<const T*>(a);
     const T* pb = static_cast<const T*>(b);
-    T* po = static_cast<T*>(out);
+    O* po = static_cast<O*>(out);
     for (int64_t i = 0; i < n; ++i) po[i] = applyOp<kOp>(pa[i * sa], pb[i * sb]);
   }
   static constexpr BinaryLoops kLoops{&same, &scalarA, &scalarB, &strided};
@@ -112,31 +136,45 @@ struct Loops {
 
 template <class T>
 const BinaryLoops* loopsForOp(ElementwiseOp op) {
-  switch (op) {
-    case ElementwiseOp::kADD:
-      return &Loops<T, ElementwiseOp::kADD>::kLoops;
-    case ElementwiseOp::kSUB:
-      return &Loops<T, ElementwiseOp::kSUB>::kLoops;
-    case ElementwiseOp::kMUL:
-      return &Loops<T, ElementwiseOp::kMUL>::kLoops;
-    case ElementwiseOp::kDIV:
-      return &Loops<T, ElementwiseOp::kDIV>::kLoops;
-    case ElementwiseOp::kMAX:
-      return &Loops<T, ElementwiseOp::kMAX>::kLoops;
-    case ElementwiseOp::kMIN:
-      return &Loops<T, ElementwiseOp::kMIN>::kLoops;
-    case ElementwiseOp::kPOW:
-      if constexpr (std::is_floating_point_v<T>) return &Loops<T, ElementwiseOp::kPOW>::kLoops;
-      break;
+  if constexpr (std::is_same_v<T, uint8_t>) {
+    return op == ElementwiseOp::kEQUAL ? &Loops<T, ElementwiseOp::kEQUAL>::kLoops : nullptr;
+  } else {
+    switch (op) {
+      case ElementwiseOp::kADD:
+        return &Loops<T, ElementwiseOp::kADD>::kLoops;
+      case ElementwiseOp::kSUB:
+        return &Loops<T, ElementwiseOp::kSUB>::kLoops;
+      case ElementwiseOp::kMUL:
+        return &Loops<T, ElementwiseOp::kMUL>::kLoops;
+      case ElementwiseOp::kDIV:
+        return &Loops<T, ElementwiseOp::kDIV>::kLoops;
+      case ElementwiseOp::kMAX:
+        return &Loops<T, ElementwiseOp::kMAX>::kLoops;
+      case ElementwiseOp::kMIN:
+        return &Loops<T, ElementwiseOp::kMIN>::kLoops;
+      case ElementwiseOp::kPOW:
+        if constexpr (std::is_floating_point_v<T>) return &Loops<T, ElementwiseOp::kPOW>::kLoops;
+        break;
+      case ElementwiseOp::kEQUAL:
+        return &Loops<T, ElementwiseOp::kEQUAL>::kLoops;
+      case ElementwiseOp::kLESS:
+        return &Loops<T, ElementwiseOp::kLESS>::kLoops;
+      case ElementwiseOp::kGREATER:
+        return &Loops<T, ElementwiseOp::kGREATER>::kLoops;
+      case ElementwiseOp::kPRELU:
+        if constexpr (std::is_floating_point_v<T>) return &Loops<T, ElementwiseOp::kPRELU>::kLoops;
+        break;
+    }
+    return nullptr;
   }
-  return nullptr;
 }
 
 // What every elementwise tactic checks: a consistent configuration the backend has loops for.
 struct Checked {
   const ElementwiseParams* params = nullptr;
   const BinaryLoops* loops = nullptr;
-  size_t elemSize = 0;
+  size_t elemSize = 0;     // of the inputs
+  size_t outElemSize = 0;  // of the output (1 for comparisons)
   int64_t volA = 0, volB = 0, volOut = 0;
 };
 
@@ -154,18 +192,23 @@ bool check(const KernelConfig& c, std::string* whyNot, Checked* out) {
     case DataType::kINT64:
       out->loops = loopsForOp<int64_t>(out->params->op);
       break;
+    case DataType::kBOOL:
+      out->loops = loopsForOp<uint8_t>(out->params->op);
+      break;
     default:
-      light::setWhyNot(whyNot, std::string("elementwise: the CPU backend supports fp32, int32 "
-                                           "and int64, got ") +
+      light::setWhyNot(whyNot, std::string("elementwise: the CPU backend supports fp32, int32, "
+                                           "int64 (and bool for equal), got ") +
                                    dataTypeName(t));
       return false;
   }
   if (!out->loops) {
-    light::setWhyNot(whyNot, std::string("elementwise: pow is not defined on ") + dataTypeName(t) +
-                                 " (only fp32)");
+    const char* name = out->params->op == ElementwiseOp::kPOW ? "pow" : "this op";
+    light::setWhyNot(whyNot,
+                     std::string("elementwise: ") + name + " is not defined on " + dataTypeName(t));
     return false;
   }
   out->elemSize = dataTypeSize(t);
+  out->outElemSize = dataTypeSize(c.outputs[0].type);
   out->volA = volume(c.inputs[0].dims);
   out->volB = volume(c.inputs[1].dims);
   out->volOut = volume(c.outputs[0].dims);
@@ -232,7 +275,7 @@ std::unique_ptr<Kernel> createScalar(const KernelConfig& c, std::string* whyNot)
 class ReferenceKernel final : public Kernel {
  public:
   ReferenceKernel(const Checked& k, const Dims& a, const Dims& b, const Dims& out)
-      : loops_(k.loops), elemSize_(k.elemSize), out_(out) {
+      : loops_(k.loops), elemSize_(k.elemSize), outElemSize_(k.outElemSize), out_(out) {
     // Input strides aligned to the output's dims; 0 where the input is broadcast.
     stridesFor(a, strideA_);
     stridesFor(b, strideB_);
@@ -255,7 +298,7 @@ class ReferenceKernel final : public Kernel {
     int64_t offA = 0, offB = 0;  // in elements
     for (int64_t row = 0; row < rows; ++row) {
       loops_->strided(a + offA * elemSize_, strideA_[r - 1], b + offB * elemSize_, strideB_[r - 1],
-                      o + row * n * elemSize_, n);
+                      o + row * n * outElemSize_, n);
       // Advance the odometer over all dims but the last.
       for (int32_t k = r - 2; k >= 0; --k) {
         offA += strideA_[k];
@@ -282,6 +325,7 @@ class ReferenceKernel final : public Kernel {
 
   const BinaryLoops* loops_;
   size_t elemSize_;
+  size_t outElemSize_;
   Dims out_;
   int64_t strideA_[Dims::kMaxDims] = {};
   int64_t strideB_[Dims::kMaxDims] = {};

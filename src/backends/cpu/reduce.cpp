@@ -2,6 +2,10 @@
 // accumulating in double in the workspace (one double per output element) while it walks the
 // input once in memory order. Over an empty axis: sum is 0, mean is NaN, max is -inf. max
 // propagates NaN.
+//
+// Argmax over one axis writes int64 indices, the first index of the maximum. NaN counts as
+// larger than every number (numpy's argmax): the first NaN along the axis wins. It reads fp32,
+// int32 or int64 directly (no accumulation), so integers above 2^24 compare exactly.
 #include <cmath>
 #include <limits>
 
@@ -79,9 +83,66 @@ class ReduceKernel final : public Kernel {
   int64_t outStrides_[Dims::kMaxDims] = {};
 };
 
+// The input seen as [outer, axis, inner], row-major; the output as [outer, inner].
+template <class T>
+class ArgMaxKernel final : public Kernel {
+ public:
+  ArgMaxKernel(int64_t outer, int64_t axis, int64_t inner)
+      : outer_(outer), axis_(axis), inner_(inner) {}
+
+  Status run(const void* const* in, void* const* out, void*) const override {
+    const T* x = static_cast<const T*>(in[0]);
+    int64_t* y = static_cast<int64_t*>(out[0]);
+    for (int64_t o = 0; o < outer_; ++o) {
+      for (int64_t i = 0; i < inner_; ++i) {
+        const T* v = x + o * axis_ * inner_ + i;
+        int64_t best = 0;
+        T m = v[0];
+        // Once m is NaN nothing replaces it: a NaN is only taken when m is not NaN yet.
+        for (int64_t k = 1; k < axis_ && m == m; ++k) {
+          const T e = v[k * inner_];
+          if (e > m || e != e) {
+            m = e;
+            best = k;
+          }
+        }
+        y[o * inner_ + i] = best;
+      }
+    }
+    return Status::ok();
+  }
+
+ private:
+  int64_t outer_, axis_, inner_;
+};
+
+std::unique_ptr<Kernel> createArgMax(const KernelConfig& c, const ReduceParams& p,
+                                     std::string* whyNot) {
+  const Dims& d = c.inputs[0].dims;
+  int32_t axis = 0;
+  while (!((p.axesMask >> axis) & 1u)) ++axis;  // inference checked: exactly one bit, < rank
+  int64_t outer = 1, inner = 1;
+  for (int32_t i = 0; i < axis; ++i) outer *= d.d[i];
+  for (int32_t i = axis + 1; i < d.nbDims; ++i) inner *= d.d[i];
+  switch (c.inputs[0].type) {
+    case DataType::kFLOAT:
+      return std::make_unique<ArgMaxKernel<float>>(outer, d.d[axis], inner);
+    case DataType::kINT32:
+      return std::make_unique<ArgMaxKernel<int32_t>>(outer, d.d[axis], inner);
+    case DataType::kINT64:
+      return std::make_unique<ArgMaxKernel<int64_t>>(outer, d.d[axis], inner);
+    default:
+      light::setWhyNot(whyNot, std::string("reduce: the CPU backend's argmax supports fp32, "
+                                           "int32 and int64, got ") +
+                                   dataTypeName(c.inputs[0].type));
+      return nullptr;
+  }
+}
+
 std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
   const ReduceParams* p = light::validate<ReduceParams>(c, "reduce", 1, &inferReduce, whyNot);
   if (!p || !light::allLinear(c, "reduce", whyNot)) return nullptr;
+  if (p->op == ReduceOp::kARGMAX) return createArgMax(c, *p, whyNot);
   if (c.inputs[0].type != DataType::kFLOAT) {
     light::setWhyNot(whyNot, std::string("reduce: the CPU backend supports fp32, got ") +
                                  dataTypeName(c.inputs[0].type));

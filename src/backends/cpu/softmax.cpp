@@ -1,6 +1,7 @@
-// Softmax on the CPU, fp32, over any axis. One tactic: "reference". Numerically stable (the
-// maximum along the axis is subtracted before exp) and accumulated in double, so that it can
-// serve as the yardstick for faster tactics. A slice that is all -inf, or holds NaN, gives NaN.
+// Softmax and log-softmax on the CPU, fp32, over any axis. One tactic: "reference". Numerically
+// stable (the maximum along the axis is subtracted before exp; log-softmax is (x - m) - log(sum))
+// and accumulated in double, so that it can serve as the yardstick for faster tactics. A slice
+// that is all -inf, or holds NaN, gives NaN.
 #include <cmath>
 
 #include "backends/cpu/light_kernel_util.h"
@@ -11,8 +12,8 @@ namespace {
 class SoftmaxKernel final : public Kernel {
  public:
   // The tensor seen as [outer, axis, inner], row-major.
-  SoftmaxKernel(int64_t outer, int64_t axis, int64_t inner)
-      : outer_(outer), axis_(axis), inner_(inner) {}
+  SoftmaxKernel(int64_t outer, int64_t axis, int64_t inner, bool log)
+      : outer_(outer), axis_(axis), inner_(inner), log_(log) {}
 
   Status run(const void* const* in, void* const* out, void*) const override {
     const float* x = static_cast<const float*>(in[0]);
@@ -28,9 +29,18 @@ class SoftmaxKernel final : public Kernel {
         }
         double sum = 0;
         for (int64_t k = 0; k < axis_; ++k) sum += std::exp(x[base + k * inner_] - m);
-        for (int64_t k = 0; k < axis_; ++k) {
-          const int64_t at = base + k * inner_;
-          y[at] = static_cast<float>(std::exp(x[at] - m) / sum);
+        if (log_) {
+          // log(exp(x - m) / sum) = (x - m) - log(sum): no exp of a large value, no log of 0.
+          const double logSum = std::log(sum);
+          for (int64_t k = 0; k < axis_; ++k) {
+            const int64_t at = base + k * inner_;
+            y[at] = static_cast<float>((x[at] - m) - logSum);
+          }
+        } else {
+          for (int64_t k = 0; k < axis_; ++k) {
+            const int64_t at = base + k * inner_;
+            y[at] = static_cast<float>(std::exp(x[at] - m) / sum);
+          }
         }
       }
     }
@@ -39,6 +49,7 @@ class SoftmaxKernel final : public Kernel {
 
  private:
   int64_t outer_, axis_, inner_;
+  bool log_;
 };
 
 std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
@@ -54,7 +65,7 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
   int64_t outer = 1, inner = 1;
   for (int32_t i = 0; i < axis; ++i) outer *= d.d[i];
   for (int32_t i = axis + 1; i < d.nbDims; ++i) inner *= d.d[i];
-  return std::make_unique<SoftmaxKernel>(outer, d.d[axis], inner);
+  return std::make_unique<SoftmaxKernel>(outer, d.d[axis], inner, p->log);
 }
 
 constexpr Tactic kTactics[] = {{"reference", &createReference}};

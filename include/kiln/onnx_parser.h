@@ -1,0 +1,40 @@
+// The ONNX parser (libkiln_onnx): reads an ONNX model (opsets 7 to 17) into a network definition.
+//
+// Every node becomes kiln layers through the network API; shape arithmetic on constants (Shape,
+// Gather, Concat, Unsqueeze, Slice, Cast, ... on constant inputs) is folded while parsing, so
+// only static shapes reach the network. An op type that kiln does not implement is looked up in
+// PluginRegistry::global() by op type (attributes plugin_version, default "1", and
+// plugin_namespace, default ""); the node's other attributes become plugin fields with their
+// types kept. Errors name the node: "node 12 'crop' (CropAndResize): plugin not registered ...".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/network.h"
+#include "kiln/status.h"
+#include "kiln/types.h"
+
+namespace kiln {
+
+Status parseOnnxFile(const std::string& path, INetworkDefinition& network);
+// `name` is used in error messages only.
+Status parseOnnxBytes(const void* data, size_t size, const std::string& name,
+                      INetworkDefinition& network);
+
+// A serialized ONNX TensorProto (.pb), as the ONNX test data stores inputs and outputs.
+struct OnnxTensor {
+  std::string name;
+  DataType type = DataType::kFLOAT;
+  Dims dims;
+  std::vector<uint8_t> data;  // little-endian elements of `type`, row-major
+};
+// Reads raw_data or the typed fields; external data is refused.
+Status readOnnxTensorFile(const std::string& path, OnnxTensor& tensor);
+
+// The op types the parser imports itself (anything else goes to the plugin registry).
+const std::vector<std::string>& onnxSupportedOps();
+
+}  // namespace kiln

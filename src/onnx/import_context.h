@@ -1,0 +1,152 @@
+// What every op importer works with: the values of the graph (network tensors or constants known
+// at parse time), the node being imported, and checked access to its attributes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "kiln/network.h"
+#include "kiln/status.h"
+#include "onnx/onnx_pb.h"
+
+namespace kiln::onnx_import {
+
+// A tensor whose values are known while parsing. Floats (fp32, fp16, bf16, fp64) are kept as
+// float, integers and bool as int64, so folding has two element kinds to care about; `type` says
+// what the model called it.
+struct ConstTensor {
+  DataType type = DataType::kFLOAT;
+  Dims dims;
+  std::vector<float> f;    // type == kFLOAT
+  std::vector<int64_t> i;  // every other type
+  bool isFloat() const { return type == DataType::kFLOAT; }
+  int64_t count() const { return isFloat() ? int64_t(f.size()) : int64_t(i.size()); }
+  double at(int64_t k) const { return isFloat() ? double(f[size_t(k)]) : double(i[size_t(k)]); }
+  // Makes an empty tensor of `type` and `dims` with storage for every element.
+  static ConstTensor make(DataType type, const Dims& dims);
+  void set(int64_t k, double v);
+};
+
+struct Value {
+  ITensor* tensor = nullptr;                    // set once the value exists in the network
+  std::shared_ptr<const ConstTensor> constant;  // set when known at parse time
+};
+
+class ImportContext {
+ public:
+  ImportContext(INetworkDefinition& network, int64_t opset) : net(network), opset(opset) {}
+  INetworkDefinition& net;
+  int64_t opset;
+  std::unordered_map<std::string, Value> values;
+  // How many node inputs and graph outputs read each value (for folding decisions).
+  std::unordered_map<std::string, int32_t> uses;
+  std::unordered_set<std::string> graphOutputs;
+  const onnx::GraphProto* graph = nullptr;
+  std::unordered_set<int32_t> absorbed;  // nodes folded into an earlier one (BN into Conv)
+};
+
+class NodeContext {
+ public:
+  NodeContext(ImportContext& ctx, const onnx::NodeProto& node, int32_t index)
+      : ctx(ctx), node(node), index(index) {}
+  ImportContext& ctx;
+  const onnx::NodeProto& node;
+  int32_t index;
+
+  INetworkDefinition& net() { return ctx.net; }
+  int64_t opset() const { return ctx.opset; }
+
+  // "node 12 'name' (Op): message"
+  Status error(const std::string& message, StatusCode code = StatusCode::kInvalidArgument) const;
+  Status unsupportedError(const std::string& message) const {
+    return error(message, StatusCode::kUnsupported);
+  }
+  // The network refused a layer: its reason, naming the node.
+  Status layerError() const;
+
+  // Inputs. An input that is absent or named "" is optional and missing.
+  int32_t nbInputs() const { return node.input_size(); }
+  bool hasInput(int32_t i) const { return i < node.input_size() && !node.input(i).empty(); }
+  Status requireInputs(int32_t min, int32_t max) const;
+  bool isConstant(int32_t i) const;
+  // The constant behind input i, or an error saying the input must be a constant.
+  Status constant(int32_t i, const ConstTensor*& out) const;
+  // A network tensor for input i, adding a constant layer for constants.
+  Status tensor(int32_t i, ITensor*& out);
+  Dims dims(int32_t i) const;  // static dims of input i (tensor or constant)
+  DataType type(int32_t i) const;
+
+  // Outputs: the layer's output names the ONNX value.
+  Status setOutput(int32_t i, ITensor* tensor);
+  Status setOutput(int32_t i, ConstTensor constant);
+  Status setLayerOutputs(ILayer* layer);  // names the layer and sets outputs 0..n-1
+  bool outputUsed(int32_t i) const;
+
+  // Attributes. A wrong attribute type is remembered and reported after the importer returns.
+  const onnx::AttributeProto* attr(const char* name) const;
+  int64_t attrInt(const char* name, int64_t fallback);
+  float attrFloat(const char* name, float fallback);
+  std::string attrString(const char* name, const std::string& fallback);
+  std::vector<int64_t> attrInts(const char* name, std::vector<int64_t> fallback = {});
+  std::vector<float> attrFloats(const char* name, std::vector<float> fallback = {});
+  const Status& attributeError() const { return attrError_; }
+
+  // Converts an ONNX axis (negative counts from the end) for a tensor of `rank` dims.
+  Status axis(int64_t value, int32_t rank, int32_t& out) const;
+
+ private:
+  bool wrongType(const onnx::AttributeProto* a, onnx::AttributeProto_AttributeType want);
+  Status attrError_;
+};
+
+// Materialises a constant as a network tensor (cached in the value).
+Status constantTensor(ImportContext& ctx, Value& value, const std::string& name, ITensor*& out);
+
+// TensorProto -> constant (raw_data or typed fields; external data refused).
+Status constantFromProto(const onnx::TensorProto& proto, ConstTensor& out);
+// ONNX element type -> kiln type; false when kiln has no such type.
+bool dataTypeFromOnnx(int32_t onnxType, DataType& out);
+
+using Importer = std::function<Status(NodeContext&)>;
+// The built-in importer for an op type, or nullptr.
+const Importer* findImporter(const std::string& opType);
+Status importPluginNode(NodeContext& n);
+
+// Importer tables, one per family file.
+using ImporterTable = std::vector<std::pair<const char*, Importer>>;
+void addActivationImporters(ImporterTable& t);
+void addElementwiseImporters(ImporterTable& t);
+void addConvImporters(ImporterTable& t);
+void addPoolImporters(ImporterTable& t);
+void addMatmulImporters(ImporterTable& t);
+void addShapeImporters(ImporterTable& t);
+void addTensorImporters(ImporterTable& t);
+void addResizeImporters(ImporterTable& t);
+void addReduceImporters(ImporterTable& t);
+void addMiscImporters(ImporterTable& t);
+
+// Small helpers shared by importers.
+Dims dimsOf(const std::vector<int64_t>& v);
+std::vector<int64_t> toInts(const ConstTensor& c);
+ConstTensor intsConstant(const std::vector<int64_t>& v, DataType type = DataType::kINT64);
+// Folding makes constants at most this large (elements); anything bigger is refused rather than
+// allocated (a hostile model can ask for any size).
+constexpr int64_t kMaxFoldElements = int64_t(1) << 26;
+inline bool foldable(const Dims& d) {
+  const int64_t v = volume(d);
+  return d.nbDims >= 0 && v >= 0 && v <= kMaxFoldElements;
+}
+
+// numpy broadcasting of several shapes; false when they do not broadcast.
+bool broadcast(const std::vector<Dims>& in, Dims& out);
+// Flat index into `d` (right-aligned, size-1 dims broadcast) of element `k` of `out`.
+int64_t sourceIndex(const Dims& out, const Dims& d, int64_t k);
+// Reshape (no data movement) of a tensor through a shuffle layer.
+ILayer* addReshape(INetworkDefinition& net, ITensor& in, const Dims& dims);
+
+}  // namespace kiln::onnx_import

@@ -1,0 +1,270 @@
+// Conv (with a following BatchNormalization folded into its weights), ConvTranspose,
+// BatchNormalization, InstanceNormalization and LRN.
+#include <cmath>
+
+#include "onnx/import_context.h"
+#include "onnx/window.h"
+
+namespace kiln::onnx_import {
+namespace {
+
+Status weights(NodeContext& n, int32_t i, const ConstTensor*& w) {
+  KILN_RETURN_IF_ERROR(n.constant(i, w));
+  if (!w->isFloat()) return n.error("input " + std::to_string(i) + " must be floating point");
+  return Status::ok();
+}
+
+// The BatchNormalization right after `conv`, when it alone reads the conv output and its
+// parameters are constants: its index, else -1.
+int32_t foldableBatchNorm(NodeContext& n) {
+  const std::string& out = n.node.output(0);
+  if (n.ctx.graphOutputs.count(out) || n.ctx.uses[out] != 1) return -1;
+  const auto& g = *n.ctx.graph;
+  for (int32_t j = n.index + 1; j < g.node_size(); ++j) {
+    const auto& bn = g.node(j);
+    bool reads = false;
+    for (const auto& in : bn.input()) reads |= in == out;
+    if (!reads) continue;
+    if (bn.op_type() != "BatchNormalization" || bn.input_size() != 5 || bn.input(0) != out)
+      return -1;
+    if (bn.output_size() > 1) {
+      for (int k = 1; k < bn.output_size(); ++k)
+        if (!bn.output(k).empty()) return -1;  // training outputs
+    }
+    for (int k = 1; k < 5; ++k) {
+      auto it = n.ctx.values.find(bn.input(k));
+      if (it == n.ctx.values.end() || !it->second.constant || !it->second.constant->isFloat())
+        return -1;
+    }
+    return j;
+  }
+  return -1;
+}
+
+// scale = gamma / sqrt(var + eps), shift = beta - mean * scale, for a BN node's constants.
+Status batchNormScaleShift(ImportContext& ctx, const onnx::NodeProto& bn, int64_t channels,
+                           std::vector<float>& scale, std::vector<float>& shift, NodeContext& n) {
+  float eps = 1e-5f;
+  for (const auto& a : bn.attribute())
+    if (a.name() == "epsilon") eps = a.f();
+  const ConstTensor* p[4];
+  for (int k = 0; k < 4; ++k) {
+    p[k] = ctx.values[bn.input(k + 1)].constant.get();
+    if (!p[k] || !p[k]->isFloat() || p[k]->count() != channels)
+      return n.error("BatchNormalization parameter " + std::to_string(k + 1) +
+                     " must be a constant of " + std::to_string(channels) + " floats");
+  }
+  scale.resize(size_t(channels));
+  shift.resize(size_t(channels));
+  for (int64_t c = 0; c < channels; ++c) {
+    const double s = double(p[0]->f[size_t(c)]) / std::sqrt(double(p[3]->f[size_t(c)]) + eps);
+    scale[size_t(c)] = float(s);
+    shift[size_t(c)] = float(double(p[1]->f[size_t(c)]) - double(p[2]->f[size_t(c)]) * s);
+  }
+  return Status::ok();
+}
+
+Status importConv(NodeContext& n) {
+  KILN_RETURN_IF_ERROR(n.requireInputs(2, 3));
+  ITensor* in = nullptr;
+  bool oneD = false;
+  KILN_RETURN_IF_ERROR(windowInput(n, in, oneD));
+  const Dims x = in->getDimensions();
+  const ConstTensor* w = nullptr;
+  KILN_RETURN_IF_ERROR(weights(n, 1, w));
+  Dims wd = w->dims;
+  if (oneD && wd.nbDims == 3) wd = makeDims({wd.d[0], wd.d[1], 1, wd.d[2]});
+  if (wd.nbDims != 4) return n.unsupportedError("weights must be 3-D or 4-D");
+  auto ks = n.attrInts("kernel_shape", {wd.d[2], wd.d[3]});
+  if (oneD && ks.size() == 1) ks = {1, ks[0]};
+  if (ks.size() != 2 || ks[0] != wd.d[2] || ks[1] != wd.d[3])
+    return n.error("kernel_shape does not match the weights");
+  Window win;
+  KILN_RETURN_IF_ERROR(readWindow(n, x, ks, win, false, oneD));
+  ConvolutionParams p;
+  p.outChannels = int32_t(w->dims.d[0]);
+  p.kernelH = int32_t(ks[0]), p.kernelW = int32_t(ks[1]);
+  p.strideH = int32_t(win.stride[0]), p.strideW = int32_t(win.stride[1]);
+  p.dilationH = int32_t(win.dilation[0]), p.dilationW = int32_t(win.dilation[1]);
+  p.padTop = int32_t(win.padBegin[0]), p.padLeft = int32_t(win.padBegin[1]);
+  p.padBottom = int32_t(win.padEnd[0]), p.padRight = int32_t(win.padEnd[1]);
+  p.groups = int32_t(n.attrInt("group", 1));
+  std::vector<float> kernel = w->f;
+  std::vector<float> bias;
+  if (n.hasInput(2)) {
+    const ConstTensor* b = nullptr;
+    KILN_RETURN_IF_ERROR(weights(n, 2, b));
+    if (b->count() != p.outChannels) return n.error("bias must have one value per output channel");
+    bias = b->f;
+  }
+  const int32_t bnIndex = foldableBatchNorm(n);
+  const onnx::NodeProto* bn = bnIndex >= 0 ? &n.ctx.graph->node(bnIndex) : nullptr;
+  if (bn) {
+    std::vector<float> scale, shift;
+    KILN_RETURN_IF_ERROR(batchNormScaleShift(n.ctx, *bn, p.outChannels, scale, shift, n));
+    const int64_t per = w->count() / std::max<int64_t>(1, p.outChannels);
+    for (int64_t k = 0; k < p.outChannels; ++k) {
+      for (int64_t e = 0; e < per; ++e) kernel[size_t(k * per + e)] *= scale[size_t(k)];
+    }
+    if (bias.empty()) bias.assign(size_t(p.outChannels), 0.f);
+    for (int64_t k = 0; k < p.outChannels; ++k)
+      bias[size_t(k)] = bias[size_t(k)] * scale[size_t(k)] + shift[size_t(k)];
+  }
+  Weights kw{DataType::kFLOAT, kernel.data(), int64_t(kernel.size())};
+  Weights bw{DataType::kFLOAT, bias.data(), int64_t(bias.size())};
+  ILayer* layer = n.net().addConvolution(*in, p, kw, bw);
+  KILN_RETURN_IF_ERROR(setWindowOutput(n, layer, oneD));
+  if (bn) {
+    // The BN's output is the conv's output from here on.
+    n.ctx.values[bn->output(0)] = n.ctx.values[n.node.output(0)];
+    n.ctx.values[bn->output(0)].tensor->setName(bn->output(0).c_str());
+    n.ctx.absorbed.insert(bnIndex);
+  }
+  return Status::ok();
+}
+
+Status importConvTranspose(NodeContext& n) {
+  KILN_RETURN_IF_ERROR(n.requireInputs(2, 3));
+  ITensor* in = nullptr;
+  bool oneD = false;
+  KILN_RETURN_IF_ERROR(windowInput(n, in, oneD));
+  const Dims x = in->getDimensions();
+  const ConstTensor* w = nullptr;
+  KILN_RETURN_IF_ERROR(weights(n, 1, w));
+  Dims wd = w->dims;
+  if (oneD && wd.nbDims == 3) wd = makeDims({wd.d[0], wd.d[1], 1, wd.d[2]});
+  if (wd.nbDims != 4) return n.unsupportedError("weights must be 3-D or 4-D");
+  const int64_t groups = n.attrInt("group", 1);
+  auto ks = n.attrInts("kernel_shape", {wd.d[2], wd.d[3]});
+  if (oneD && ks.size() == 1) ks = {1, ks[0]};
+  if (ks.size() != 2 || ks[0] != wd.d[2] || ks[1] != wd.d[3])
+    return n.error("kernel_shape does not match the weights");
+  Window win;
+  KILN_RETURN_IF_ERROR(readWindow(n, x, ks, win, true, oneD));
+  auto outPad =
+      n.attrInts("output_padding", oneD ? std::vector<int64_t>{0} : std::vector<int64_t>{0, 0});
+  auto outShape = n.attrInts("output_shape");
+  if (oneD) {
+    if (outPad.size() != 1) return n.error("output_padding must have 1 value");
+    outPad = {0, outPad[0]};
+    if (outShape.size() == 1) outShape = {1, outShape[0]};
+    if (outShape.size() == 3) outShape = {1, outShape[2]};
+  }
+  if (outPad.size() != 2) return n.error("output_padding must have 2 values");
+  const std::string autoPad = n.attrString("auto_pad", "NOTSET");
+  if (!outShape.empty() || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    if (outShape.size() == 4) outShape = {outShape[2], outShape[3]};
+    if (outShape.empty()) outShape = {x.d[2] * win.stride[0], x.d[3] * win.stride[1]};
+    if (outShape.size() != 2) return n.error("output_shape must have 2 (or 4) values");
+    for (int k = 0; k < 2; ++k) {
+      const int64_t total = win.stride[k] * (x.d[2 + k] - 1) + outPad[k] +
+                            (win.kernel[k] - 1) * win.dilation[k] + 1 - outShape[k];
+      if (total < 0) {
+        // Larger than the natural size: the extra goes to output_padding.
+        outPad[k] -= total;
+        win.padBegin[k] = win.padEnd[k] = 0;
+        continue;
+      }
+      // The ONNX spec: SAME_UPPER puts the smaller half in front, otherwise the larger.
+      const int64_t half = total / 2;
+      win.padBegin[k] = autoPad == "SAME_UPPER" ? half : total - half;
+      win.padEnd[k] = total - win.padBegin[k];
+    }
+  }
+  DeconvolutionParams p;
+  p.outChannels = int32_t(wd.d[1] * groups);
+  p.kernelH = int32_t(ks[0]), p.kernelW = int32_t(ks[1]);
+  p.strideH = int32_t(win.stride[0]), p.strideW = int32_t(win.stride[1]);
+  p.dilationH = int32_t(win.dilation[0]), p.dilationW = int32_t(win.dilation[1]);
+  p.padTop = int32_t(win.padBegin[0]), p.padLeft = int32_t(win.padBegin[1]);
+  p.padBottom = int32_t(win.padEnd[0]), p.padRight = int32_t(win.padEnd[1]);
+  p.groups = int32_t(groups);
+  p.outputPaddingH = int32_t(outPad[0]), p.outputPaddingW = int32_t(outPad[1]);
+  std::vector<float> bias;
+  if (n.hasInput(2)) {
+    const ConstTensor* b = nullptr;
+    KILN_RETURN_IF_ERROR(weights(n, 2, b));
+    bias = b->f;
+  }
+  Weights kw{DataType::kFLOAT, w->f.data(), w->count()};
+  Weights bw{DataType::kFLOAT, bias.data(), int64_t(bias.size())};
+  return setWindowOutput(n, n.net().addDeconvolution(*in, p, kw, bw), oneD);
+}
+
+// A [C] vector as a constant shaped [1, C, 1, ...] for broadcasting against an NC... tensor.
+Status channelConstant(NodeContext& n, const std::vector<float>& v, int32_t rank,
+                       const std::string& suffix, ITensor*& out) {
+  ConstTensor c;
+  c.type = DataType::kFLOAT;
+  c.dims.nbDims = rank;
+  for (int32_t k = 0; k < rank; ++k) c.dims.d[k] = 1;
+  c.dims.d[1] = int64_t(v.size());
+  c.f = v;
+  Value val;
+  val.constant = std::make_shared<const ConstTensor>(std::move(c));
+  return constantTensor(n.ctx, val, n.node.output(0) + suffix, out);
+}
+
+Status importBatchNorm(NodeContext& n) {
+  KILN_RETURN_IF_ERROR(n.requireInputs(5, 5));
+  for (int k = 1; k < n.node.output_size(); ++k)
+    if (n.outputUsed(k)) return n.unsupportedError("training-mode outputs are not supported");
+  if (n.attrInt("training_mode", 0) != 0)
+    return n.unsupportedError("training_mode is not supported");
+  if (n.attrInt("spatial", 1) != 1) return n.unsupportedError("spatial=0 is not supported");
+  if (n.attr("is_test") && n.attrInt("is_test", 1) == 0)
+    return n.unsupportedError("training mode (is_test=0) is not supported");
+  ITensor* in = nullptr;
+  KILN_RETURN_IF_ERROR(n.tensor(0, in));
+  const Dims x = in->getDimensions();
+  if (x.nbDims < 2) return n.error("input must have at least 2 dims");
+  for (int k = 1; k < 5; ++k) {
+    const ConstTensor* c = nullptr;
+    KILN_RETURN_IF_ERROR(weights(n, k, c));
+  }
+  std::vector<float> scale, shift;
+  KILN_RETURN_IF_ERROR(batchNormScaleShift(n.ctx, n.node, x.d[1], scale, shift, n));
+  ITensor *s = nullptr, *b = nullptr;
+  KILN_RETURN_IF_ERROR(channelConstant(n, scale, x.nbDims, "_bn_scale", s));
+  KILN_RETURN_IF_ERROR(channelConstant(n, shift, x.nbDims, "_bn_shift", b));
+  ILayer* mul = n.net().addElementwise(*in, *s, ElementwiseOp::kMUL);
+  if (!mul) return n.layerError();
+  return n.setLayerOutputs(n.net().addElementwise(*mul->getOutput(0), *b, ElementwiseOp::kADD));
+}
+
+Status importInstanceNorm(NodeContext& n) {
+  KILN_RETURN_IF_ERROR(n.requireInputs(3, 3));
+  ITensor *in, *scale, *bias;
+  KILN_RETURN_IF_ERROR(n.tensor(0, in));
+  KILN_RETURN_IF_ERROR(n.tensor(1, scale));
+  KILN_RETURN_IF_ERROR(n.tensor(2, bias));
+  NormalizationParams p;
+  p.epsilon = n.attrFloat("epsilon", 1e-5f);
+  return n.setLayerOutputs(n.net().addNormalization(*in, *scale, *bias, p));
+}
+
+Status importLrn(NodeContext& n) {
+  KILN_RETURN_IF_ERROR(n.requireInputs(1, 1));
+  ITensor* in = nullptr;
+  KILN_RETURN_IF_ERROR(n.tensor(0, in));
+  LrnParams p;
+  const auto* size = n.attr("size");
+  if (!size) return n.error("attribute 'size' is required");
+  p.size = int32_t(n.attrInt("size", 1));
+  p.alpha = n.attrFloat("alpha", 1e-4f);
+  p.beta = n.attrFloat("beta", 0.75f);
+  p.bias = n.attrFloat("bias", 1.f);
+  return n.setLayerOutputs(n.net().addLRN(*in, p));
+}
+
+}  // namespace
+
+void addConvImporters(ImporterTable& t) {
+  t.push_back({"Conv", importConv});
+  t.push_back({"ConvTranspose", importConvTranspose});
+  t.push_back({"BatchNormalization", importBatchNorm});
+  t.push_back({"InstanceNormalization", importInstanceNorm});
+  t.push_back({"LRN", importLrn});
+}
+
+}  // namespace kiln::onnx_import

@@ -1,0 +1,35 @@
+// kiln build --onnx MODEL --save PLAN: parse an ONNX model, build it and write the plan.
+#include <cstdio>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "kiln/registry.h"
+#include "onnx_model.h"
+
+namespace kiln::cli {
+namespace {
+
+Status build(const Args& args) {
+  if (!args.positional.empty() || !args.has("onnx") || !args.has("save"))
+    return invalidArgument(
+        "usage: kiln build --onnx MODEL --save PLAN [--plugins LIB] [--verbose]");
+  KILN_RETURN_IF_ERROR(setUpTraceAndLogging(args));
+  KILN_RETURN_IF_ERROR(setUpPlugins(args));
+  std::vector<uint8_t> plan;
+  KILN_RETURN_IF_ERROR(buildOnnxPlan(args.get("onnx"), args.has("verbose"), plan));
+  KILN_RETURN_IF_ERROR(writeFile(args.get("save"), plan.data(), plan.size()));
+  std::printf("built %s: %zu bytes\n", args.get("save").c_str(), plan.size());
+  flushTrace();
+  return Status::ok();
+}
+
+}  // namespace
+
+int buildCommand(int argc, char** argv) {
+  Args args;
+  Status s = parseArgs(argc, argv, 2, {"onnx", "save", "plugins", "trace"}, {"verbose"}, args);
+  if (s) s = build(args);
+  return s ? 0 : fail("build", s);
+}
+
+}  // namespace kiln::cli
