@@ -17,10 +17,10 @@ run_pass() {  # name, build dir, extra cmake args...
   ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600
 }
 
-run_pass release build/release -DCMAKE_BUILD_TYPE=Release
+run_pass release build/release -DCMAKE_BUILD_TYPE=Release -DKILN_TESTS=ON
 if [ "${KILN_SKIP_ASAN:-0}" != 1 ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_pass "asan+ubsan" build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    run_pass "asan+ubsan" build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_TESTS=ON \
     -DKILN_SANITIZE=address,undefined
 fi
 if [ "${KILN_TSAN:-0}" = 1 ]; then

@@ -87,7 +87,7 @@ Status makeDirectories(const std::string& path) {
 
 Status setUpPlugins(const Args& args) {
   KILN_RETURN_IF_ERROR(PluginRegistry::global().registerLibrary(*getBuiltinPluginLibrary(),
-                                                               getBuiltinPluginLibraryPath()));
+                                                                getBuiltinPluginLibraryPath()));
   for (const std::string& lib : args.all("plugins")) {
     KILN_RETURN_IF_ERROR(PluginRegistry::global().loadLibrary(lib));
   }

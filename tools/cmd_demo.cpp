@@ -57,9 +57,9 @@ Status demo(const Args& args) {
     KILN_RETURN_IF_ERROR(runtime->deserializeEngine(bytes.data(), bytes.size(), engine));
     const demo::DemoInputs in = demo::makeDemoInputs();
     std::map<std::string, HostTensor> given;
-    given["image"] = hostTensor("image", DataType::kFLOAT,
-                                makeDims({1, 3, demo::kImageSize, demo::kImageSize}),
-                                in.image.data(), in.image.size() * 4);
+    given["image"] =
+        hostTensor("image", DataType::kFLOAT, makeDims({1, 3, demo::kImageSize, demo::kImageSize}),
+                   in.image.data(), in.image.size() * 4);
     given["boxes"] = hostTensor("boxes", DataType::kFLOAT, makeDims({demo::kBoxes, 4}),
                                 in.boxes.data(), in.boxes.size() * 4);
     given["box_indices"] = hostTensor("box_indices", DataType::kINT32, makeDims({demo::kBoxes}),

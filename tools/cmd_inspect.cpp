@@ -15,7 +15,9 @@ int inspectCommand(int argc, char** argv) {
   std::vector<uint8_t> bytes;
   if (s) s = readFile(args.positional[0], bytes);
   plan::Plan plan;
-  if (s) s = plan::readPlan(bytes.data(), bytes.size(), plan).withContext("plan '" + args.positional[0] + "'");
+  if (s)
+    s = plan::readPlan(bytes.data(), bytes.size(), plan)
+            .withContext("plan '" + args.positional[0] + "'");
   if (!s) return fail("inspect", s);
   std::fputs(inspectPlan(plan).c_str(), stdout);
   return 0;

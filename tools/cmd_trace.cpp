@@ -20,7 +20,8 @@ bool printTraceReport(const std::vector<std::string>& lines, Status& status) {
     std::printf("checked %zu calls: guarantees 1-8 hold\n", lines.size());
     return true;
   }
-  for (const TraceViolation& v : violations) std::printf("VIOLATION %s\n", formatTraceViolation(v).c_str());
+  for (const TraceViolation& v : violations)
+    std::printf("VIOLATION %s\n", formatTraceViolation(v).c_str());
   status = internalError(std::to_string(violations.size()) + " lifecycle violation(s)");
   return false;
 }

@@ -29,7 +29,8 @@ std::unique_ptr<INetworkDefinition> buildDemoNetwork(Status& status) {
                                         : net->getLastError();
     return nullptr;
   };
-  ITensor* image = net->addInput("image", DataType::kFLOAT, makeDims({1, 3, kImageSize, kImageSize}));
+  ITensor* image =
+      net->addInput("image", DataType::kFLOAT, makeDims({1, 3, kImageSize, kImageSize}));
   ITensor* boxes = net->addInput("boxes", DataType::kFLOAT, makeDims({kBoxes, 4}));
   ITensor* indices = net->addInput("box_indices", DataType::kINT32, makeDims({kBoxes}));
   if (!image || !boxes || !indices) return fail();
@@ -85,7 +86,8 @@ std::unique_ptr<INetworkDefinition> buildDemoNetwork(Status& status) {
   ILayer* headConv = net->addConvolution(*crop->getOutput(0), hp, asWeights(hw), asWeights(hb));
   if (!headConv) return fail();
   headConv->setName("head_conv");
-  ILayer* headRelu = net->addActivation(*headConv->getOutput(0), ActivationParams{ActivationType::kRELU});
+  ILayer* headRelu =
+      net->addActivation(*headConv->getOutput(0), ActivationParams{ActivationType::kRELU});
   if (!headRelu) return fail();
   PoolingParams gp;
   gp.type = PoolingType::kGLOBAL_AVERAGE;
@@ -99,7 +101,8 @@ std::unique_ptr<INetworkDefinition> buildDemoNetwork(Status& status) {
   if (!flatten) return fail();
   auto fw = seededWeights(rng, kClasses * 32, 32);
   auto fb = seededWeights(rng, kClasses, 64);
-  ILayer* fc = net->addFullyConnected(*flatten->getOutput(0), kClasses, asWeights(fw), asWeights(fb));
+  ILayer* fc =
+      net->addFullyConnected(*flatten->getOutput(0), kClasses, asWeights(fw), asWeights(fb));
   if (!fc) return fail();
   fc->setName("classifier");
   ILayer* softmax = net->addSoftmax(*fc->getOutput(0), SoftmaxParams{1});
@@ -126,12 +129,12 @@ DemoInputs makeDemoInputs() {
     }
   }
   in.boxes = {
-      0.10f, 0.10f, 0.40f, 0.45f,  // top left
-      0.50f, 0.55f, 0.95f, 0.90f,  // bottom right
-      0.20f, 0.30f, 0.80f, 0.70f,  // centre
-      0.70f, 0.60f, 0.30f, 0.20f,  // flipped (y1 > y2, x1 > x2)
-      -0.20f, 0.80f, 0.30f, 1.30f, // partly outside the image
-      0.00f, 0.00f, 1.00f, 1.00f,  // the whole image
+      0.10f,  0.10f, 0.40f, 0.45f,  // top left
+      0.50f,  0.55f, 0.95f, 0.90f,  // bottom right
+      0.20f,  0.30f, 0.80f, 0.70f,  // centre
+      0.70f,  0.60f, 0.30f, 0.20f,  // flipped (y1 > y2, x1 > x2)
+      -0.20f, 0.80f, 0.30f, 1.30f,  // partly outside the image
+      0.00f,  0.00f, 1.00f, 1.00f,  // the whole image
   };
   in.boxIndices.assign(kBoxes, 0);
   return in;

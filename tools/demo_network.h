@@ -21,8 +21,8 @@ std::unique_ptr<INetworkDefinition> buildDemoNetwork(Status& status);
 // The demo's fixed inputs: a synthetic image, six boxes (one flipped, one partly outside the
 // image) and their image indices.
 struct DemoInputs {
-  std::vector<float> image;       // [1, 3, kImageSize, kImageSize]
-  std::vector<float> boxes;       // [kBoxes, 4] as (y1, x1, y2, x2)
+  std::vector<float> image;         // [1, 3, kImageSize, kImageSize]
+  std::vector<float> boxes;         // [kBoxes, 4] as (y1, x1, y2, x2)
   std::vector<int32_t> boxIndices;  // [kBoxes]
 };
 DemoInputs makeDemoInputs();

@@ -23,8 +23,8 @@ std::string dimsText(const Dims& d) {
 
 }  // namespace
 
-Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> given,
-                     unsigned seed, std::vector<HostTensor>& inputs) {
+Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> given, unsigned seed,
+                     std::vector<HostTensor>& inputs) {
   std::mt19937 rng(seed);
   inputs.clear();
   for (int32_t i = 0; i < engine.getNbIOTensors(); ++i) {
@@ -36,7 +36,12 @@ Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> gi
     t.data.resize(byteSize(t.desc));
     auto it = given.find(name);
     if (it == given.end()) {
-      fillRandom(t.data.data(), t.desc.type, volume(t.desc.dims), rng);
+      // Floats are random; integer inputs are zeros, because they are usually indices (box or
+      // batch indices, gather indices) and 0 is valid for any index range.
+      if (t.desc.type == DataType::kFLOAT || t.desc.type == DataType::kHALF ||
+          t.desc.type == DataType::kBF16) {
+        fillRandom(t.data.data(), t.desc.type, volume(t.desc.dims), rng);
+      }
     } else {
       const HostTensor& g = it->second;
       if (g.desc.dims != t.desc.dims) {
@@ -99,7 +104,8 @@ Status runContexts(IEngine& engine, const std::vector<HostTensor>& inputs, int c
   std::vector<std::thread> threads;
   for (Run& run : runs) {
     threads.emplace_back([&run, iterations] {
-      for (int k = 0; k < iterations && run.status.isOk(); ++k) run.status = run.context->enqueue(nullptr);
+      for (int k = 0; k < iterations && run.status.isOk(); ++k)
+        run.status = run.context->enqueue(nullptr);
     });
   }
   for (std::thread& t : threads) t.join();
@@ -123,7 +129,9 @@ std::vector<float> asFloats(const HostTensor& t) {
   std::vector<float> v(n > 0 ? static_cast<size_t>(n) : 0);
   for (size_t k = 0; k < v.size(); ++k) {
     switch (t.desc.type) {
-      case DataType::kFLOAT: std::memcpy(&v[k], t.data.data() + 4 * k, 4); break;
+      case DataType::kFLOAT:
+        std::memcpy(&v[k], t.data.data() + 4 * k, 4);
+        break;
       case DataType::kHALF: {
         uint16_t h;
         std::memcpy(&h, t.data.data() + 2 * k, 2);
@@ -136,7 +144,9 @@ std::vector<float> asFloats(const HostTensor& t) {
         v[k] = bf16ToFloat(h);
         break;
       }
-      default: v[k] = 0; break;
+      default:
+        v[k] = 0;
+        break;
     }
   }
   return v;

@@ -16,10 +16,11 @@ struct HostTensor {
   std::vector<uint8_t> data;
 };
 
-// Random inputs for every engine input not in `given`; `given` inputs are checked against the
-// engine's dims and converted from fp32 to fp16/bf16 where the engine wants those.
-Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> given,
-                     unsigned seed, std::vector<HostTensor>& inputs);
+// Random inputs (floats uniform in [-1, 1); integers 0) for every engine input not in `given`;
+// `given` inputs are checked against the engine's dims and converted from fp32 to fp16/bf16 where
+// the engine wants those.
+Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> given, unsigned seed,
+                     std::vector<HostTensor>& inputs);
 
 // Runs `iterations` inferences on each of `contexts` contexts, each on its own thread, all at
 // once. `outputs` are context 0's; any difference from another context is an error.

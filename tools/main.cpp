@@ -17,7 +17,7 @@ void usage(FILE* out) {
       "                        print per-box class scores and the plugin lifecycle\n"
       "  build --onnx MODEL --save PLAN\n"
       "                        parse an ONNX model, build it and write the plan\n"
-      "  run PLAN              run a plan (random inputs unless given)\n"
+      "  run PLAN              run a plan (random float inputs, integer inputs 0, unless given)\n"
       "  run --onnx MODEL      build an ONNX model in memory, then run it\n"
       "      --input NAME=FILE   an input, .npy or ONNX TensorProto .pb (repeatable)\n"
       "      --output-dir DIR        write one .npy per output, named after the tensor\n"

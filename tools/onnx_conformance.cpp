@@ -159,7 +159,9 @@ CaseResult runIsolated(const fs::path& dir, const kiln::conformance::ModelInfo& 
     close(fds[0]);
     alarm(static_cast<unsigned>(o.timeoutSeconds));
     const CaseResult r = kiln::conformance::runTest(dir.string(), info, tol);
-    const char code = r.outcome == Outcome::kPassed ? 'P' : r.outcome == Outcome::kSkipped ? 'S' : 'F';
+    const char code = r.outcome == Outcome::kPassed    ? 'P'
+                      : r.outcome == Outcome::kSkipped ? 'S'
+                                                       : 'F';
     const std::string msg = std::string(1, code) + r.detail;
     size_t off = 0;
     while (off < msg.size()) {
