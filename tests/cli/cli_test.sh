@@ -2,10 +2,11 @@
 # The kiln command line end to end: demo, run (several contexts, outputs to .npy, inputs from
 # .npy), inspect (planned memory below naive), trace (render + check), and the exit status 1 with
 # a message on each kind of error.
-# usage: cli_test.sh KILN_BINARY WORK_DIR
+# usage: cli_test.sh KILN_BINARY WORK_DIR [ONNX_MODEL]   (ONNX checks run when a model is given)
 set -uo pipefail
 kiln=$1
 work=$2
+onnx_model=${3:-}
 rm -rf "$work" && mkdir -p "$work"
 failures=0
 # Debian's python3 has python3-numpy (installed by scripts/install-deps.sh); another python3
@@ -70,6 +71,18 @@ fi
 check "trace renders and checks" "$kiln" trace "$work/demo/trace.jsonl"
 cp "$work/last.log" "$work/trace.log"
 check "trace shows the clone in the rendered form" grep -q "CropAndResizePlugin#[0-9]*::clone() --> " "$work/trace.log"
+
+if [ -n "$onnx_model" ]; then
+  check "build --onnx writes a plan" "$kiln" build --onnx "$onnx_model" --save "$work/onnx.plan"
+  check "run the ONNX plan on 3 contexts" "$kiln" run "$work/onnx.plan" --contexts 3 --output-dir "$work/onnx_out"
+  check "run --onnx builds in memory and runs" "$kiln" run --onnx "$onnx_model" --output-dir "$work/onnx_out2"
+  check "ONNX run wrote class_scores.npy" test -s "$work/onnx_out2/class_scores.npy"
+  refuse "missing ONNX model" "cannot" "$kiln" build --onnx "$work/nope.onnx" --save "$work/x.plan"
+  head -c 300 "$onnx_model" >"$work/truncated.onnx"
+  refuse "truncated ONNX model" "" "$kiln" run --onnx "$work/truncated.onnx"
+  printf 'hello' >"$work/garbage.onnx"
+  refuse "not an ONNX model" "" "$kiln" run --onnx "$work/garbage.onnx"
+fi
 
 # Errors: exit 1 with a message.
 refuse "missing plan file" "cannot open" "$kiln" run "$work/nope.plan"
