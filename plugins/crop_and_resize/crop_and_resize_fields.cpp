@@ -14,29 +14,6 @@ constexpr const char* kCropWidth = "crop_width";
 constexpr const char* kMethod = "method";
 constexpr const char* kExtrapolationValue = "extrapolation_value";
 
-// Local names, so that this library needs nothing from kiln beyond the logger.
-const char* typeName(PluginFieldType type) {
-  switch (type) {
-    case PluginFieldType::kFLOAT32:
-      return "float32";
-    case PluginFieldType::kFLOAT64:
-      return "float64";
-    case PluginFieldType::kINT8:
-      return "int8";
-    case PluginFieldType::kINT16:
-      return "int16";
-    case PluginFieldType::kINT32:
-      return "int32";
-    case PluginFieldType::kINT64:
-      return "int64";
-    case PluginFieldType::kSTRING:
-      return "string";
-    case PluginFieldType::kDIMS:
-      return "dims";
-  }
-  return "an unknown type";
-}
-
 std::string quoted(const char* name) { return std::string("field '") + name + "'"; }
 
 // Checks that a numeric field holds exactly one value with readable data.
@@ -63,7 +40,8 @@ bool parseCropSize(const PluginField& f, int32_t& out, std::string& error) {
     if (!checkScalar(f, error)) return false;
     std::memcpy(&value, f.data, sizeof value);
   } else {
-    error = quoted(f.name) + " has type " + typeName(f.type) + "; it must be int32 or int64";
+    error =
+        quoted(f.name) + " has type " + pluginFieldTypeName(f.type) + "; it must be int32 or int64";
     return false;
   }
   if (value < 1) {
@@ -80,7 +58,7 @@ bool parseCropSize(const PluginField& f, int32_t& out, std::string& error) {
 
 bool parseMethod(const PluginField& f, ResizeMethod& out, std::string& error) {
   if (f.type != PluginFieldType::kSTRING) {
-    error = quoted(f.name) + " has type " + typeName(f.type) + "; it must be string";
+    error = quoted(f.name) + " has type " + pluginFieldTypeName(f.type) + "; it must be string";
     return false;
   }
   if (f.length < 0 || (f.length > 0 && !f.data)) {
@@ -116,7 +94,8 @@ bool parseExtrapolation(const PluginField& f, uint32_t& bits, std::string& error
     }
     value = static_cast<float>(d);
   } else {
-    error = quoted(f.name) + " has type " + typeName(f.type) + "; it must be float32 or float64";
+    error = quoted(f.name) + " has type " + pluginFieldTypeName(f.type) +
+            "; it must be float32 or float64";
     return false;
   }
   std::memcpy(&bits, &value, sizeof bits);
