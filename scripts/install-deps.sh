@@ -2,7 +2,7 @@
 # Installs the Debian packages kiln needs, if any are missing. Safe to run again.
 # usage: scripts/install-deps.sh [extra-package ...]
 set -euo pipefail
-packages=(cmake ninja-build g++ make libgtest-dev libgmock-dev python3 python3-numpy
+packages=(cmake ninja-build g++ make libgtest-dev libgmock-dev python3 python3-numpy python3-venv
           libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata "$@")
 missing=()
 for p in "${packages[@]}"; do
