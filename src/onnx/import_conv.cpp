@@ -27,6 +27,8 @@ int32_t foldableBatchNorm(NodeContext& n) {
     if (!reads) continue;
     if (bn.op_type() != "BatchNormalization" || bn.input_size() != 5 || bn.input(0) != out)
       return -1;
+    // A BN without a named output is left to its own importer, which refuses it.
+    if (bn.output_size() == 0 || bn.output(0).empty()) return -1;
     if (bn.output_size() > 1) {
       for (int k = 1; k < bn.output_size(); ++k)
         if (!bn.output(k).empty()) return -1;  // training outputs

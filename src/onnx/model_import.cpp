@@ -62,6 +62,8 @@ Status importInputs(ImportContext& ctx, const onnx::GraphProto& g) {
 
 Status importNode(ImportContext& ctx, const onnx::NodeProto& node, int32_t index) {
   NodeContext n(ctx, node, index);
+  // Every importer names its results after output 0; a node without outputs computes nothing.
+  if (node.output_size() == 0) return n.error("the node has no outputs");
   if (!node.domain().empty() && node.domain() != "ai.onnx") {
     // Custom domains go to the plugin registry like unknown ops.
     return onnx_import::importPluginNode(n);

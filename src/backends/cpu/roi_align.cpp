@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/kernel.h"
@@ -57,6 +58,23 @@ Sample bilinear(double y, double x, int64_t height, int64_t width) {
   s.w[2] = ly * hx;
   s.w[3] = ly * lx;
   return s;
+}
+
+// The sample indices k in [0, grid) whose coordinate base + (k + 0.5) * step may lie in
+// [-1, extent]; every other sample has all bilinear weights 0. One index of margin on each side
+// absorbs rounding (bilinear() still zeroes any sample outside). Without this a roi far larger
+// than the feature map (a hostile spatial_scale) walks an adaptive grid of millions of samples
+// per bin, nearly all of them outside the map.
+void sampleRange(double base, double step, int64_t grid, int64_t extent, int64_t& lo, int64_t& hi) {
+  lo = 0;
+  hi = grid;
+  if (grid == 0 || step == 0.0) return;
+  double a = (-1.0 - base) / step - 0.5, b = (static_cast<double>(extent) - base) / step - 0.5;
+  if (!std::isfinite(a) || !std::isfinite(b)) return;
+  if (a > b) std::swap(a, b);
+  const double g = static_cast<double>(grid);
+  lo = static_cast<int64_t>(std::clamp(std::floor(a) - 1.0, 0.0, g));
+  hi = std::max(lo, static_cast<int64_t>(std::clamp(std::ceil(b) + 2.0, 0.0, g)));
 }
 
 class RoiAlignReference final : public Kernel {
@@ -124,12 +142,20 @@ class RoiAlignReference final : public Kernel {
       for (int64_t c = 0; c < channels_; ++c) {
         const float* xc = xb + c * plane;
         for (int64_t ph = 0; ph < oh; ++ph) {
+          int64_t yLo, yHi;
+          sampleRange(startH + ph * binH, binH / static_cast<double>(gridH), gridH, height_, yLo,
+                      yHi);
           for (int64_t pw = 0; pw < ow; ++pw) {
+            int64_t xLo, xHi;
+            sampleRange(startW + pw * binW, binW / static_cast<double>(gridW), gridW, width_, xLo,
+                        xHi);
             double value = 0.0;
-            bool first = true;
-            for (int64_t iy = 0; iy < gridH; ++iy) {
+            // Skipped samples lie outside the map: each adds 0 to a sum, or is a 0 candidate
+            // for the max.
+            bool first = (yHi - yLo) * (xHi - xLo) == gridH * gridW;
+            for (int64_t iy = yLo; iy < yHi; ++iy) {
               const double sy = startH + ph * binH + (iy + 0.5) * binH / gridH;
-              for (int64_t ix = 0; ix < gridW; ++ix) {
+              for (int64_t ix = xLo; ix < xHi; ++ix) {
                 const double sx = startW + pw * binW + (ix + 0.5) * binW / gridW;
                 const Sample s = bilinear(sy, sx, height_, width_);
                 if (p_.mode == RoiAlignMode::kAVERAGE) {
