@@ -75,8 +75,8 @@ bool computeType(LayerType layer, const LayerParams& params, size_t index, DataT
           out = t;
           return true;
         }
-        why = std::string("roi_align: batch_indices must be int32 or int64, got ") +
-              dataTypeName(t);
+        why =
+            std::string("roi_align: batch_indices must be int32 or int64, got ") + dataTypeName(t);
         return false;
       }
       break;

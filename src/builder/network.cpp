@@ -126,8 +126,9 @@ Status NetworkImpl::markOutput(ITensor& tensor) {
   GraphTensor& t = graph_.tensors[index];
   if (t.isOutput) return Status::ok();
   if (t.isInput || t.constant) {
-    return fail(invalidArgument("markOutput: '" + t.name +
-                                "' is a network input or a constant; add a layer that produces it")),
+    return fail(
+               invalidArgument("markOutput: '" + t.name +
+                               "' is a network input or a constant; add a layer that produces it")),
            lastError_;
   }
   t.isOutput = true;
@@ -165,7 +166,8 @@ ILayer* NetworkImpl::addNode(GraphNode node, const std::vector<TensorShape>& out
   const int32_t nodeIndex = static_cast<int32_t>(graph_.nodes.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
     GraphTensor t;
-    t.name = uniqueTensorName(node.name + (outputs.size() == 1 ? "_out" : "_out" + std::to_string(i)));
+    t.name =
+        uniqueTensorName(node.name + (outputs.size() == 1 ? "_out" : "_out" + std::to_string(i)));
     t.shape = outputs[i];
     t.producer = nodeIndex;
     const int32_t index = static_cast<int32_t>(graph_.tensors.size());
@@ -181,8 +183,8 @@ ILayer* NetworkImpl::addNode(GraphNode node, const std::vector<TensorShape>& out
 }
 
 ILayer* NetworkImpl::addBuiltin(LayerType type, LayerParams params, std::vector<int32_t> inputs) {
-  const std::string name = uniqueLayerName(std::string(layerTypeName(type)) + "_" +
-                                           std::to_string(graph_.nodes.size()));
+  const std::string name =
+      uniqueLayerName(std::string(layerTypeName(type)) + "_" + std::to_string(graph_.nodes.size()));
   for (int32_t i : inputs) {
     if (i < 0) return nullptr;  // resolve() already recorded why
   }
@@ -210,7 +212,8 @@ ILayer* NetworkImpl::addConstant(const Dims& dims, const Weights& weights) {
   graph_.tensors[t].producer = static_cast<int32_t>(graph_.nodes.size());
   layerNames_[name] = static_cast<int32_t>(graph_.nodes.size());
   graph_.nodes.push_back(std::move(node));
-  layers_.push_back(std::make_unique<LayerImpl>(*this, static_cast<int32_t>(graph_.nodes.size()) - 1));
+  layers_.push_back(
+      std::make_unique<LayerImpl>(*this, static_cast<int32_t>(graph_.nodes.size()) - 1));
   return layers_.back().get();
 }
 
@@ -223,8 +226,8 @@ ILayer* NetworkImpl::addConvolution(ITensor& input, const ConvolutionParams& par
     return fail(invalidArgument("addConvolution: input '" + graph_.tensors[x].name +
                                 "' must be [N,C,H,W] and outChannels, groups positive"));
   }
-  const Dims wDims = makeDims({params.outChannels, in.d[1] / params.groups, params.kernelH,
-                               params.kernelW});
+  const Dims wDims =
+      makeDims({params.outChannels, in.d[1] / params.groups, params.kernelH, params.kernelW});
   Status s;
   const std::string base = "Convolution_" + std::to_string(graph_.nodes.size());
   const int32_t w = addConstantTensor(wDims, kernel, base + "_kernel", s);
@@ -251,8 +254,7 @@ ILayer* NetworkImpl::addActivation(ITensor& input, const ActivationParams& param
   return addBuiltin(LayerType::kACTIVATION, params, {resolve(input, "addActivation")});
 }
 
-ILayer* NetworkImpl::addMatrixMultiply(ITensor& a, ITensor& b,
-                                       const MatrixMultiplyParams& params) {
+ILayer* NetworkImpl::addMatrixMultiply(ITensor& a, ITensor& b, const MatrixMultiplyParams& params) {
   return addBuiltin(LayerType::kMATRIX_MULTIPLY, params,
                     {resolve(a, "addMatrixMultiply"), resolve(b, "addMatrixMultiply")});
 }
@@ -297,7 +299,8 @@ ILayer* NetworkImpl::addConcatenation(ITensor* const* inputs, int32_t nbInputs,
   if (!inputs || nbInputs <= 0) return fail(invalidArgument("addConcatenation: no inputs"));
   std::vector<int32_t> in;
   for (int32_t i = 0; i < nbInputs; ++i) {
-    if (!inputs[i]) return fail(invalidArgument("addConcatenation: input " + std::to_string(i) + " is null"));
+    if (!inputs[i])
+      return fail(invalidArgument("addConcatenation: input " + std::to_string(i) + " is null"));
     in.push_back(resolve(*inputs[i], "addConcatenation"));
   }
   return addBuiltin(LayerType::kCONCATENATION, params, std::move(in));
@@ -315,23 +318,28 @@ ILayer* NetworkImpl::addPlugin(ITensor* const* inputs, int32_t nbInputs, const P
   if (!spec.name || !*spec.name) return fail(invalidArgument("addPlugin: the plugin needs a name"));
   const std::string version = spec.version ? spec.version : "1";
   const std::string ns = spec.pluginNamespace ? spec.pluginNamespace : "";
-  const std::string what = std::string("plugin ") + spec.name + " version " + version +
-                           " namespace '" + ns + "'";
-  if (nbInputs < 0 || (nbInputs > 0 && !inputs)) return fail(invalidArgument("addPlugin: bad inputs"));
+  const std::string what =
+      std::string("plugin ") + spec.name + " version " + version + " namespace '" + ns + "'";
+  if (nbInputs < 0 || (nbInputs > 0 && !inputs))
+    return fail(invalidArgument("addPlugin: bad inputs"));
   std::vector<int32_t> in;
   for (int32_t i = 0; i < nbInputs; ++i) {
-    if (!inputs[i]) return fail(invalidArgument("addPlugin " + what + ": input " + std::to_string(i) + " is null"));
+    if (!inputs[i])
+      return fail(
+          invalidArgument("addPlugin " + what + ": input " + std::to_string(i) + " is null"));
     const int32_t t = resolve(*inputs[i], "addPlugin");
     if (t < 0) return nullptr;
     in.push_back(t);
   }
-  IPluginCreator* creator = PluginRegistry::global().getCreator(spec.name, version.c_str(), ns.c_str());
+  IPluginCreator* creator =
+      PluginRegistry::global().getCreator(spec.name, version.c_str(), ns.c_str());
   if (!creator) {
     return fail(notFound("addPlugin: " + what +
                          " is not registered; load its library (PluginRegistry::loadLibrary or "
                          "--plugins LIB) or register its creator first"));
   }
-  const std::string name = uniqueLayerName(std::string(spec.name) + "_" + std::to_string(graph_.nodes.size()));
+  const std::string name =
+      uniqueLayerName(std::string(spec.name) + "_" + std::to_string(graph_.nodes.size()));
 
   PhaseScope phase(TracePhase::kParse);
   std::shared_ptr<PluginObject> plugin;
@@ -363,8 +371,9 @@ ILayer* NetworkImpl::addPlugin(ITensor* const* inputs, int32_t nbInputs, const P
 }
 
 ILayer* NetworkImpl::addSelect(ITensor& condition, ITensor& x, ITensor& y) {
-  return addBuiltin(LayerType::kSELECT, SelectParams{},
-                    {resolve(condition, "addSelect"), resolve(x, "addSelect"), resolve(y, "addSelect")});
+  return addBuiltin(
+      LayerType::kSELECT, SelectParams{},
+      {resolve(condition, "addSelect"), resolve(x, "addSelect"), resolve(y, "addSelect")});
 }
 
 ILayer* NetworkImpl::addCast(ITensor& input, DataType type) {
@@ -408,8 +417,8 @@ ILayer* NetworkImpl::addDeconvolution(ITensor& input, const DeconvolutionParams&
                                 "' must be [N,C,H,W] and outChannels a positive multiple of "
                                 "groups"));
   }
-  const Dims wDims = makeDims({in.d[1], params.outChannels / params.groups, params.kernelH,
-                               params.kernelW});
+  const Dims wDims =
+      makeDims({in.d[1], params.outChannels / params.groups, params.kernelH, params.kernelW});
   Status s;
   const std::string base = "Deconvolution_" + std::to_string(graph_.nodes.size());
   const int32_t w = addConstantTensor(wDims, kernel, base + "_kernel", s);

@@ -77,8 +77,8 @@ class NetworkImpl final : public INetworkDefinition {
   ILayer* addResize(ITensor& input, const ResizeParams& params) override;
   ILayer* addTile(ITensor& input, const TileParams& params) override;
   ILayer* addExpand(ITensor& input, const ExpandParams& params) override;
-  ILayer* addDeconvolution(ITensor& input, const DeconvolutionParams& params,
-                           const Weights& kernel, const Weights& bias) override;
+  ILayer* addDeconvolution(ITensor& input, const DeconvolutionParams& params, const Weights& kernel,
+                           const Weights& bias) override;
   ILayer* addNormalization(ITensor& input, ITensor& scale, ITensor& bias,
                            const NormalizationParams& params) override;
   ILayer* addLRN(ITensor& input, const LrnParams& params) override;

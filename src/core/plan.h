@@ -70,7 +70,7 @@ struct Plan {
   std::vector<Step> steps;  // in execution order
   std::vector<std::shared_ptr<const std::vector<uint8_t>>> weights;
   std::vector<PluginRecord> plugins;
-  std::vector<int32_t> inputs;   // tensor indices, in binding order
+  std::vector<int32_t> inputs;  // tensor indices, in binding order
   std::vector<int32_t> outputs;
   uint64_t arenaBytes = 0;            // the context arena, as planned
   uint64_t naiveActivationBytes = 0;  // sum of all activation sizes (no reuse), for inspect

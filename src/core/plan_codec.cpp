@@ -328,16 +328,16 @@ void writeParams(ByteWriter& w, const ExpandParams& p) { writeDims(w, p.shape); 
 Status readParams(ByteReader& r, ExpandParams& p) { return readDims(r, p.shape, "expand shape"); }
 
 void writeParams(ByteWriter& w, const DeconvolutionParams& p) {
-  for (int32_t v : {p.outChannels, p.kernelH, p.kernelW, p.strideH, p.strideW, p.padTop,
-                    p.padLeft, p.padBottom, p.padRight, p.dilationH, p.dilationW, p.groups,
-                    p.outputPaddingH, p.outputPaddingW}) {
+  for (int32_t v :
+       {p.outChannels, p.kernelH, p.kernelW, p.strideH, p.strideW, p.padTop, p.padLeft, p.padBottom,
+        p.padRight, p.dilationH, p.dilationW, p.groups, p.outputPaddingH, p.outputPaddingW}) {
     w.i32(v);
   }
 }
 Status readParams(ByteReader& r, DeconvolutionParams& p) {
   for (int32_t* v : {&p.outChannels, &p.kernelH, &p.kernelW, &p.strideH, &p.strideW, &p.padTop,
-                     &p.padLeft, &p.padBottom, &p.padRight, &p.dilationH, &p.dilationW,
-                     &p.groups, &p.outputPaddingH, &p.outputPaddingW}) {
+                     &p.padLeft, &p.padBottom, &p.padRight, &p.dilationH, &p.dilationW, &p.groups,
+                     &p.outputPaddingH, &p.outputPaddingW}) {
     KILN_RETURN_IF_ERROR(r.i32(*v, "deconvolution parameter"));
   }
   return Status::ok();

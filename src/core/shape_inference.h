@@ -11,8 +11,7 @@ namespace kiln {
 // Computes the outputs of a built-in layer from its inputs, or an error saying what is wrong
 // (the caller adds the layer name). Inputs are in the order the network API documents.
 Status inferLayerOutputs(LayerType type, const LayerParams& params,
-                         const std::vector<TensorShape>& inputs,
-                         std::vector<TensorShape>& outputs);
+                         const std::vector<TensorShape>& inputs, std::vector<TensorShape>& outputs);
 
 // Per-layer functions behind inferLayerOutputs, one per layer type.
 Status inferConvolution(const ConvolutionParams& p, const std::vector<TensorShape>& in,

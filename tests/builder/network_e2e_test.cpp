@@ -36,7 +36,8 @@ std::vector<float> reference(LayerType type, const LayerParams& params,
   cpu::KernelConfig config;
   config.type = type;
   config.params = params;
-  for (const Dims& d : inDims) config.inputs.push_back({d, DataType::kFLOAT, TensorFormat::kLINEAR, DeviceKind::kCPU});
+  for (const Dims& d : inDims)
+    config.inputs.push_back({d, DataType::kFLOAT, TensorFormat::kLINEAR, DeviceKind::kCPU});
   config.outputs.push_back({outDims, DataType::kFLOAT, TensorFormat::kLINEAR, DeviceKind::kCPU});
   config.constantInputs.assign(in.size(), nullptr);
   std::string why;
@@ -124,26 +125,59 @@ std::vector<Case> cases() {
   pool.kernelH = pool.kernelW = 3;
   pool.strideH = pool.strideW = 2;
   pool.padTop = pool.padLeft = 1;
-  all.push_back({"pooling", LayerType::kPOOLING, pool, {makeDims({2, 3, 7, 6})},
-                 [pool](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addPooling(*t[0], pool); }});
-  all.push_back({"elementwise broadcast", LayerType::kELEMENTWISE, ElementwiseParams{ElementwiseOp::kSUB},
+  all.push_back({"pooling",
+                 LayerType::kPOOLING,
+                 pool,
+                 {makeDims({2, 3, 7, 6})},
+                 [pool](INetworkDefinition& n, std::vector<ITensor*>& t) {
+                   return n.addPooling(*t[0], pool);
+                 }});
+  all.push_back({"elementwise broadcast",
+                 LayerType::kELEMENTWISE,
+                 ElementwiseParams{ElementwiseOp::kSUB},
                  {makeDims({2, 3, 4}), makeDims({3, 1})},
-                 [](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addElementwise(*t[0], *t[1], ElementwiseOp::kSUB); }});
+                 [](INetworkDefinition& n, std::vector<ITensor*>& t) {
+                   return n.addElementwise(*t[0], *t[1], ElementwiseOp::kSUB);
+                 }});
   ActivationParams act{ActivationType::kHARD_SWISH};
-  all.push_back({"activation", LayerType::kACTIVATION, act, {makeDims({5, 7})},
-                 [act](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addActivation(*t[0], act); }});
+  all.push_back({"activation",
+                 LayerType::kACTIVATION,
+                 act,
+                 {makeDims({5, 7})},
+                 [act](INetworkDefinition& n, std::vector<ITensor*>& t) {
+                   return n.addActivation(*t[0], act);
+                 }});
   MatrixMultiplyParams mm{false, true};
-  all.push_back({"matrix multiply", LayerType::kMATRIX_MULTIPLY, mm, {makeDims({2, 3, 5}), makeDims({4, 5})},
-                 [mm](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addMatrixMultiply(*t[0], *t[1], mm); }});
+  all.push_back({"matrix multiply",
+                 LayerType::kMATRIX_MULTIPLY,
+                 mm,
+                 {makeDims({2, 3, 5}), makeDims({4, 5})},
+                 [mm](INetworkDefinition& n, std::vector<ITensor*>& t) {
+                   return n.addMatrixMultiply(*t[0], *t[1], mm);
+                 }});
   GemmParams gemm{0.5f, 2.f, true, false};
-  all.push_back({"gemm", LayerType::kGEMM, gemm, {makeDims({6, 3}), makeDims({6, 4}), makeDims({4})},
-                 [gemm](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addGemm(*t[0], *t[1], t[2], gemm); }});
+  all.push_back({"gemm",
+                 LayerType::kGEMM,
+                 gemm,
+                 {makeDims({6, 3}), makeDims({6, 4}), makeDims({4})},
+                 [gemm](INetworkDefinition& n, std::vector<ITensor*>& t) {
+                   return n.addGemm(*t[0], *t[1], t[2], gemm);
+                 }});
   SoftmaxParams sm{0};
-  all.push_back({"softmax", LayerType::kSOFTMAX, sm, {makeDims({4, 3, 2})},
-                 [sm](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addSoftmax(*t[0], sm); }});
+  all.push_back(
+      {"softmax",
+       LayerType::kSOFTMAX,
+       sm,
+       {makeDims({4, 3, 2})},
+       [sm](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addSoftmax(*t[0], sm); }});
   ConcatenationParams cat{1};
-  all.push_back({"concatenation", LayerType::kCONCATENATION, cat, {makeDims({2, 3, 4}), makeDims({2, 1, 4})},
-                 [cat](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addConcatenation(t.data(), 2, cat); }});
+  all.push_back({"concatenation",
+                 LayerType::kCONCATENATION,
+                 cat,
+                 {makeDims({2, 3, 4}), makeDims({2, 1, 4})},
+                 [cat](INetworkDefinition& n, std::vector<ITensor*>& t) {
+                   return n.addConcatenation(t.data(), 2, cat);
+                 }});
   ShuffleParams sh;
   sh.hasFirstTranspose = true;
   sh.firstTranspose[0] = 2;
@@ -151,36 +185,75 @@ std::vector<Case> cases() {
   sh.firstTranspose[2] = 1;
   sh.hasReshape = true;
   sh.reshapeDims = makeDims({4, -1});
-  all.push_back({"shuffle", LayerType::kSHUFFLE, sh, {makeDims({2, 3, 4})},
-                 [sh](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addShuffle(*t[0], sh); }});
+  all.push_back(
+      {"shuffle",
+       LayerType::kSHUFFLE,
+       sh,
+       {makeDims({2, 3, 4})},
+       [sh](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addShuffle(*t[0], sh); }});
   ReduceParams red{ReduceOp::kMEAN, 0b101u, false};
-  all.push_back({"reduce", LayerType::kREDUCE, red, {makeDims({3, 4, 5})},
-                 [red](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addReduce(*t[0], red); }});
+  all.push_back(
+      {"reduce",
+       LayerType::kREDUCE,
+       red,
+       {makeDims({3, 4, 5})},
+       [red](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addReduce(*t[0], red); }});
   SoftmaxParams lsm{-1, true};
-  all.push_back({"log-softmax", LayerType::kSOFTMAX, lsm, {makeDims({3, 5})},
-                 [lsm](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addSoftmax(*t[0], lsm); }});
-  all.push_back({"prelu", LayerType::kELEMENTWISE, ElementwiseParams{ElementwiseOp::kPRELU},
+  all.push_back({"log-softmax",
+                 LayerType::kSOFTMAX,
+                 lsm,
+                 {makeDims({3, 5})},
+                 [lsm](INetworkDefinition& n, std::vector<ITensor*>& t) {
+                   return n.addSoftmax(*t[0], lsm);
+                 }});
+  all.push_back({"prelu",
+                 LayerType::kELEMENTWISE,
+                 ElementwiseParams{ElementwiseOp::kPRELU},
                  {makeDims({2, 3, 4}), makeDims({3, 1})},
-                 [](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addElementwise(*t[0], *t[1], ElementwiseOp::kPRELU); }});
+                 [](INetworkDefinition& n, std::vector<ITensor*>& t) {
+                   return n.addElementwise(*t[0], *t[1], ElementwiseOp::kPRELU);
+                 }});
   ActivationParams elu{ActivationType::kELU, 0.7f};
-  all.push_back({"elu", LayerType::kACTIVATION, elu, {makeDims({4, 5})},
-                 [elu](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addActivation(*t[0], elu); }});
+  all.push_back({"elu",
+                 LayerType::kACTIVATION,
+                 elu,
+                 {makeDims({4, 5})},
+                 [elu](INetworkDefinition& n, std::vector<ITensor*>& t) {
+                   return n.addActivation(*t[0], elu);
+                 }});
   // Data movers: the builder keeps them in fp32 (they take any type, see lowering.cpp).
   SliceParams sl{makeDims({1, 3}), makeDims({1, -2}), makeDims({2, 2})};
-  all.push_back({"slice", LayerType::kSLICE, sl, {makeDims({3, 4})},
-                 [sl](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addSlice(*t[0], sl); }});
+  all.push_back(
+      {"slice",
+       LayerType::kSLICE,
+       sl,
+       {makeDims({3, 4})},
+       [sl](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addSlice(*t[0], sl); }});
   PaddingParams pad;
   pad.mode = PaddingMode::kREFLECT;
   pad.before[1] = 2;
   pad.after[0] = 1;
-  all.push_back({"padding", LayerType::kPADDING, pad, {makeDims({2, 3})},
-                 [pad](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addPadding(*t[0], pad); }});
+  all.push_back({"padding",
+                 LayerType::kPADDING,
+                 pad,
+                 {makeDims({2, 3})},
+                 [pad](INetworkDefinition& n, std::vector<ITensor*>& t) {
+                   return n.addPadding(*t[0], pad);
+                 }});
   TileParams tile{makeDims({2, 1, 3})};
-  all.push_back({"tile", LayerType::kTILE, tile, {makeDims({2, 3, 1})},
-                 [tile](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addTile(*t[0], tile); }});
+  all.push_back(
+      {"tile",
+       LayerType::kTILE,
+       tile,
+       {makeDims({2, 3, 1})},
+       [tile](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addTile(*t[0], tile); }});
   ExpandParams ex{makeDims({2, 1, 4})};
-  all.push_back({"expand", LayerType::kEXPAND, ex, {makeDims({3, 1})},
-                 [ex](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addExpand(*t[0], ex); }});
+  all.push_back(
+      {"expand",
+       LayerType::kEXPAND,
+       ex,
+       {makeDims({3, 1})},
+       [ex](INetworkDefinition& n, std::vector<ITensor*>& t) { return n.addExpand(*t[0], ex); }});
   return all;
 }
 
@@ -203,7 +276,8 @@ TEST(NetworkEndToEnd, ConvolutionWithWeights) {
   p.padTop = p.padBottom = 1;
   p.dilationW = 2;
   const Dims x = makeDims({2, 4, 9, 8}), w = makeDims({6, 4, 3, 2}), b = makeDims({6});
-  auto xv = randomValues(rng, volume(x)), wv = randomValues(rng, volume(w)), bv = randomValues(rng, 6);
+  auto xv = randomValues(rng, volume(x)), wv = randomValues(rng, volume(w)),
+       bv = randomValues(rng, 6);
   auto net = createNetwork();
   ITensor* in = net->addInput("x", DataType::kFLOAT, x);
   ILayer* conv = net->addConvolution(*in, p, Weights{DataType::kFLOAT, wv.data(), volume(w)},
@@ -251,8 +325,8 @@ TEST(NetworkEndToEnd, BoolAndIntegerLayersKeepTheirTypes) {
   ASSERT_NE(less, nullptr) << net->getLastError().toString();
   ILayer* notLess = net->addActivation(*less->getOutput(0), ActivationParams{ActivationType::kNOT});
   ASSERT_NE(notLess, nullptr) << net->getLastError().toString();
-  ILayer* same = net->addElementwise(*less->getOutput(0), *notLess->getOutput(0),
-                                     ElementwiseOp::kEQUAL);
+  ILayer* same =
+      net->addElementwise(*less->getOutput(0), *notLess->getOutput(0), ElementwiseOp::kEQUAL);
   ASSERT_NE(same, nullptr) << net->getLastError().toString();
   ILayer* pick = net->addSelect(*notLess->getOutput(0), *a, *b);  // max(a, b)
   ASSERT_NE(pick, nullptr) << net->getLastError().toString();

@@ -253,7 +253,8 @@ class PlanMaker {
     addStep("deconv", LayerType::kDECONVOLUTION, deconv,
             {x, addTensor("deconv_w", makeDims({4, 3, 3, 3}), C)},
             {addTensor("deconv_out", makeDims({2, 6, 16, 15}), A)});
-    addStep("instnorm", LayerType::kNORMALIZATION, NormalizationParams{std::abs(randomFloat()) + 1e-5f},
+    addStep("instnorm", LayerType::kNORMALIZATION,
+            NormalizationParams{std::abs(randomFloat()) + 1e-5f},
             {x, addTensor("in_scale", makeDims({4}), C), addTensor("in_bias", makeDims({4}), C)},
             {addTensor("instnorm_out", makeDims({2, 4, 8, 8}), A)});
     addStep("lrn", LayerType::kLRN, LrnParams{3, randomFloat(), randomFloat(), randomFloat()}, {x},
