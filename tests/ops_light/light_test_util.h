@@ -11,6 +11,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/kernel.h"
@@ -150,6 +151,42 @@ inline std::vector<int64_t> unravel(int64_t index, const Dims& d) {
     index /= d.d[i];
   }
   return c;
+}
+
+// The element type of T in the kernels' terms (uint8_t stands for bool).
+template <class T>
+DataType typeOf() {
+  if constexpr (std::is_same_v<T, float>) return DataType::kFLOAT;
+  if constexpr (std::is_same_v<T, int32_t>) return DataType::kINT32;
+  if constexpr (std::is_same_v<T, int64_t>) return DataType::kINT64;
+  return DataType::kBOOL;  // uint8_t
+}
+
+// Runs the reference activation on a 1-D tensor (123 where the kernel wrote nothing).
+template <class T>
+std::vector<T> runActivation(ActivationParams p, const std::vector<T>& x) {
+  const Dims d = makeDims({static_cast<int64_t>(x.size())});
+  auto cfg = test::config(LayerType::kACTIVATION, p, {test::desc(d, typeOf<T>())},
+                          {test::desc(d, typeOf<T>())});
+  auto k = test::create(test::tacticNamed(cpu::activationTactics(), "reference"), cfg);
+  std::vector<T> y(x.size(), T{123});
+  if (k) {
+    EXPECT_TRUE(test::runKernel(*k, {x.data()}, {y.data()}).isOk());
+  }
+  return y;
+}
+
+// fp32 convenience that also takes a braced list.
+inline std::vector<float> runActivation(ActivationParams p, const std::vector<float>& x) {
+  return runActivation<float>(p, x);
+}
+
+inline ActivationParams act(ActivationType t, float alpha = 0.f, float beta = 0.f) {
+  ActivationParams p;
+  p.type = t;
+  p.alpha = alpha;
+  p.beta = beta;
+  return p;
 }
 
 }  // namespace kiln::test

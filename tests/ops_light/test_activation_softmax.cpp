@@ -9,26 +9,9 @@
 namespace kiln {
 namespace {
 
+using test::act;
 using test::Rng;
-
-std::vector<float> runActivation(ActivationParams p, const std::vector<float>& x) {
-  const Dims d = makeDims({static_cast<int64_t>(x.size())});
-  auto cfg = test::config(LayerType::kACTIVATION, p, {test::desc(d)}, {test::desc(d)});
-  auto k = test::create(test::tacticNamed(cpu::activationTactics(), "reference"), cfg);
-  std::vector<float> y(x.size(), 123.f);
-  if (k) {
-    EXPECT_TRUE(test::runKernel(*k, {x.data()}, {y.data()}).isOk());
-  }
-  return y;
-}
-
-ActivationParams act(ActivationType t, float alpha = 0.f, float beta = 0.f) {
-  ActivationParams p;
-  p.type = t;
-  p.alpha = alpha;
-  p.beta = beta;
-  return p;
-}
+using test::runActivation;
 
 TEST(Activation, HandComputed) {
   const std::vector<float> x = {-4.f, -1.f, 0.5f, 2.f, 5.f};

@@ -11,15 +11,10 @@
 namespace kiln {
 namespace {
 
+using test::act;
 using test::Rng;
-
-template <class T>
-DataType typeOf() {
-  if constexpr (std::is_same_v<T, float>) return DataType::kFLOAT;
-  if constexpr (std::is_same_v<T, int32_t>) return DataType::kINT32;
-  if constexpr (std::is_same_v<T, int64_t>) return DataType::kINT64;
-  return DataType::kBOOL;  // uint8_t
-}
+using test::runActivation;
+using test::typeOf;
 
 // Index into an input of dims `in` for output element `index` under numpy broadcasting.
 int64_t broadcastIndex(int64_t index, const Dims& out, const Dims& in) {
@@ -43,27 +38,6 @@ Dims broadcastableTo(Rng& rng, const Dims& full) {
 
 // ---------------------------------------------------------------------------------------------
 // Activations
-
-template <class T>
-std::vector<T> runActivation(ActivationParams p, const std::vector<T>& x) {
-  const Dims d = makeDims({static_cast<int64_t>(x.size())});
-  auto cfg = test::config(LayerType::kACTIVATION, p, {test::desc(d, typeOf<T>())},
-                          {test::desc(d, typeOf<T>())});
-  auto k = test::create(test::tacticNamed(cpu::activationTactics(), "reference"), cfg);
-  std::vector<T> y(x.size(), T{123});
-  if (k) {
-    EXPECT_TRUE(test::runKernel(*k, {x.data()}, {y.data()}).isOk());
-  }
-  return y;
-}
-
-ActivationParams act(ActivationType t, float alpha = 0.f, float beta = 0.f) {
-  ActivationParams p;
-  p.type = t;
-  p.alpha = alpha;
-  p.beta = beta;
-  return p;
-}
 
 // The documented formulas, in double.
 double expectedActivation(ActivationType t, double v, double alpha, double beta) {
