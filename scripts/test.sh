@@ -22,7 +22,7 @@ run_pass release build/release -DCMAKE_BUILD_TYPE=Release -DKILN_TESTS=ON
 if [ "${KILN_SKIP_ASAN:-0}" != 1 ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_pass "asan+ubsan" build/asan -DCMAKE_BUILD_TYPE=Debug -DKILN_TESTS=ON \
-    "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DKILN_SANITIZE=address,undefined
+    "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DKILN_SANITIZE=address,undefined -DKILN_CUDA=OFF
 fi
 if [ "${KILN_TSAN:-0}" = 1 ]; then
   echo "=== kiln tests: tsan (concurrency) ==="

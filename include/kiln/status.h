@@ -16,6 +16,7 @@ enum class StatusCode : int {
   kPluginFailure,    // a plugin call returned a non-success status
   kIoError,          // reading or writing a file failed
   kInternal,         // a broken invariant inside kiln: a bug
+  kDeviceError,      // a CUDA, cuBLAS or cuDNN call failed (or no usable GPU)
 };
 
 const char* statusCodeName(StatusCode code);
@@ -51,6 +52,7 @@ inline Status corruptData(std::string m) { return {StatusCode::kCorruptData, std
 inline Status pluginFailure(std::string m) { return {StatusCode::kPluginFailure, std::move(m)}; }
 inline Status ioError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
 inline Status internalError(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status deviceError(std::string m) { return {StatusCode::kDeviceError, std::move(m)}; }
 
 }  // namespace kiln
 

@@ -20,6 +20,8 @@ const char* statusCodeName(StatusCode code) {
       return "i/o error";
     case StatusCode::kInternal:
       return "internal error";
+    case StatusCode::kDeviceError:
+      return "device error";
   }
   return "unknown";
 }

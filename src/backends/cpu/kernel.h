@@ -9,22 +9,14 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/kernel_config.h"
 #include "core/graph.h"
 #include "kiln/status.h"
 #include "kiln/types.h"
 
 namespace kiln::cpu {
 
-// Everything a tactic may look at to decide and prepare.
-struct KernelConfig {
-  LayerType type = LayerType::kCONSTANT;
-  LayerParams params;
-  std::vector<PluginTensorDesc> inputs;
-  std::vector<PluginTensorDesc> outputs;
-  // Per input: the bytes when the input is a constant (weights; linear format, inputs[i].type),
-  // else nullptr. A kernel may prepack them at creation; they outlive the kernel.
-  std::vector<const void*> constantInputs;
-};
+using kiln::KernelConfig;
 
 class Kernel {
  public:

@@ -1,0 +1,68 @@
+#include "backends/cuda/library_handles.h"
+
+#include "backends/cuda/cuda_check.h"
+
+namespace kiln::cuda {
+
+LibraryHandles::~LibraryHandles() {
+  if (cublas_) cublasDestroy(static_cast<cublasHandle_t>(cublas_));
+  if (cudnn_) cudnnDestroy(static_cast<cudnnHandle_t>(cudnn_));
+}
+
+Status LibraryHandles::ensureCublas() {
+  if (cublas_) return Status::ok();
+  cublasHandle_t h = nullptr;
+  KILN_CUBLAS_CHECK(cublasCreate(&h));
+  // FP32 stays FP32: no TF32 tensor-core shortcut, so results match the CPU reference.
+  cublasStatus_t mode = cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
+  if (mode != CUBLAS_STATUS_SUCCESS) {
+    cublasDestroy(h);
+    return cublasFailure(mode, "cublasSetMathMode", __FILE__, __LINE__);
+  }
+  cublas_ = h;
+  return Status::ok();
+}
+
+Status LibraryHandles::ensureCudnn() {
+  if (cudnn_) return Status::ok();
+  cudnnHandle_t h = nullptr;
+  KILN_CUDNN_CHECK(cudnnCreate(&h));
+  cudnn_ = h;
+  return Status::ok();
+}
+
+Status LibraryHandles::cublas(void* stream, void*& handle) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  KILN_RETURN_IF_ERROR(ensureCublas());
+  KILN_CUBLAS_CHECK(
+      cublasSetStream(static_cast<cublasHandle_t>(cublas_), static_cast<cudaStream_t>(stream)));
+  handle = cublas_;
+  return Status::ok();
+}
+
+Status LibraryHandles::cudnn(void* stream, void*& handle) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  KILN_RETURN_IF_ERROR(ensureCudnn());
+  KILN_CUDNN_CHECK(
+      cudnnSetStream(static_cast<cudnnHandle_t>(cudnn_), static_cast<cudaStream_t>(stream)));
+  handle = cudnn_;
+  return Status::ok();
+}
+
+Status LibraryHandles::createAll() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  KILN_RETURN_IF_ERROR(ensureCublas());
+  return ensureCudnn();
+}
+
+void* LibraryHandles::cublasOrNull() noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ensureCublas() ? cublas_ : nullptr;
+}
+
+void* LibraryHandles::cudnnOrNull() noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ensureCudnn() ? cudnn_ : nullptr;
+}
+
+}  // namespace kiln::cuda
