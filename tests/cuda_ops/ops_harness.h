@@ -1,0 +1,78 @@
+// One harness that checks every built-in layer of the CUDA backend against the CPU reference
+// (ggml's test-backend-ops is the model): for each case, every type x format variant, every CUDA
+// tactic that accepts it runs on fresh random data and is compared with the CPU backend's
+// reference tactic run on the same values in FP32 linear.
+//
+// Two modes:
+//   kEmulated  host buffers, RunContext::emulate: kiln's own per-element kernels run their element
+//              function on the CPU. Tests the index arithmetic of every own kernel in CI.
+//   kDevice    the GPU (ctest label `gpu`); skipped with the CUDA runtime's reason where there is
+//              none.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "kiln/types.h"
+
+namespace kiln::testing {
+
+struct OpInput {
+  Dims dims;
+  DataType type = DataType::kFLOAT;  // logical type; float inputs take the variant's float type
+  bool constant = false;             // weights: handed to the tactic as constantInputs too
+  // Rank-4 float inputs take the variant's format unless this is false (e.g. a bias).
+  bool followsFormat = true;
+  // Value ranges: floats uniform in [floatLo, floatHi), integers uniform in [intLo, intHi),
+  // bools 0/1.
+  float floatLo = -1.f, floatHi = 1.f;
+  int64_t intLo = 0, intHi = 4;
+};
+
+struct OpCase {
+  std::string name;
+  LayerType type = LayerType::kCONSTANT;
+  LayerParams params;
+  std::vector<OpInput> inputs;
+  // The float types and formats to try; channels-last only where the layer allows it.
+  std::vector<DataType> floatTypes = {DataType::kFLOAT, DataType::kHALF};
+  std::vector<TensorFormat> formats = {TensorFormat::kLINEAR};
+  // Allowed |cuda - ref| <= rel * |ref| + abs, per float type. Negative: the harness default
+  // (fp32 1e-5/1e-5, fp16 4e-3/4e-3 relative to the values' scale, bf16 3e-2/3e-2).
+  float fp32Rel = -1, fp32Abs = -1, halfRel = -1, halfAbs = -1;
+  // Some layers compute in FP32 whatever the storage: give the output type explicitly
+  // (kFLOAT: follow the variant's float type).
+};
+
+enum class OpMode { kEmulated, kDevice };
+
+// Runs every variant of `c` and records gtest failures; returns how many (variant, tactic) pairs
+// ran and compared. Device mode skips (GTEST_SKIP in the caller) when no GPU: see
+// deviceSkipReason().
+int runOpCase(const OpCase& c, OpMode mode);
+
+// Empty when a GPU is usable, else why not (for GTEST_SKIP).
+std::string deviceSkipReason();
+
+}  // namespace kiln::testing
+
+// Defines the two test suites of a family: FAMILY.Emulated/<case> and FAMILY.Device/<case>.
+// `cases` is a function returning std::vector<kiln::testing::OpCase>.
+#define KILN_CUDA_OP_CASES(FAMILY, cases)                                                         \
+  class FAMILY : public ::testing::TestWithParam<kiln::testing::OpCase> {};                       \
+  TEST_P(FAMILY, Emulated) { kiln::testing::runOpCase(GetParam(), kiln::testing::OpMode::kEmulated); } \
+  TEST_P(FAMILY, Device) {                                                                        \
+    const std::string why = kiln::testing::deviceSkipReason();                                    \
+    if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;                                     \
+    const int ran = kiln::testing::runOpCase(GetParam(), kiln::testing::OpMode::kDevice);         \
+    EXPECT_GT(ran, 0) << "no CUDA tactic ran for " << GetParam().name;                            \
+  }                                                                                               \
+  INSTANTIATE_TEST_SUITE_P(Ops, FAMILY, ::testing::ValuesIn(cases()),                             \
+                           [](const ::testing::TestParamInfo<kiln::testing::OpCase>& info) {      \
+                             std::string n = info.param.name;                                     \
+                             for (char& ch : n)                                                   \
+                               if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';            \
+                             return n;                                                            \
+                           })
