@@ -111,4 +111,19 @@ std::string fileSafeName(const std::string& name) {
   return out;
 }
 
+Status builderConfigFromArgs(const Args& args, BuilderConfig& config) {
+  config = BuilderConfig();
+  const std::string device = args.get("device", "cpu");
+  if (device != "cpu" && device != "cuda" && device.rfind("cuda:", 0) != 0) {
+    return invalidArgument("--device takes cpu, cuda or cuda:N, got '" + device + "'");
+  }
+  config.target = device;
+  config.builtinHalf = args.has("fp16");
+  if (config.builtinHalf && device == "cpu") {
+    return invalidArgument("--fp16 applies to CUDA builds (--device cuda)");
+  }
+  config.verbose = args.has("verbose");
+  return Status::ok();
+}
+
 }  // namespace kiln::cli

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/builder.h"
 #include "kiln/status.h"
 
 namespace kiln::cli {
@@ -31,6 +32,10 @@ Status makeDirectories(const std::string& path);
 Status setUpPlugins(const Args& args);
 // --trace PATH (or KILN_TRACE) turns the lifecycle trace on; --verbose raises the log level.
 Status setUpTraceAndLogging(const Args& args);
+
+// The builder settings the command line controls: --device cpu|cuda|cuda:N (default cpu),
+// --fp16 (CUDA built-in layers in FP16 where they have a kernel), --verbose.
+Status builderConfigFromArgs(const Args& args, BuilderConfig& config);
 
 // A tensor name made safe as a file name: characters outside [A-Za-z0-9._-] become '_'.
 std::string fileSafeName(const std::string& name);

@@ -1,4 +1,5 @@
 // kiln demo --out DIR: the whole flow on the bundled detector, traced and checked.
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -26,6 +27,63 @@ HostTensor hostTensor(const char* name, DataType type, Dims dims, const void* da
   return t;
 }
 
+// Build: network -> plan bytes -> file (the network and its plugin definition objects are gone
+// before the plan is loaded, as in a real deployment); then load it in a fresh runtime and run
+// two contexts at once.
+Status buildAndRun(const BuilderConfig& config, const std::string& planPath,
+                   std::vector<HostTensor>& outputs) {
+  {
+    Status status;
+    auto network = demo::buildDemoNetwork(status);
+    if (!network) return status.withContext("building the demo network");
+    std::vector<uint8_t> plan;
+    KILN_RETURN_IF_ERROR(createBuilder()->buildSerializedNetwork(*network, config, plan));
+    KILN_RETURN_IF_ERROR(writeFile(planPath, plan.data(), plan.size()));
+    std::printf("built %s for %s (%zu bytes)\n", planPath.c_str(), config.target.c_str(),
+                plan.size());
+  }
+  std::vector<uint8_t> bytes;
+  KILN_RETURN_IF_ERROR(readFile(planPath, bytes));
+  auto runtime = createRuntime();
+  std::unique_ptr<IEngine> engine;
+  KILN_RETURN_IF_ERROR(runtime->deserializeEngine(bytes.data(), bytes.size(), engine));
+  const demo::DemoInputs in = demo::makeDemoInputs();
+  std::map<std::string, HostTensor> given;
+  given["image"] =
+      hostTensor("image", DataType::kFLOAT, makeDims({1, 3, demo::kImageSize, demo::kImageSize}),
+                 in.image.data(), in.image.size() * 4);
+  given["boxes"] = hostTensor("boxes", DataType::kFLOAT, makeDims({demo::kBoxes, 4}),
+                              in.boxes.data(), in.boxes.size() * 4);
+  given["box_indices"] = hostTensor("box_indices", DataType::kINT32, makeDims({demo::kBoxes}),
+                                    in.boxIndices.data(), in.boxIndices.size() * 4);
+  std::vector<HostTensor> inputs;
+  KILN_RETURN_IF_ERROR(prepareInputs(*engine, std::move(given), 0, inputs));
+  return runContexts(*engine, inputs, 2, 3, outputs);
+}
+
+// On CUDA the same network also runs on the CPU backend; the scores must agree to FP32
+// rounding (FP16 builds: to FP16's precision).
+Status compareWithCpu(const BuilderConfig& gpuConfig, const std::string& dir,
+                      const std::vector<HostTensor>& gpuOutputs) {
+  std::vector<HostTensor> cpuOutputs;
+  KILN_RETURN_IF_ERROR(buildAndRun(BuilderConfig(), dir + "/demo_cpu.plan", cpuOutputs));
+  const std::vector<float> gpu = asFloats(gpuOutputs.at(0)), cpu = asFloats(cpuOutputs.at(0));
+  if (gpu.size() != cpu.size()) return internalError("CPU and CUDA outputs differ in size");
+  const double tolerance = gpuConfig.builtinHalf ? 2e-2 : 1e-4;
+  double worst = 0;
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    const double diff = std::fabs(double(gpu[i]) - cpu[i]) / (std::fabs(double(cpu[i])) + 1e-3);
+    if (!(diff <= worst)) worst = diff;  // NaN propagates as the worst
+  }
+  std::printf("CUDA vs CPU backend: worst relative difference %.3g (allowed %.0e)\n", worst,
+              tolerance);
+  if (!(worst <= tolerance)) {
+    return internalError("the CUDA outputs differ from the CPU backend's by " +
+                         std::to_string(worst) + " (relative)");
+  }
+  return Status::ok();
+}
+
 Status demo(const Args& args) {
   const std::string dir = args.get("out");
   if (dir.empty()) return invalidArgument("usage: kiln demo --out DIR");
@@ -35,39 +93,10 @@ Status demo(const Args& args) {
   if (args.has("verbose")) setLogSeverity(Severity::kInfo);
   KILN_RETURN_IF_ERROR(setUpPlugins(args));
 
-  // Build: network -> plan bytes -> file. The network (and its plugin definition objects) is
-  // gone before the plan is loaded, as in a real deployment.
-  {
-    Status status;
-    auto network = demo::buildDemoNetwork(status);
-    if (!network) return status.withContext("building the demo network");
-    std::vector<uint8_t> plan;
-    KILN_RETURN_IF_ERROR(createBuilder()->buildSerializedNetwork(*network, BuilderConfig(), plan));
-    KILN_RETURN_IF_ERROR(writeFile(planPath, plan.data(), plan.size()));
-    std::printf("built %s (%zu bytes)\n", planPath.c_str(), plan.size());
-  }
-
-  // Load in a fresh runtime and run two contexts at once.
+  BuilderConfig config;
+  KILN_RETURN_IF_ERROR(builderConfigFromArgs(args, config));
   std::vector<HostTensor> outputs;
-  {
-    std::vector<uint8_t> bytes;
-    KILN_RETURN_IF_ERROR(readFile(planPath, bytes));
-    auto runtime = createRuntime();
-    std::unique_ptr<IEngine> engine;
-    KILN_RETURN_IF_ERROR(runtime->deserializeEngine(bytes.data(), bytes.size(), engine));
-    const demo::DemoInputs in = demo::makeDemoInputs();
-    std::map<std::string, HostTensor> given;
-    given["image"] =
-        hostTensor("image", DataType::kFLOAT, makeDims({1, 3, demo::kImageSize, demo::kImageSize}),
-                   in.image.data(), in.image.size() * 4);
-    given["boxes"] = hostTensor("boxes", DataType::kFLOAT, makeDims({demo::kBoxes, 4}),
-                                in.boxes.data(), in.boxes.size() * 4);
-    given["box_indices"] = hostTensor("box_indices", DataType::kINT32, makeDims({demo::kBoxes}),
-                                      in.boxIndices.data(), in.boxIndices.size() * 4);
-    std::vector<HostTensor> inputs;
-    KILN_RETURN_IF_ERROR(prepareInputs(*engine, std::move(given), 0, inputs));
-    KILN_RETURN_IF_ERROR(runContexts(*engine, inputs, 2, 3, outputs));
-  }
+  KILN_RETURN_IF_ERROR(buildAndRun(config, planPath, outputs));
   flushTrace();
   KILN_RETURN_IF_ERROR(setTracePath(""));
 
@@ -86,6 +115,7 @@ Status demo(const Args& args) {
   KILN_RETURN_IF_ERROR(readTraceFile(tracePath, lines));
   Status status;
   printTraceReport(lines, status);
+  if (status && config.target != "cpu") KILN_RETURN_IF_ERROR(compareWithCpu(config, dir, outputs));
   return status;
 }
 
@@ -93,7 +123,7 @@ Status demo(const Args& args) {
 
 int demoCommand(int argc, char** argv) {
   Args args;
-  Status s = parseArgs(argc, argv, 2, {"out", "plugins"}, {"verbose"}, args);
+  Status s = parseArgs(argc, argv, 2, {"out", "plugins", "device"}, {"verbose", "fp16"}, args);
   if (s && !args.positional.empty()) s = invalidArgument("usage: kiln demo --out DIR");
   if (s) s = demo(args);
   return s ? 0 : fail("demo", s);

@@ -53,10 +53,15 @@ Status run(const Args& args) {
   KILN_RETURN_IF_ERROR(setUpPlugins(args));
   std::vector<uint8_t> bytes;
   const std::string source = onnx ? args.get("onnx") : args.positional[0];
-  if (onnx)
-    KILN_RETURN_IF_ERROR(buildOnnxPlan(source, args.has("verbose"), bytes));
-  else
+  if (onnx) {
+    BuilderConfig config;
+    KILN_RETURN_IF_ERROR(builderConfigFromArgs(args, config));
+    KILN_RETURN_IF_ERROR(buildOnnxPlan(source, config, bytes));
+  } else {
+    if (args.has("device") || args.has("fp16"))
+      return invalidArgument("--device and --fp16 choose how --onnx builds; a plan runs where it was built for");
     KILN_RETURN_IF_ERROR(readFile(source, bytes));
+  }
   int contexts = 1, runs = 1;
   unsigned seed = std::random_device{}();
   try {
@@ -80,9 +85,11 @@ Status run(const Args& args) {
                              .withContext("loading plan '" + source + "'"));
     std::vector<HostTensor> inputs;
     KILN_RETURN_IF_ERROR(prepareInputs(*engine, std::move(given), seed, inputs));
-    KILN_RETURN_IF_ERROR(runContexts(*engine, inputs, contexts, runs, outputs));
+    KILN_RETURN_IF_ERROR(
+        runContexts(*engine, inputs, contexts, runs, outputs, args.has("cuda-graph")));
   }
-  std::printf("ran %d context(s) x %d run(s): outputs %s\n", contexts, runs,
+  std::printf("ran %d context(s) x %d run(s)%s: outputs %s\n", contexts, runs,
+              args.has("cuda-graph") ? " as CUDA graph replays" : "",
               contexts > 1 ? "agree bit for bit" : "computed");
   const std::string dir = args.get("output-dir");
   if (!dir.empty()) KILN_RETURN_IF_ERROR(makeDirectories(dir));
@@ -119,8 +126,9 @@ int runCommand(int argc, char** argv) {
   Args args;
   Status s =
       parseArgs(argc, argv, 2,
-                {"input", "output-dir", "contexts", "runs", "seed", "plugins", "trace", "onnx"},
-                {"verbose"}, args);
+                {"input", "output-dir", "contexts", "runs", "seed", "plugins", "trace", "onnx",
+                 "device"},
+                {"verbose", "fp16", "cuda-graph"}, args);
   if (s) s = run(args);
   return s ? 0 : fail("run", s);
 }

@@ -7,6 +7,11 @@
 #include "core/random_fill.h"
 #include "kiln/float16.h"
 
+#if KILN_HAVE_CUDA
+#include "backends/cuda/device.h"
+#include "backends/cuda/graph.h"
+#endif
+
 namespace kiln::cli {
 namespace {
 
@@ -72,9 +77,112 @@ Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> gi
   return Status::ok();
 }
 
+namespace {
+
+std::vector<HostTensor> outputTensors(const IEngine& engine) {
+  std::vector<HostTensor> outputs;
+  for (int32_t i = 0; i < engine.getNbIOTensors(); ++i) {
+    const char* name = engine.getIOTensorName(i);
+    if (engine.getTensorIOMode(name) != TensorIOMode::kOUTPUT) continue;
+    HostTensor t;
+    t.name = name;
+    t.desc = engine.getTensorDesc(name);
+    t.data.assign(byteSize(t.desc), 0);
+    outputs.push_back(std::move(t));
+  }
+  return outputs;
+}
+
+#if KILN_HAVE_CUDA
+// CUDA engines: each context gets its own stream and device copies of the inputs and outputs;
+// host data goes in before and comes back after, outside the timed enqueues.
+Status runContextsCuda(IEngine& engine, const std::vector<HostTensor>& inputs, int contexts,
+                       int iterations, bool cudaGraph, std::vector<std::vector<HostTensor>>& all) {
+  struct Run {
+    std::unique_ptr<IExecutionContext> context;
+    cuda::StreamHandle stream;
+    std::vector<cuda::DeviceBuffer> in, out;
+    std::vector<HostTensor> outputs;
+    cuda::CapturedGraph graph;
+    Status status;
+  };
+  std::vector<Run> runs(contexts);
+  for (Run& run : runs) {
+    KILN_RETURN_IF_ERROR(engine.createExecutionContext(run.context));
+    KILN_RETURN_IF_ERROR(run.stream.create());
+    run.in.resize(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      KILN_RETURN_IF_ERROR(run.in[i].allocate(inputs[i].data.size(), "input " + inputs[i].name));
+      KILN_RETURN_IF_ERROR(
+          cuda::copyToDevice(run.in[i].data(), inputs[i].data.data(), inputs[i].data.size()));
+      KILN_RETURN_IF_ERROR(
+          run.context->setTensorAddress(inputs[i].name.c_str(), run.in[i].data()));
+    }
+    run.outputs = outputTensors(engine);
+    run.out.resize(run.outputs.size());
+    for (size_t o = 0; o < run.outputs.size(); ++o) {
+      HostTensor& t = run.outputs[o];
+      KILN_RETURN_IF_ERROR(run.out[o].allocate(t.data.size(), "output " + t.name));
+      // Poisoned (NaN bytes), so an output element the engine never writes cannot pass.
+      KILN_RETURN_IF_ERROR(
+          cuda::fillBytesAsync(run.out[o].data(), 0xFF, t.data.size(), run.stream.get()));
+      KILN_RETURN_IF_ERROR(run.context->setTensorAddress(t.name.c_str(), run.out[o].data()));
+    }
+    KILN_RETURN_IF_ERROR(cuda::synchronize(run.stream.get()));
+  }
+  std::vector<std::thread> threads;
+  for (Run& run : runs) {
+    threads.emplace_back([&run, iterations, cudaGraph] {
+      void* stream = run.stream.get();
+      if (cudaGraph) {
+        run.status = run.graph.capture(stream, [&] { return run.context->enqueue(stream); });
+        for (int k = 0; k < iterations && run.status.isOk(); ++k)
+          run.status = run.graph.launch(stream);
+      } else {
+        for (int k = 0; k < iterations && run.status.isOk(); ++k)
+          run.status = run.context->enqueue(stream);
+      }
+      if (run.status) run.status = cuda::synchronize(stream);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int c = 0; c < contexts; ++c) {
+    Run& run = runs[c];
+    if (!run.status) return run.status.withContext("context " + std::to_string(c));
+    for (size_t o = 0; o < run.outputs.size(); ++o) {
+      KILN_RETURN_IF_ERROR(cuda::copyToHost(run.outputs[o].data.data(), run.out[o].data(),
+                                            run.outputs[o].data.size()));
+    }
+    all.push_back(std::move(run.outputs));
+  }
+  return Status::ok();
+}
+#endif
+
+}  // namespace
+
 Status runContexts(IEngine& engine, const std::vector<HostTensor>& inputs, int contexts,
-                   int iterations, std::vector<HostTensor>& outputs) {
+                   int iterations, std::vector<HostTensor>& outputs, bool cudaGraph) {
   if (contexts < 1 || iterations < 1) return invalidArgument("contexts and runs must be >= 1");
+  if (std::string(engine.getTarget()).rfind("cuda", 0) == 0) {
+#if KILN_HAVE_CUDA
+    std::vector<std::vector<HostTensor>> all;
+    KILN_RETURN_IF_ERROR(runContextsCuda(engine, inputs, contexts, iterations, cudaGraph, all));
+    for (int c = 1; c < contexts; ++c) {
+      for (size_t o = 0; o < all[0].size(); ++o) {
+        if (all[c][o].data != all[0][o].data) {
+          return internalError("contexts 0 and " + std::to_string(c) + " disagree on output '" +
+                               all[0][o].name + "'");
+        }
+      }
+    }
+    outputs = std::move(all[0]);
+    return Status::ok();
+#else
+    return unsupported("a CUDA plan needs a kiln built with CUDA");
+#endif
+  }
+  if (cudaGraph) return invalidArgument("--cuda-graph needs a CUDA plan (--device cuda)");
   struct Run {
     std::unique_ptr<IExecutionContext> context;
     std::vector<HostTensor> inputs;  // each context reads its own copy
@@ -88,15 +196,7 @@ Status runContexts(IEngine& engine, const std::vector<HostTensor>& inputs, int c
     for (HostTensor& t : run.inputs) {
       KILN_RETURN_IF_ERROR(run.context->setTensorAddress(t.name.c_str(), t.data.data()));
     }
-    for (int32_t i = 0; i < engine.getNbIOTensors(); ++i) {
-      const char* name = engine.getIOTensorName(i);
-      if (engine.getTensorIOMode(name) != TensorIOMode::kOUTPUT) continue;
-      HostTensor t;
-      t.name = name;
-      t.desc = engine.getTensorDesc(name);
-      t.data.assign(byteSize(t.desc), 0);
-      run.outputs.push_back(std::move(t));
-    }
+    run.outputs = outputTensors(engine);
     for (HostTensor& t : run.outputs) {
       KILN_RETURN_IF_ERROR(run.context->setTensorAddress(t.name.c_str(), t.data.data()));
     }

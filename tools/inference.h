@@ -24,8 +24,10 @@ Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> gi
 
 // Runs `iterations` inferences on each of `contexts` contexts, each on its own thread, all at
 // once. `outputs` are context 0's; any difference from another context is an error.
+// CUDA plans: each context runs on its own stream over device copies of the data; with
+// `cudaGraph`, each context's enqueue is captured once in a CUDA graph and the graph replayed.
 Status runContexts(IEngine& engine, const std::vector<HostTensor>& inputs, int contexts,
-                   int iterations, std::vector<HostTensor>& outputs);
+                   int iterations, std::vector<HostTensor>& outputs, bool cudaGraph = false);
 
 // The values of an fp32/fp16/bf16 tensor as floats (for printing).
 std::vector<float> asFloats(const HostTensor& t);

@@ -11,11 +11,10 @@ namespace kiln::cli {
 
 #ifdef KILN_HAVE_ONNX
 
-Status buildOnnxPlan(const std::string& modelPath, bool verbose, std::vector<uint8_t>& plan) {
+Status buildOnnxPlan(const std::string& modelPath, const BuilderConfig& config,
+                     std::vector<uint8_t>& plan) {
   auto network = createNetwork();
   KILN_RETURN_IF_ERROR(parseOnnxFile(modelPath, *network));
-  BuilderConfig config;
-  config.verbose = verbose;
   return createBuilder()
       ->buildSerializedNetwork(*network, config, plan)
       .withContext("building '" + modelPath + "'");
@@ -33,7 +32,7 @@ Status readTensorProtoFile(const std::string& path, const std::string& name, Hos
 
 #else
 
-Status buildOnnxPlan(const std::string&, bool, std::vector<uint8_t>&) {
+Status buildOnnxPlan(const std::string&, const BuilderConfig&, std::vector<uint8_t>&) {
   return unsupported("this kiln was built without the ONNX parser (KILN_ONNX=OFF)");
 }
 

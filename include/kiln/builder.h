@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/network.h"
@@ -14,8 +15,12 @@
 namespace kiln {
 
 struct BuilderConfig {
-  // Where the plan will run: "cpu" or "cuda:N".
+  // Where the plan will run: "cpu", or "cuda" / "cuda:N" (GPU N; the plan records its
+  // architecture, e.g. "cuda:sm_90", and runs on any GPU of that architecture).
   std::string target = "cpu";
+  // CUDA only: built-in float layers compute in FP16 wherever the CUDA backend has an FP16
+  // kernel for them (TensorRT's kFP16 flag). Off: they compute in FP32, like the CPU.
+  bool builtinHalf = false;
   // Allow reduced-precision (FP16/BF16) formats wherever a layer or plugin offers them.
   bool allowHalf = true;
   // Timing: each candidate runs `warmupRuns` times, then the median of `timingRuns` is kept.
@@ -27,6 +32,10 @@ struct BuilderConfig {
   std::string timingCachePath;
   // Per layer, log every candidate rejected (and why) and the one chosen, at Severity::kInfo.
   bool verbose = false;
+  // When non-empty, plugin steps use exactly this type/format per position (inputs then
+  // outputs), failing the build if the plugin refuses it (the plugin conformance harness forces
+  // each combination a plugin accepts this way). Every plugin layer must have that many tensors.
+  std::vector<std::pair<DataType, TensorFormat>> pluginCombination;
 };
 
 class IBuilder {

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "backends/kernel_config.h"
 #include "builder/timing_cache.h"
 #include "core/graph.h"
 #include "core/plan.h"
@@ -45,9 +46,22 @@ struct BuildStep {
   std::vector<plan::Candidate> candidates;
 };
 
+// Where the plan will run, resolved from BuilderConfig::target.
+struct BuildTarget {
+  DeviceKind device = DeviceKind::kCPU;
+  int32_t deviceIndex = -1;        // CUDA ordinal
+  std::string planTarget = "cpu";  // what the plan records: "cpu", "cuda:sm_90"
+};
+
+// Resolves "cpu", "cuda" or "cuda:N" (and checks the GPU is there).
+Status resolveBuildTarget(const std::string& target, BuildTarget& out);
+
+// The CUDA side of timing (a stream and library handles), defined where CUDA is.
+struct CudaTimingState;
+
 class BuildSession {
  public:
-  BuildSession(const Graph& graph, const BuilderConfig& config);
+  BuildSession(const Graph& graph, const BuilderConfig& config, BuildTarget target = {});
   ~BuildSession();
 
   Status lower();
@@ -58,6 +72,8 @@ class BuildSession {
  private:
   // lowering.cpp
   Status lowerBuiltin(const GraphNode& node);
+  // CUDA with BuilderConfig::builtinHalf: FP32 compute types become FP16 where a kernel exists.
+  void preferHalf(const GraphNode& node, std::vector<DataType>& types);
   Status lowerPlugin(const GraphNode& node);
   // The tensor holding graph tensor `g` in the given type and format, adding a reformat step
   // (or converting a constant once, at build time) when its home has another one.
@@ -80,10 +96,24 @@ class BuildSession {
   // tactic_selection.cpp
   Status chooseTactic(BuildStep& step);
 
+  // cuda_tactic_selection.cpp: the same choices on the GPU, timed with CUDA events
+  Status chooseCudaTactic(BuildStep& step);
+  Status reformatCostCuda(const KernelConfig& config, double& ms);
+  // Times enqueue() of an initialized build object on device buffers.
+  Status timePluginEnqueueCuda(const GraphNode& node, PluginObject& object,
+                               const std::vector<PluginTensorDesc>& inputs,
+                               const std::vector<PluginTensorDesc>& outputs, uint64_t workspace,
+                               double& ms);
+  Status cudaTiming(CudaTimingState*& state);
+  // Whether some CUDA tactic accepts the configuration (lowering asks before choosing FP16).
+  bool cudaAccepts(const KernelConfig& config) const;
+
   void logVerbose(const std::string& message) const;
 
   const Graph& graph_;
   BuilderConfig config_;
+  BuildTarget target_;
+  std::shared_ptr<CudaTimingState> cudaTiming_;
   std::mt19937 rng_;
   std::vector<BuildTensor> tensors_;
   std::vector<BuildStep> steps_;

@@ -11,7 +11,7 @@ namespace kiln {
 Status BuildSession::makePlan(plan::Plan& out) {
   out = plan::Plan();
   out.kilnVersion = kilnVersion();
-  out.target = config_.target;
+  out.target = target_.planTarget;
 
   // Only tensors some step touches go into the plan; constants become weights.
   std::vector<int32_t> remap(tensors_.size(), -1);
@@ -122,17 +122,15 @@ class Builder final : public IBuilder {
       return invalidArgument("the network has errors; the first was: " +
                              network.getLastError().message());
     }
-    if (config.target != "cpu") {
-      return unsupported("target '" + config.target +
-                         "': this kiln builds for the CPU backend only (\"cpu\")");
-    }
+    BuildTarget target;
+    KILN_RETURN_IF_ERROR(resolveBuildTarget(config.target, target));
     if (impl->graph().outputs.empty()) {
       return invalidArgument("the network has no outputs: mark at least one with markOutput()");
     }
     if (config.timingRuns < 1 || config.warmupRuns < 0) {
       return invalidArgument("BuilderConfig: timingRuns must be >= 1 and warmupRuns >= 0");
     }
-    BuildSession session(impl->graph(), config);
+    BuildSession session(impl->graph(), config, target);
     KILN_RETURN_IF_ERROR(session.lower());
     KILN_RETURN_IF_ERROR(session.chooseTactics());
     plan::Plan plan;

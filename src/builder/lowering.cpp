@@ -94,8 +94,8 @@ bool computeType(LayerType layer, const LayerParams& params, size_t index, DataT
 
 }  // namespace
 
-BuildSession::BuildSession(const Graph& graph, const BuilderConfig& config)
-    : graph_(graph), config_(config), rng_(std::random_device{}()) {}
+BuildSession::BuildSession(const Graph& graph, const BuilderConfig& config, BuildTarget target)
+    : graph_(graph), config_(config), target_(std::move(target)), rng_(std::random_device{}()) {}
 
 BuildSession::~BuildSession() {
   PhaseScope phase(TracePhase::kBuild);
@@ -233,6 +233,36 @@ Status BuildSession::want(int32_t g, DataType type, TensorFormat format, int32_t
   return Status::ok();
 }
 
+void BuildSession::preferHalf(const GraphNode& node, std::vector<DataType>& types) {
+  // Every FP32 input becomes FP16, if some CUDA kernel takes the layer that way.
+  if (node.type == LayerType::kREFORMAT) return;  // a cast in the network keeps its types
+  KernelConfig config;
+  config.type = node.type;
+  config.params = node.params;
+  std::vector<TensorShape> shapes;
+  bool any = false;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const GraphTensor& g = graph_.tensors[node.inputs[i]];
+    const DataType t = types[i] == DataType::kFLOAT ? DataType::kHALF : types[i];
+    any = any || t != types[i];
+    config.inputs.push_back({g.shape.dims, t, TensorFormat::kLINEAR, DeviceKind::kCUDA});
+    config.constantInputs.push_back(g.constant ? g.constant->data() : nullptr);
+    shapes.push_back({g.shape.dims, t});
+  }
+  std::vector<TensorShape> outputs;
+  if (!any || !inferLayerOutputs(node.type, node.params, shapes, outputs)) return;
+  for (const TensorShape& o : outputs)
+    config.outputs.push_back({o.dims, o.type, TensorFormat::kLINEAR, DeviceKind::kCUDA});
+  // Constants are converted at build time; the probe only needs their presence, not FP16 bytes.
+  if (!cudaAccepts(config)) {
+    logVerbose("  layer '" + node.name + "': no CUDA kernel takes it in fp16; it stays fp32");
+    return;
+  }
+  for (DataType& t : types) {
+    if (t == DataType::kFLOAT) t = DataType::kHALF;
+  }
+}
+
 Status BuildSession::lowerBuiltin(const GraphNode& node) {
   // Inputs in the type the layer computes in; concatenation needs one type for all.
   std::vector<DataType> types;
@@ -251,6 +281,7 @@ Status BuildSession::lowerBuiltin(const GraphNode& node) {
     if (node.type == LayerType::kSHUFFLE && isFloatType(logical)) t = logical;
     types.push_back(t);
   }
+  if (target_.device == DeviceKind::kCUDA && config_.builtinHalf) preferHalf(node, types);
   std::vector<int32_t> inputs;
   std::vector<TensorShape> shapes;
   for (size_t i = 0; i < node.inputs.size(); ++i) {

@@ -65,15 +65,37 @@ Status BuildSession::enumerateCombinations(const GraphNode& node,
       }
     }
     for (DataType t : types) {
-      options[p].push_back({shapes[p].dims, t, TensorFormat::kLINEAR, DeviceKind::kCPU});
+      options[p].push_back({shapes[p].dims, t, TensorFormat::kLINEAR, target_.device});
       if (shapes[p].dims.nbDims == 4) {
-        options[p].push_back({shapes[p].dims, t, TensorFormat::kCHANNELS_LAST, DeviceKind::kCPU});
+        options[p].push_back({shapes[p].dims, t, TensorFormat::kCHANNELS_LAST, target_.device});
       }
     }
   }
 
   std::vector<PluginTensorDesc> current;
   for (auto& o : options) current.push_back(o.front());
+  // BuilderConfig::pluginCombination: exactly one combination, or a failed build.
+  if (!config_.pluginCombination.empty()) {
+    if (config_.pluginCombination.size() != shapes.size()) {
+      return invalidArgument("layer '" + node.name + "': BuilderConfig::pluginCombination has " +
+                             std::to_string(config_.pluginCombination.size()) +
+                             " entries but the plugin has " + std::to_string(shapes.size()) +
+                             " tensors (inputs then outputs)");
+    }
+    for (size_t p = 0; p < shapes.size(); ++p) {
+      current[p].type = config_.pluginCombination[p].first;
+      current[p].format = config_.pluginCombination[p].second;
+      if (!node.plugin->supportsFormatCombination(static_cast<int32_t>(p), current,
+                                                  static_cast<int32_t>(nbIn))) {
+        return unsupported(node.plugin->describe() + ": supportsFormatCombination() refuses " +
+                           "position " + std::to_string(p) + " as " + describeDesc(current[p]) +
+                           " in the combination forced by BuilderConfig::pluginCombination (" +
+                           describeCombination(current, nbIn) + ")");
+      }
+    }
+    combinations.push_back({current});
+    return Status::ok();
+  }
   // Depth-first: position p is asked only with the choices for positions < p fixed.
   auto search = [&](auto&& self, size_t p) -> void {
     if (combinations.size() >= kMaxCombinations) return;
@@ -117,9 +139,14 @@ Status BuildSession::reformatCost(const Dims& dims, DataType fromType, TensorFor
   cpu::KernelConfig config;
   config.type = LayerType::kREFORMAT;
   config.params = ReformatParams{toType, toFormat};
-  config.inputs = {PluginTensorDesc{dims, fromType, fromFormat, DeviceKind::kCPU}};
-  config.outputs = {PluginTensorDesc{dims, toType, toFormat, DeviceKind::kCPU}};
+  config.inputs = {PluginTensorDesc{dims, fromType, fromFormat, target_.device}};
+  config.outputs = {PluginTensorDesc{dims, toType, toFormat, target_.device}};
   config.constantInputs = {nullptr};
+  if (target_.device == DeviceKind::kCUDA) {
+    KILN_RETURN_IF_ERROR(reformatCostCuda(config, ms));
+    reformatTimes_[key] = ms;
+    return Status::ok();
+  }
   std::unique_ptr<cpu::Kernel> kernel;
   std::string why;
   for (const cpu::Tactic& tactic : cpu::tacticsFor(LayerType::kREFORMAT)) {
@@ -162,6 +189,12 @@ Status BuildSession::timePluginCandidate(const GraphNode& node, const Combinatio
   }
   workspace = bytes;
   KILN_RETURN_IF_ERROR(object->initialize());
+  if (target_.device == DeviceKind::kCUDA) {
+    Status s = timePluginEnqueueCuda(node, *object, inputs, outputs, bytes, ms);
+    Status t = object->terminate();
+    KILN_RETURN_IF_ERROR(s);
+    return t;
+  }
 
   std::vector<AlignedBuffer> inBuffers, outBuffers;
   std::vector<const void*> inPtrs;

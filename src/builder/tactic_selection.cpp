@@ -125,7 +125,7 @@ Status BuildSession::chooseTactics() {
     KILN_RETURN_IF_ERROR(timingCache_.load(config_.timingCachePath));
   for (BuildStep& step : steps_) {
     if (step.type == LayerType::kPLUGIN) continue;
-    Status s = chooseTactic(step);
+    Status s = target_.device == DeviceKind::kCUDA ? chooseCudaTactic(step) : chooseTactic(step);
     if (!s) return s.withContext("layer '" + step.name + "' (" + layerTypeName(step.type) + ")");
   }
   if (!config_.timingCachePath.empty()) return timingCache_.save(config_.timingCachePath);

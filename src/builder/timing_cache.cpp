@@ -1,5 +1,9 @@
 #include "builder/timing_cache.h"
 
+#if KILN_HAVE_CUDA
+#include "backends/cuda/device.h"
+#endif
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -42,6 +46,22 @@ std::string cpuDeviceName() {
   return name;
 }
 
+// The current GPU, by name and architecture ("cuda:NVIDIA_H200:sm_90").
+static std::string gpuDeviceName() {
+#if KILN_HAVE_CUDA
+  int index = 0;
+  cuda::DeviceInfo info;
+  if (cuda::currentDevice(index) && cuda::getDeviceInfo(index, info)) {
+    std::string name = info.name;
+    for (char& c : name) {
+      if (c == '\t' || c == ' ') c = '_';
+    }
+    return "cuda:" + name + ":sm_" + std::to_string(info.major) + std::to_string(info.minor);
+  }
+#endif
+  return "cuda:unknown";
+}
+
 std::string TimingCache::key(const cpu::KernelConfig& config) {
   // The signature is hashed from the same bytes the plan stores for the layer, plus every
   // tensor's description, so any change in what the kernel sees changes the key.
@@ -59,7 +79,10 @@ std::string TimingCache::key(const cpu::KernelConfig& config) {
   }
   // Whether weights are constant changes which tactics apply (prepacking).
   for (const void* c : config.constantInputs) w.u8(c ? 1 : 0);
-  return cpuDeviceName() + "|" + kilnVersion() + "|" + layerTypeName(config.type) + "|" +
+  bool onGpu = false;
+  for (const auto* list : {&config.inputs, &config.outputs})
+    for (const PluginTensorDesc& d : *list) onGpu = onGpu || d.device == DeviceKind::kCUDA;
+  return (onGpu ? gpuDeviceName() : cpuDeviceName()) + "|" + kilnVersion() + "|" + layerTypeName(config.type) + "|" +
          hex64(crc64(bytes.data(), bytes.size()));
 }
 

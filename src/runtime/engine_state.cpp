@@ -11,8 +11,8 @@ std::string stepWhere(const plan::Step& step, size_t index) {
          layerTypeName(step.type) + ")";
 }
 
-PluginTensorDesc descOf(const plan::Tensor& t) {
-  return PluginTensorDesc{t.dims, t.type, t.format, DeviceKind::kCPU};
+PluginTensorDesc descOf(const plan::Tensor& t, DeviceKind device) {
+  return PluginTensorDesc{t.dims, t.type, t.format, device};
 }
 
 // Every step reads only tensors that exist by then and writes only its own activations/outputs.
@@ -52,8 +52,8 @@ Status checkWiring(const plan::Plan& plan) {
   return Status::ok();
 }
 
-Status makeBuiltinKernel(const plan::Plan& plan, const plan::Step& step, size_t index,
-                         EngineStep& out) {
+Status makeBuiltinKernel(const plan::Plan& plan, DeviceKind device, const plan::Step& step,
+                         size_t index, EngineStep& out) {
   // Shapes recorded in the plan must be what inference says, so a kernel can trust them.
   std::vector<TensorShape> in, inferred;
   for (int32_t i : step.inputs) in.push_back({plan.tensors[i].dims, plan.tensors[i].type});
@@ -69,24 +69,39 @@ Status makeBuiltinKernel(const plan::Plan& plan, const plan::Step& step, size_t 
                          "' does not have the shape or type its inputs give");
     }
   }
-  const cpu::Tactic* tactic = cpu::findTactic(step.type, step.tactic);
-  if (!tactic) {
-    return corruptData(stepWhere(step, index) + " names tactic '" + step.tactic +
-                       "', which this kiln's CPU backend does not have; rebuild the plan");
-  }
-  cpu::KernelConfig config;
+  KernelConfig config;
   config.type = step.type;
   config.params = step.params;
   for (int32_t i : step.inputs) {
     const plan::Tensor& t = plan.tensors[i];
-    config.inputs.push_back(descOf(t));
+    config.inputs.push_back(descOf(t, device));
     config.constantInputs.push_back(
         t.kind == plan::TensorKind::kCONSTANT ? plan.weights[t.weightIndex]->data() : nullptr);
   }
-  for (int32_t o : step.outputs) config.outputs.push_back(descOf(plan.tensors[o]));
+  for (int32_t o : step.outputs) config.outputs.push_back(descOf(plan.tensors[o], device));
   std::string why;
-  out.kernel = tactic->create(config, &why);
-  if (!out.kernel) {
+  bool made = false;
+#if KILN_HAVE_CUDA
+  if (device == DeviceKind::kCUDA) {
+    const cuda::Tactic* tactic = cuda::findTactic(step.type, step.tactic);
+    if (!tactic) {
+      return corruptData(stepWhere(step, index) + " names tactic '" + step.tactic +
+                         "', which this kiln's CUDA backend does not have; rebuild the plan");
+    }
+    out.cudaKernel = tactic->create(config, &why);
+    made = out.cudaKernel != nullptr;
+  }
+#endif
+  if (device == DeviceKind::kCPU) {
+    const cpu::Tactic* tactic = cpu::findTactic(step.type, step.tactic);
+    if (!tactic) {
+      return corruptData(stepWhere(step, index) + " names tactic '" + step.tactic +
+                         "', which this kiln's CPU backend does not have; rebuild the plan");
+    }
+    out.kernel = tactic->create(config, &why);
+    made = out.kernel != nullptr;
+  }
+  if (!made) {
     return corruptData(stepWhere(step, index) + ": tactic '" + step.tactic +
                        "' rejects the recorded configuration: " + why);
   }
@@ -95,8 +110,8 @@ Status makeBuiltinKernel(const plan::Plan& plan, const plan::Step& step, size_t 
   return Status::ok();
 }
 
-Status makePluginStep(const plan::Plan& plan, const plan::Step& step, size_t index, EngineStep& out,
-                      uint64_t& workspace) {
+Status makePluginStep(const plan::Plan& plan, DeviceKind device, const plan::Step& step,
+                      size_t index, EngineStep& out, uint64_t& workspace) {
   const plan::PluginRecord& record = plan.plugins[step.pluginIndex];
   const std::string what = "plugin " + record.name + " version " + record.version + " namespace '" +
                            record.pluginNamespace + "' (layer '" + step.layerName + "')";
@@ -118,8 +133,8 @@ Status makePluginStep(const plan::Plan& plan, const plan::Step& step, size_t ind
   KILN_RETURN_IF_ERROR(PluginObject::deserialize(*creator, record.pluginNamespace, step.layerName,
                                                  record.data.data(), record.data.size(),
                                                  out.plugin));
-  for (int32_t i : step.inputs) out.inputs.push_back(descOf(plan.tensors[i]));
-  for (int32_t o : step.outputs) out.outputs.push_back(descOf(plan.tensors[o]));
+  for (int32_t i : step.inputs) out.inputs.push_back(descOf(plan.tensors[i], device));
+  for (int32_t o : step.outputs) out.outputs.push_back(descOf(plan.tensors[o], device));
 
   // The plugin must agree with the plan on outputs and formats, so enqueue() writes exactly the
   // buffers the plan sized for it.
@@ -159,6 +174,42 @@ Status makePluginStep(const plan::Plan& plan, const plan::Step& step, size_t ind
   return out.plugin->initialize();
 }
 
+// "cpu", or "cuda:sm_XY" run on the calling thread's current GPU, which must be of that
+// architecture (kernels are native code for it).
+Status resolvePlanTarget(const std::string& target, DeviceKind& device, int32_t& index) {
+  if (target == "cpu") {
+    device = DeviceKind::kCPU;
+    index = -1;
+    return Status::ok();
+  }
+  if (target.rfind("cuda:", 0) != 0) {
+    return unsupported("the plan targets '" + target +
+                       "', which this runtime does not know; rebuild it for 'cpu' or 'cuda'");
+  }
+#if KILN_HAVE_CUDA
+  int current = 0;
+  if (cuda::deviceCount() == 0) {
+    return unsupported("the plan targets '" + target + "' but this machine has no usable GPU (" +
+                       cuda::noDeviceReason() + "); rebuild it for the CPU");
+  }
+  KILN_RETURN_IF_ERROR(cuda::currentDevice(current));
+  cuda::DeviceInfo info;
+  KILN_RETURN_IF_ERROR(cuda::getDeviceInfo(current, info));
+  if (cuda::targetName(info) != target) {
+    return unsupported("the plan targets '" + target + "' but GPU " + std::to_string(current) +
+                       " (" + info.name + ") is " + cuda::targetName(info) +
+                       "; rebuild the plan on this GPU");
+  }
+  device = DeviceKind::kCUDA;
+  index = current;
+  return Status::ok();
+#else
+  return unsupported("the plan targets '" + target +
+                     "' but this kiln was built without the CUDA backend; rebuild the plan for "
+                     "the CPU or use a kiln built with CUDA");
+#endif
+}
+
 }  // namespace
 
 EngineState::~EngineState() {
@@ -167,10 +218,9 @@ EngineState::~EngineState() {
 }
 
 Status buildEngineState(plan::Plan plan, std::shared_ptr<EngineState>& out) {
-  if (plan.target != "cpu") {
-    return unsupported("the plan targets '" + plan.target +
-                       "' but this runtime runs plans for 'cpu' only; rebuild it for the CPU");
-  }
+  DeviceKind device = DeviceKind::kCPU;
+  int32_t deviceIndex = -1;
+  KILN_RETURN_IF_ERROR(resolvePlanTarget(plan.target, device, deviceIndex));
   KILN_RETURN_IF_ERROR(checkWiring(plan));
   // The arena can never need more than every activation in its own slot; a larger figure is
   // damage, and would make each context allocate it.
@@ -186,6 +236,8 @@ Status buildEngineState(plan::Plan plan, std::shared_ptr<EngineState>& out) {
                        "corrupted, rebuild it");
   }
   auto state = std::make_shared<EngineState>();
+  state->device = device;
+  state->deviceIndex = deviceIndex;
   // Scratch memory is sized from what the kernels and plugins ask for now, not from the plan's
   // record of it.
   state->workspaceBytes = 0;
@@ -194,16 +246,35 @@ Status buildEngineState(plan::Plan plan, std::shared_ptr<EngineState>& out) {
     PhaseScope phase(TracePhase::kDeserialize);
     for (size_t s = 0; s < plan.steps.size(); ++s) {
       const plan::Step& step = plan.steps[s];
-      Status status = step.type == LayerType::kPLUGIN
-                          ? makePluginStep(plan, step, s, state->steps[s], state->workspaceBytes)
-                          : makeBuiltinKernel(plan, step, s, state->steps[s]);
+      Status status =
+          step.type == LayerType::kPLUGIN
+              ? makePluginStep(plan, device, step, s, state->steps[s], state->workspaceBytes)
+              : makeBuiltinKernel(plan, device, step, s, state->steps[s]);
       if (!status) return status;  // `state` tears down whatever was made
       if (state->steps[s].kernel) {
         state->workspaceBytes =
             std::max<uint64_t>(state->workspaceBytes, state->steps[s].kernel->workspaceSize());
       }
+#if KILN_HAVE_CUDA
+      if (const auto& k = state->steps[s].cudaKernel) {
+        state->workspaceBytes = std::max<uint64_t>(state->workspaceBytes, k->workspaceSize());
+        state->usesLibraries = state->usesLibraries || k->usesLibraries();
+      }
+#endif
     }
   }
+#if KILN_HAVE_CUDA
+  if (device == DeviceKind::kCUDA) {
+    // Weights go to the device once per engine; every context reads the same copy.
+    state->deviceWeights.resize(plan.weights.size());
+    for (size_t w = 0; w < plan.weights.size(); ++w) {
+      const auto& bytes = *plan.weights[w];
+      KILN_RETURN_IF_ERROR(state->deviceWeights[w].allocate(bytes.size(), "engine weights"));
+      KILN_RETURN_IF_ERROR(
+          cuda::copyToDevice(state->deviceWeights[w].data(), bytes.data(), bytes.size()));
+    }
+  }
+#endif
   for (int32_t t : plan.inputs) state->ioTensors[plan.tensors[t].name] = t;
   for (int32_t t : plan.outputs) {
     if (!state->ioTensors.emplace(plan.tensors[t].name, t).second) {

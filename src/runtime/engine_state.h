@@ -8,6 +8,10 @@
 #include <vector>
 
 #include "backends/cpu/kernel.h"
+#if KILN_HAVE_CUDA
+#include "backends/cuda/device.h"
+#include "backends/cuda/kernel.h"
+#endif
 #include "core/plan.h"
 #include "plugin/plugin_object.h"
 
@@ -16,12 +20,21 @@ namespace kiln {
 struct EngineStep {
   std::vector<PluginTensorDesc> inputs;
   std::vector<PluginTensorDesc> outputs;
-  std::unique_ptr<cpu::Kernel> kernel;   // built-in steps
+  std::unique_ptr<cpu::Kernel> kernel;   // built-in steps on the CPU
+#if KILN_HAVE_CUDA
+  std::unique_ptr<cuda::Kernel> cudaKernel;  // built-in steps on CUDA
+#endif
   std::shared_ptr<PluginObject> plugin;  // plugin steps: the engine object E
 };
 
 struct EngineState {
   plan::Plan plan;
+  DeviceKind device = DeviceKind::kCPU;
+  int32_t deviceIndex = -1;  // CUDA: the GPU the engine was loaded on
+#if KILN_HAVE_CUDA
+  std::vector<cuda::DeviceBuffer> deviceWeights;  // per plan weight, uploaded once at load
+  bool usesLibraries = false;                      // some kernel calls cuBLAS/cuDNN
+#endif
   std::vector<EngineStep> steps;
   std::unordered_map<std::string, int32_t> ioTensors;  // name -> plan tensor index
   uint64_t workspaceBytes = 0;

@@ -1,4 +1,6 @@
-// Runtime -> Engine -> ExecutionContext on the CPU backend.
+// Runtime -> Engine -> ExecutionContext, on the CPU backend or on CUDA (where each context owns a
+// device arena and workspace, its library handles and its plugins' resources, and enqueue()
+// only puts work on the caller's stream).
 #include "kiln/runtime.h"
 
 #include <atomic>
@@ -6,6 +8,11 @@
 #include "core/aligned_buffer.h"
 #include "core/plan.h"
 #include "runtime/engine_state.h"
+
+#if KILN_HAVE_CUDA
+#include "backends/cuda/context_resources.h"
+#include "backends/cuda/library_handles.h"
+#endif
 
 namespace kiln {
 namespace {
@@ -43,13 +50,29 @@ class ExecutionContext final : public IExecutionContext {
   }
 
   Status setUp() {
-    try {
-      arena_.resize(engine_->plan.arenaBytes);
-      workspace_.resize(engine_->workspaceBytes);
-    } catch (const std::bad_alloc&) {
-      return invalidArgument("cannot allocate " + std::to_string(engine_->plan.arenaBytes) +
-                             " activation and " + std::to_string(engine_->workspaceBytes) +
-                             " workspace bytes for an execution context");
+    IPluginContextResources* resources = &resources_;
+#if KILN_HAVE_CUDA
+    if (engine_->device == DeviceKind::kCUDA) {
+      KILN_RETURN_IF_ERROR(cuda::setDevice(engine_->deviceIndex));
+      KILN_RETURN_IF_ERROR(deviceArena_.allocate(engine_->plan.arenaBytes, "the activation arena"));
+      KILN_RETURN_IF_ERROR(
+          deviceWorkspace_.allocate(engine_->workspaceBytes, "the context workspace"));
+      // Handles are made now, not inside enqueue(), which may be under graph capture.
+      if (engine_->usesLibraries) KILN_RETURN_IF_ERROR(libraries_.createAll());
+      cudaResources_ =
+          std::make_unique<cuda::CudaContextResources>(engine_->deviceIndex, libraries_);
+      resources = cudaResources_.get();
+    }
+#endif
+    if (engine_->device == DeviceKind::kCPU) {
+      try {
+        arena_.resize(engine_->plan.arenaBytes);
+        workspace_.resize(engine_->workspaceBytes);
+      } catch (const std::bad_alloc&) {
+        return invalidArgument("cannot allocate " + std::to_string(engine_->plan.arenaBytes) +
+                               " activation and " + std::to_string(engine_->workspaceBytes) +
+                               " workspace bytes for an execution context");
+      }
     }
     PhaseScope phase(TracePhase::kContext);
     plugins_.resize(engine_->steps.size());
@@ -57,7 +80,7 @@ class ExecutionContext final : public IExecutionContext {
       const EngineStep& step = engine_->steps[s];
       if (!step.plugin) continue;
       KILN_RETURN_IF_ERROR(step.plugin->clone(plugins_[s]));
-      KILN_RETURN_IF_ERROR(plugins_[s]->attachToContext(&resources_));
+      KILN_RETURN_IF_ERROR(plugins_[s]->attachToContext(resources));
     }
     return Status::ok();
   }
@@ -97,8 +120,16 @@ class ExecutionContext final : public IExecutionContext {
       case plan::TensorKind::kOUTPUT:
         return bindings_[t];
       case plan::TensorKind::kCONSTANT:
+#if KILN_HAVE_CUDA
+        if (engine_->device == DeviceKind::kCUDA)
+          return engine_->deviceWeights[tensor.weightIndex].data();
+#endif
         return const_cast<uint8_t*>(engine_->plan.weights[tensor.weightIndex]->data());
       case plan::TensorKind::kACTIVATION:
+#if KILN_HAVE_CUDA
+        if (engine_->device == DeviceKind::kCUDA)
+          return static_cast<uint8_t*>(deviceArena_.data()) + tensor.arenaOffset;
+#endif
         return arena_.data() + tensor.arenaOffset;
     }
     return nullptr;
@@ -119,6 +150,18 @@ class ExecutionContext final : public IExecutionContext {
                                "' has no address; call setTensorAddress first");
       }
     }
+#if KILN_HAVE_CUDA
+    cuda::RunContext cudaRun;
+    if (engine_->device == DeviceKind::kCUDA) {
+      KILN_RETURN_IF_ERROR(cuda::setDevice(engine_->deviceIndex));
+      cudaRun.stream = stream;
+      cudaRun.libraries = &libraries_;
+    }
+#endif
+    void* workspace = workspace_.data();
+#if KILN_HAVE_CUDA
+    if (engine_->device == DeviceKind::kCUDA) workspace = deviceWorkspace_.data();
+#endif
     std::vector<const void*> ins;
     std::vector<void*> outs;
     for (size_t s = 0; s < plan.steps.size(); ++s) {
@@ -128,11 +171,17 @@ class ExecutionContext final : public IExecutionContext {
       outs.clear();
       for (int32_t i : step.inputs) ins.push_back(address(i));
       for (int32_t o : step.outputs) outs.push_back(address(o));
-      Status status =
-          engineStep.kernel
-              ? engineStep.kernel->run(ins.data(), outs.data(), workspace_.data())
-              : plugins_[s]->enqueue(engineStep.inputs.data(), engineStep.outputs.data(),
-                                     ins.data(), outs.data(), workspace_.data(), stream);
+      Status status;
+      if (engineStep.kernel) {
+        status = engineStep.kernel->run(ins.data(), outs.data(), workspace);
+#if KILN_HAVE_CUDA
+      } else if (engineStep.cudaKernel) {
+        status = engineStep.cudaKernel->run(ins.data(), outs.data(), workspace, cudaRun);
+#endif
+      } else {
+        status = plugins_[s]->enqueue(engineStep.inputs.data(), engineStep.outputs.data(),
+                                      ins.data(), outs.data(), workspace, stream);
+      }
       if (!status) {
         return status.withContext("enqueue: layer '" + step.layerName + "' (" +
                                   layerTypeName(step.type) + ")");
@@ -146,6 +195,14 @@ class ExecutionContext final : public IExecutionContext {
   AlignedBuffer workspace_;
   std::vector<void*> bindings_;
   CpuContextResources resources_;
+#if KILN_HAVE_CUDA
+  cuda::DeviceBuffer deviceArena_;
+  cuda::DeviceBuffer deviceWorkspace_;
+  cuda::LibraryHandles libraries_;
+  std::unique_ptr<cuda::CudaContextResources> cudaResources_;
+#endif
+  // Declared last so that context objects are detached and destroyed before the resources
+  // they were given.
   std::vector<std::shared_ptr<PluginObject>> plugins_;  // per step; context objects
   std::atomic<bool> busy_{false};
 };
@@ -176,7 +233,7 @@ class Engine final : public IEngine {
       return d;
     }
     const plan::Tensor& t = state_->plan.tensors[it->second];
-    return PluginTensorDesc{t.dims, t.type, t.format, DeviceKind::kCPU};
+    return PluginTensorDesc{t.dims, t.type, t.format, state_->device};
   }
   const char* getTarget() const override { return state_->plan.target.c_str(); }
 

@@ -1,0 +1,29 @@
+// Capturing work enqueued on a stream into a CUDA graph and replaying it (kiln run --cuda-graph,
+// the plugin harness, tests). No CUDA header here.
+#pragma once
+
+#include <functional>
+
+#include "kiln/status.h"
+
+namespace kiln::cuda {
+
+class CapturedGraph {
+ public:
+  CapturedGraph() = default;
+  ~CapturedGraph();
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+
+  // Captures what `enqueue` puts on `stream` (which must not be the legacy default stream) and
+  // instantiates it. A failure inside `enqueue` ends the capture and is returned.
+  Status capture(void* stream, const std::function<Status()>& enqueue);
+  // Launches the instantiated graph on `stream`.
+  Status launch(void* stream) const;
+
+ private:
+  void* graph_ = nullptr;  // cudaGraph_t
+  void* exec_ = nullptr;   // cudaGraphExec_t
+};
+
+}  // namespace kiln::cuda
