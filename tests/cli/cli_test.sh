@@ -85,6 +85,12 @@ if [ -n "$onnx_model" ]; then
 fi
 
 # Errors: exit 1 with a message.
+refuse "unknown --device" "--device takes cpu, cuda or cuda:N" "$kiln" demo --device gpu --out "$work/d"
+refuse "--fp16 without CUDA" "--fp16 applies to CUDA" "$kiln" demo --fp16 --out "$work/d"
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+  refuse "--device cuda without a GPU" "no CUDA device 0\\|without the CUDA backend" "$kiln" demo --device cuda --out "$work/d"
+  refuse "--cuda-graph on a CPU plan" "--cuda-graph needs a CUDA plan" "$kiln" run "$plan" --cuda-graph
+fi
 refuse "missing plan file" "cannot open" "$kiln" run "$work/nope.plan"
 head -c 1000 "$plan" >"$work/truncated.plan"
 refuse "truncated plan" "truncated" "$kiln" run "$work/truncated.plan"

@@ -62,7 +62,7 @@ std::vector<float> runOnce(IEngine& engine, const HostData& in) {
   Status s = engine.createExecutionContext(ctx);
   EXPECT_TRUE(s.isOk()) << s.toString();
   if (!ctx) return {};
-  const PluginTensorDesc outDesc = engine.getTensorDesc("scores");
+  const PluginTensorDesc outDesc = engine.getTensorDesc("class_scores");
   std::vector<float> out(static_cast<size_t>(volume(outDesc.dims)), NAN);
   const bool gpu = std::string(engine.getTarget()).rfind("cuda", 0) == 0;
   if (!gpu) {
@@ -70,7 +70,7 @@ std::vector<float> runOnce(IEngine& engine, const HostData& in) {
     EXPECT_TRUE(ctx->setTensorAddress("boxes", const_cast<float*>(in.boxes.data())).isOk());
     EXPECT_TRUE(
         ctx->setTensorAddress("box_indices", const_cast<int32_t*>(in.indices.data())).isOk());
-    EXPECT_TRUE(ctx->setTensorAddress("scores", out.data()).isOk());
+    EXPECT_TRUE(ctx->setTensorAddress("class_scores", out.data()).isOk());
     s = ctx->enqueue(nullptr);
     EXPECT_TRUE(s.isOk()) << s.toString();
     return out;
@@ -81,7 +81,7 @@ std::vector<float> runOnce(IEngine& engine, const HostData& in) {
   EXPECT_TRUE(image.allocate(in.image.size() * 4, "image").isOk());
   EXPECT_TRUE(boxes.allocate(in.boxes.size() * 4, "boxes").isOk());
   EXPECT_TRUE(indices.allocate(in.indices.size() * 4, "indices").isOk());
-  EXPECT_TRUE(scores.allocate(out.size() * 4, "scores").isOk());
+  EXPECT_TRUE(scores.allocate(out.size() * 4, "class_scores").isOk());
   EXPECT_TRUE(cuda::copyToDevice(image.data(), in.image.data(), in.image.size() * 4).isOk());
   EXPECT_TRUE(cuda::copyToDevice(boxes.data(), in.boxes.data(), in.boxes.size() * 4).isOk());
   EXPECT_TRUE(
@@ -90,7 +90,7 @@ std::vector<float> runOnce(IEngine& engine, const HostData& in) {
   EXPECT_TRUE(ctx->setTensorAddress("image", image.data()).isOk());
   EXPECT_TRUE(ctx->setTensorAddress("boxes", boxes.data()).isOk());
   EXPECT_TRUE(ctx->setTensorAddress("box_indices", indices.data()).isOk());
-  EXPECT_TRUE(ctx->setTensorAddress("scores", scores.data()).isOk());
+  EXPECT_TRUE(ctx->setTensorAddress("class_scores", scores.data()).isOk());
   s = ctx->enqueue(stream.get());
   EXPECT_TRUE(s.isOk()) << s.toString();
   EXPECT_TRUE(cuda::synchronize(stream.get()).isOk());
@@ -120,7 +120,7 @@ TEST(CudaRuntime, DemoNetworkMatchesTheCpuBackend) {
   auto cpu = load(buildDemo("cpu"));
   ASSERT_TRUE(gpu && cpu);
   EXPECT_EQ(std::string(gpu->getTarget()).rfind("cuda:sm_", 0), 0u) << gpu->getTarget();
-  EXPECT_EQ(gpu->getTensorDesc("scores").device, DeviceKind::kCUDA);
+  EXPECT_EQ(gpu->getTensorDesc("class_scores").device, DeviceKind::kCUDA);
   for (unsigned seed : {1u, std::random_device{}()}) {
     const HostData in = freshInputs(seed);
     expectClose(runOnce(*gpu, in), runOnce(*cpu, in), 1e-4);
@@ -152,14 +152,14 @@ TEST(CudaRuntime, SeveralContextsOnSeveralStreamsAgreeBitForBit) {
     Status status;
   };
   std::vector<Slot> slots(kContexts);
-  const size_t outCount = static_cast<size_t>(volume(engine->getTensorDesc("scores").dims));
+  const size_t outCount = static_cast<size_t>(volume(engine->getTensorDesc("class_scores").dims));
   for (Slot& s : slots) {
     ASSERT_TRUE(engine->createExecutionContext(s.ctx).isOk());
     ASSERT_TRUE(s.stream.create().isOk());
     ASSERT_TRUE(s.image.allocate(in.image.size() * 4, "image").isOk());
     ASSERT_TRUE(s.boxes.allocate(in.boxes.size() * 4, "boxes").isOk());
     ASSERT_TRUE(s.indices.allocate(in.indices.size() * 4, "indices").isOk());
-    ASSERT_TRUE(s.scores.allocate(outCount * 4, "scores").isOk());
+    ASSERT_TRUE(s.scores.allocate(outCount * 4, "class_scores").isOk());
     ASSERT_TRUE(cuda::copyToDevice(s.image.data(), in.image.data(), in.image.size() * 4).isOk());
     ASSERT_TRUE(cuda::copyToDevice(s.boxes.data(), in.boxes.data(), in.boxes.size() * 4).isOk());
     ASSERT_TRUE(
@@ -167,7 +167,7 @@ TEST(CudaRuntime, SeveralContextsOnSeveralStreamsAgreeBitForBit) {
     ASSERT_TRUE(s.ctx->setTensorAddress("image", s.image.data()).isOk());
     ASSERT_TRUE(s.ctx->setTensorAddress("boxes", s.boxes.data()).isOk());
     ASSERT_TRUE(s.ctx->setTensorAddress("box_indices", s.indices.data()).isOk());
-    ASSERT_TRUE(s.ctx->setTensorAddress("scores", s.scores.data()).isOk());
+    ASSERT_TRUE(s.ctx->setTensorAddress("class_scores", s.scores.data()).isOk());
   }
   std::vector<std::thread> threads;
   for (Slot& s : slots) {
@@ -197,18 +197,18 @@ TEST(CudaRuntime, WholeEnqueueCapturedInACudaGraphReplaysIdentically) {
   cuda::StreamHandle stream;
   ASSERT_TRUE(stream.create().isOk());
   HostData in = freshInputs(std::random_device{}());
-  const size_t outCount = static_cast<size_t>(volume(engine->getTensorDesc("scores").dims));
+  const size_t outCount = static_cast<size_t>(volume(engine->getTensorDesc("class_scores").dims));
   cuda::DeviceBuffer image, boxes, indices, scores;
   ASSERT_TRUE(image.allocate(in.image.size() * 4, "image").isOk());
   ASSERT_TRUE(boxes.allocate(in.boxes.size() * 4, "boxes").isOk());
   ASSERT_TRUE(indices.allocate(in.indices.size() * 4, "indices").isOk());
-  ASSERT_TRUE(scores.allocate(outCount * 4, "scores").isOk());
+  ASSERT_TRUE(scores.allocate(outCount * 4, "class_scores").isOk());
   ASSERT_TRUE(cuda::copyToDevice(boxes.data(), in.boxes.data(), in.boxes.size() * 4).isOk());
   ASSERT_TRUE(cuda::copyToDevice(indices.data(), in.indices.data(), in.indices.size() * 4).isOk());
   ASSERT_TRUE(ctx->setTensorAddress("image", image.data()).isOk());
   ASSERT_TRUE(ctx->setTensorAddress("boxes", boxes.data()).isOk());
   ASSERT_TRUE(ctx->setTensorAddress("box_indices", indices.data()).isOk());
-  ASSERT_TRUE(ctx->setTensorAddress("scores", scores.data()).isOk());
+  ASSERT_TRUE(ctx->setTensorAddress("class_scores", scores.data()).isOk());
 
   cuda::CapturedGraph graph;
   Status s = graph.capture(stream.get(), [&] { return ctx->enqueue(stream.get()); });
