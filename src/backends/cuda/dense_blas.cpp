@@ -1,0 +1,172 @@
+// cuBLAS tactics of the dense family: matrix multiply and gemm.
+//
+// Decisions:
+// - Row-major kiln matrices are column-major transposes, so Y = op(A) op(B) is computed as
+//   Y^T = op(B)^T op(A)^T: cuBLAS's first operand is B, its second A, m and n swap.
+// - CUBLAS_COMPUTE_32F for FP32 and FP16 data (FP32 accumulation, never TF32: that would be
+//   CUBLAS_COMPUTE_32F_FAST_TF32 or a TF32 math mode, and the context's handles keep
+//   CUBLAS_DEFAULT_MATH); FP16 uses tensor cores. BF16 is left to kiln's reference.
+// - Matrix multiply broadcasting: when each operand is either one matrix for every product
+//   (stride 0) or one matrix per product (stride m*k / k*n), a single
+//   cublasGemmStridedBatchedEx does the whole batch. Other broadcasts (e.g. [2,1,m,k] x
+//   [1,3,k,n]) fall back to one cublasGemmEx per product, offsets computed at create().
+// - Gemm: a small kernel writes beta * C (broadcast) into Y first and cublasGemmEx adds
+//   alpha op(A) op(B) with beta 1, which keeps ONNX's semantics exactly (also for beta 0 with
+//   non-finite C, as the CPU reference); without C, beta 0.
+// - No workspace: cuBLAS's own (set on the context's handle) serves.
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/dense_common.h"
+#include "backends/cuda/library_handles.h"
+
+namespace kiln::cuda::dense {
+namespace {
+
+bool fitsInt(int64_t v) { return v >= 0 && v <= INT32_MAX; }
+
+cudaDataType_t cudaType(DataType t) { return t == DataType::kFLOAT ? CUDA_R_32F : CUDA_R_16F; }
+
+bool libraryType(DataType t, std::string* whyNot) {
+  if (t == DataType::kFLOAT || t == DataType::kHALF) return true;
+  if (whyNot) *whyNot = std::string("cublas: fp32 and fp16 only, got ") + dataTypeName(t);
+  return false;
+}
+
+class MatmulCublas final : public Kernel {
+ public:
+  MatmulCublas(const MatmulGeometry& g, std::vector<int64_t> aOffsets,
+               std::vector<int64_t> bOffsets, int64_t strideA, int64_t strideB, bool batched)
+      : g_(g),
+        aOffsets_(std::move(aOffsets)),
+        bOffsets_(std::move(bOffsets)),
+        strideA_(strideA),
+        strideB_(strideB),
+        batched_(batched) {}
+
+  bool usesLibraries() const override { return true; }
+
+  Status run(const void* const* in, void* const* out, void*,
+             const RunContext& ctx) const override {
+    if (ctx.emulate) return unsupported("cuBLAS needs a GPU");
+    void* hv = nullptr;
+    KILN_RETURN_IF_ERROR(ctx.libraries->cublas(ctx.stream, hv));
+    auto h = static_cast<cublasHandle_t>(hv);
+    const float one = 1.f, zero = 0.f;
+    const cudaDataType_t t = cudaType(g_.type);
+    const cublasOperation_t opB = g_.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t opA = g_.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int m = static_cast<int>(g_.n), n = static_cast<int>(g_.m), k = static_cast<int>(g_.k);
+    const int ldb = static_cast<int>(g_.ldb), lda = static_cast<int>(g_.lda);
+    const int ldc = static_cast<int>(g_.n);
+    const size_t elem = g_.type == DataType::kFLOAT ? 4 : 2;
+    const auto* a = static_cast<const char*>(in[0]);
+    const auto* b = static_cast<const char*>(in[1]);
+    auto* y = static_cast<char*>(out[0]);
+    if (batched_) {
+      KILN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+          h, opB, opA, m, n, k, &one, b, t, ldb, strideB_, a, t, lda, strideA_, &zero, y, t, ldc,
+          g_.m * g_.n, static_cast<int>(g_.batchCount), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      return Status::ok();
+    }
+    for (size_t p = 0; p < aOffsets_.size(); ++p) {
+      KILN_CUBLAS_CHECK(cublasGemmEx(h, opB, opA, m, n, k, &one, b + bOffsets_[p] * elem, t, ldb,
+                                     a + aOffsets_[p] * elem, t, lda, &zero,
+                                     y + static_cast<int64_t>(p) * g_.m * g_.n * elem, t, ldc,
+                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    }
+    return Status::ok();
+  }
+
+ private:
+  MatmulGeometry g_;
+  std::vector<int64_t> aOffsets_, bOffsets_;  // per product, elements (unbatched path only)
+  int64_t strideA_, strideB_;
+  bool batched_;
+};
+
+class GemmCublas final : public Kernel {
+ public:
+  explicit GemmCublas(const GemmGeometry& g) : g_(g) {}
+
+  bool usesLibraries() const override { return true; }
+
+  Status run(const void* const* in, void* const* out, void*,
+             const RunContext& ctx) const override {
+    if (ctx.emulate) return unsupported("cuBLAS needs a GPU");
+    void* hv = nullptr;
+    KILN_RETURN_IF_ERROR(ctx.libraries->cublas(ctx.stream, hv));
+    auto h = static_cast<cublasHandle_t>(hv);
+    if (g_.hasC) KILN_RETURN_IF_ERROR(fillScaledC(out[0], in[2], g_, ctx));
+    const float alpha = g_.alpha, beta = g_.hasC ? 1.f : 0.f;
+    const cudaDataType_t t = cudaType(g_.type);
+    KILN_CUBLAS_CHECK(cublasGemmEx(
+        h, g_.transB ? CUBLAS_OP_T : CUBLAS_OP_N, g_.transA ? CUBLAS_OP_T : CUBLAS_OP_N,
+        static_cast<int>(g_.n), static_cast<int>(g_.m), static_cast<int>(g_.k), &alpha, in[1], t,
+        static_cast<int>(g_.ldb), in[0], t, static_cast<int>(g_.lda), &beta, out[0], t,
+        static_cast<int>(g_.n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    return Status::ok();
+  }
+
+ private:
+  GemmGeometry g_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> createMatmulCublas(const KernelConfig& c, std::string* whyNot) {
+  MatmulGeometry g;
+  if (!readMatmul(c, "cublas", &g, whyNot) || !libraryType(g.type, whyNot)) return nullptr;
+  for (int64_t v : {g.m, g.n, g.k, g.lda, g.ldb, g.batchCount}) {
+    if (!fitsInt(v)) {
+      if (whyNot) *whyNot = "cublas: a matrix dimension or the batch exceeds 32-bit int";
+      return nullptr;
+    }
+  }
+  // Element offsets of A and B for each product, and whether one stride describes them.
+  std::vector<int64_t> aOff(static_cast<size_t>(g.batchCount)), bOff(aOff.size());
+  for (int64_t p = 0; p < g.batchCount; ++p) {
+    int64_t t = p, ao = 0, bo = 0;
+    for (int32_t d = g.batchRank - 1; d >= 0; --d) {
+      const int64_t coord = t % g.batch[d];
+      t /= g.batch[d];
+      ao += coord * g.aStride[d];
+      bo += coord * g.bStride[d];
+    }
+    aOff[static_cast<size_t>(p)] = ao;
+    bOff[static_cast<size_t>(p)] = bo;
+  }
+  auto strideOf = [&](const std::vector<int64_t>& off, int64_t matrix, int64_t* stride) {
+    bool shared = true, perProduct = true;
+    for (size_t p = 0; p < off.size(); ++p) {
+      shared = shared && off[p] == 0;
+      perProduct = perProduct && off[p] == static_cast<int64_t>(p) * matrix;
+    }
+    *stride = shared ? 0 : matrix;
+    return shared || perProduct;
+  };
+  int64_t strideA = 0, strideB = 0;
+  const bool batched =
+      strideOf(aOff, g.m * g.k, &strideA) && strideOf(bOff, g.k * g.n, &strideB);
+  if (batched) {
+    aOff.clear();
+    bOff.clear();
+  }
+  return std::make_unique<MatmulCublas>(g, std::move(aOff), std::move(bOff), strideA, strideB,
+                                        batched);
+}
+
+std::unique_ptr<Kernel> createGemmCublas(const KernelConfig& c, std::string* whyNot) {
+  GemmGeometry g;
+  if (!readGemm(c, "cublas", &g, whyNot) || !libraryType(g.type, whyNot)) return nullptr;
+  for (int64_t v : {g.m, g.n, g.k, g.lda, g.ldb}) {
+    if (!fitsInt(v)) {
+      if (whyNot) *whyNot = "cublas: a matrix dimension exceeds 32-bit int";
+      return nullptr;
+    }
+  }
+  return std::make_unique<GemmCublas>(g);
+}
+
+}  // namespace kiln::cuda::dense

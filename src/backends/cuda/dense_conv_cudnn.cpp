@@ -1,0 +1,256 @@
+// cuDNN tactics of the dense family: convolution (cudnnConvolutionForward) and deconvolution
+// (cudnnConvolutionBackwardData of the convolution that deconvolution transposes).
+//
+// Decisions:
+// - Descriptors and the algorithm are fixed at create(), read-only afterwards, so one kernel runs
+//   from several contexts at once; run() only enqueues (no allocation, no synchronisation).
+// - The algorithm comes from cudnnGet*Algorithm_v7 (cuDNN's heuristics, no trial runs) on a
+//   process-wide handle created lazily under a mutex, used only under that mutex: the first
+//   candidate that cuDNN reports as supported, whose math is allowed (FP32: FMA only, never
+//   TF32; FP16: tensor ops allowed, FP32 accumulation) and whose workspace is at most
+//   kMaxWorkspace. The builder's timing then decides between this and kiln's reference.
+// - cuDNN pads symmetrically: asymmetric pads are accepted only when cuDNN's output extent with
+//   the leading pad equals kiln's (the extra trailing pad is zeros either way); otherwise the
+//   tactic declines and the reference runs.
+// - Channels-last: x/y are NHWC and the filter is given to cuDNN as NHWC too (the layout its
+//   tensor-core NHWC kernels want); weights arrive linear, so run() packs them into the
+//   workspace first (a few KiB, one small kernel).
+// - Bias: kiln's own per-channel kernel after the convolution (both formats, all types).
+#include <mutex>
+#include <string>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/dense_common.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/library_handles.h"
+
+namespace kiln::cuda::dense {
+namespace {
+
+constexpr size_t kMaxWorkspace = size_t{512} << 20;
+
+size_t align256(size_t v) { return (v + 255) / 256 * 256; }
+
+// The process-wide handle for algorithm queries at create(); `f(handle)` runs under the mutex.
+template <typename F>
+Status withQueryHandle(F&& f) {
+  static std::mutex mutex;
+  static cudnnHandle_t handle = nullptr;  // lives as long as the process
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!handle) {
+    if (deviceCount() == 0) return unsupported("no CUDA GPU to query cuDNN: " + noDeviceReason());
+    KILN_CUDNN_CHECK(cudnnCreate(&handle));
+  }
+  return f(handle);
+}
+
+struct Descriptors {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  ~Descriptors() {
+    if (x) cudnnDestroyTensorDescriptor(x);
+    if (y) cudnnDestroyTensorDescriptor(y);
+    if (w) cudnnDestroyFilterDescriptor(w);
+    if (conv) cudnnDestroyConvolutionDescriptor(conv);
+  }
+};
+
+bool fitsInt(int64_t v) { return v >= 0 && v <= INT32_MAX; }
+
+// The shared part of both tactics: descriptors for the convolution `conv` maps `in` [n, inC, ih,
+// iw] to `out` [n, outC, oh2, ow2] with filter [outC, inC/groups, kh, kw]. For deconvolution
+// `in` is kiln's output and `out` kiln's input (backward data runs the convolution backwards).
+Status makeDescriptors(const ConvGeometry& g, bool deconv, Descriptors& d) {
+  const cudnnDataType_t dt = g.type == DataType::kFLOAT ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF;
+  const cudnnTensorFormat_t fmt = g.channelsLast ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  const int n = static_cast<int>(g.n);
+  KILN_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d.x));
+  KILN_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d.y));
+  KILN_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d.w));
+  KILN_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d.conv));
+  KILN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d.x, fmt, dt, n, static_cast<int>(g.c),
+                                              static_cast<int>(g.h), static_cast<int>(g.w)));
+  KILN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d.y, fmt, dt, n, static_cast<int>(g.k),
+                                              static_cast<int>(g.oh), static_cast<int>(g.ow)));
+  // Conv filter [k, cg, kh, kw]; deconv filter [c, kg, kh, kw] (the forward conv from y to x).
+  const int outer = static_cast<int>(deconv ? g.c : g.k);
+  const int inner = static_cast<int>(deconv ? g.kg : g.cg);
+  KILN_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d.w, dt, fmt, outer, inner, static_cast<int>(g.kh),
+                                              static_cast<int>(g.kw)));
+  KILN_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
+      d.conv, static_cast<int>(g.padTop), static_cast<int>(g.padLeft), static_cast<int>(g.sh),
+      static_cast<int>(g.sw), static_cast<int>(g.dh), static_cast<int>(g.dw),
+      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  KILN_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d.conv, static_cast<int>(g.groups)));
+  KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(
+      d.conv, g.type == DataType::kFLOAT ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
+  // cuDNN's own output extent of the forward convolution must be kiln's (symmetric padding).
+  int on = 0, oc = 0, oh = 0, ow = 0;
+  KILN_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(d.conv, deconv ? d.y : d.x, d.w, &on,
+                                                         &oc, &oh, &ow));
+  const int64_t wantC = deconv ? g.c : g.k, wantH = deconv ? g.h : g.oh,
+                wantW = deconv ? g.w : g.ow;
+  if (on != g.n || oc != wantC || oh != wantH || ow != wantW)
+    return unsupported("cuDNN pads symmetrically; with pads (top " + std::to_string(g.padTop) +
+                       ", left " + std::to_string(g.padLeft) + ") its extent is " +
+                       std::to_string(oh) + "x" + std::to_string(ow) + ", kiln's is " +
+                       std::to_string(wantH) + "x" + std::to_string(wantW));
+  return Status::ok();
+}
+
+bool mathAllowed(DataType type, cudnnMathType_t m) {
+  if (type != DataType::kFLOAT) return true;  // FP16: tensor ops with FP32 accumulation
+  return m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH;  // the descriptor stays FMA
+}
+
+class ConvCudnn final : public Kernel {
+ public:
+  ConvCudnn(const ConvGeometry& g, bool deconv) : g_(g), deconv_(deconv) {}
+
+  // Descriptors, the algorithm and the workspace; unsupported() says why not.
+  Status init() {
+    KILN_RETURN_IF_ERROR(makeDescriptors(g_, deconv_, d_));
+    return withQueryHandle([&](cudnnHandle_t h) -> Status {
+      std::string tried;
+      if (!deconv_) {
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        int returned = 0;
+        KILN_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+            h, d_.x, d_.w, d_.conv, d_.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
+        for (int i = 0; i < returned; ++i) {
+          if (perf[i].status != CUDNN_STATUS_SUCCESS || !mathAllowed(g_.type, perf[i].mathType))
+            continue;
+          size_t bytes = 0;
+          if (cudnnGetConvolutionForwardWorkspaceSize(h, d_.x, d_.w, d_.conv, d_.y, perf[i].algo,
+                                                      &bytes) != CUDNN_STATUS_SUCCESS)
+            continue;
+          if (bytes > kMaxWorkspace) {
+            tried += " algo " + std::to_string(perf[i].algo) + " needs " +
+                     std::to_string(bytes) + " bytes;";
+            continue;
+          }
+          fwdAlgo_ = perf[i].algo;
+          cudnnBytes_ = bytes;
+          return finish();
+        }
+      } else {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        int returned = 0;
+        // Backward data: dy is kiln's input x, dx kiln's output y.
+        KILN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+            h, d_.w, d_.x, d_.conv, d_.y, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned,
+            perf));
+        for (int i = 0; i < returned; ++i) {
+          if (perf[i].status != CUDNN_STATUS_SUCCESS || !mathAllowed(g_.type, perf[i].mathType))
+            continue;
+          size_t bytes = 0;
+          if (cudnnGetConvolutionBackwardDataWorkspaceSize(h, d_.w, d_.x, d_.conv, d_.y,
+                                                           perf[i].algo,
+                                                           &bytes) != CUDNN_STATUS_SUCCESS)
+            continue;
+          if (bytes > kMaxWorkspace) {
+            tried += " algo " + std::to_string(perf[i].algo) + " needs " +
+                     std::to_string(bytes) + " bytes;";
+            continue;
+          }
+          bwdAlgo_ = perf[i].algo;
+          cudnnBytes_ = bytes;
+          return finish();
+        }
+      }
+      return unsupported("cuDNN offers no algorithm for this configuration" +
+                         (tried.empty() ? std::string() : " within the workspace limit:" + tried));
+    });
+  }
+
+  size_t workspaceSize() const override { return workspace_; }
+  bool usesLibraries() const override { return true; }
+
+  Status run(const void* const* in, void* const* out, void* workspace,
+             const RunContext& ctx) const override {
+    if (ctx.emulate) return unsupported("cuDNN needs a GPU");
+    void* hv = nullptr;
+    KILN_RETURN_IF_ERROR(ctx.libraries->cudnn(ctx.stream, hv));
+    auto h = static_cast<cudnnHandle_t>(hv);
+    const void* w = in[1];
+    void* cudnnWork = workspace;
+    if (g_.channelsLast) {
+      // The filter as NHWC in the front of the workspace, cuDNN's scratch behind it.
+      KILN_RETURN_IF_ERROR(packFilterNhwc(workspace, in[1], g_.type, deconv_ ? g_.c : g_.k,
+                                          deconv_ ? g_.kg : g_.cg, g_.kh, g_.kw, ctx));
+      w = workspace;
+      cudnnWork = static_cast<char*>(workspace) + filterBytes_;
+    }
+    const float one = 1.f, zero = 0.f;
+    if (!deconv_) {
+      KILN_CUDNN_CHECK(cudnnConvolutionForward(h, &one, d_.x, in[0], d_.w, w, d_.conv, fwdAlgo_,
+                                               cudnnWork, cudnnBytes_, &zero, d_.y, out[0]));
+    } else {
+      KILN_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &one, d_.w, w, d_.x, in[0], d_.conv,
+                                                    bwdAlgo_, cudnnWork, cudnnBytes_, &zero,
+                                                    d_.y, out[0]));
+    }
+    if (g_.hasBias)
+      KILN_RETURN_IF_ERROR(addChannelBias(out[0], in[2], g_.type, g_.n, g_.k, g_.oh * g_.ow,
+                                          g_.channelsLast, ctx));
+    return Status::ok();
+  }
+
+ private:
+  Status finish() {
+    const size_t elem = g_.type == DataType::kFLOAT ? 4 : 2;
+    const int64_t filter = (deconv_ ? g_.c * g_.kg : g_.k * g_.cg) * g_.kh * g_.kw;
+    filterBytes_ = g_.channelsLast ? align256(static_cast<size_t>(filter) * elem) : 0;
+    workspace_ = filterBytes_ + cudnnBytes_;
+    return Status::ok();
+  }
+
+  ConvGeometry g_;
+  bool deconv_;
+  Descriptors d_;
+  cudnnConvolutionFwdAlgo_t fwdAlgo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  cudnnConvolutionBwdDataAlgo_t bwdAlgo_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+  size_t cudnnBytes_ = 0, filterBytes_ = 0, workspace_ = 0;
+};
+
+std::unique_ptr<Kernel> create(const KernelConfig& c, bool deconv, std::string* whyNot) {
+  ConvGeometry g;
+  if (!(deconv ? readDeconvolution(c, "cudnn", &g, whyNot)
+               : readConvolution(c, "cudnn", &g, whyNot)))
+    return nullptr;
+  if (g.type != DataType::kFLOAT && g.type != DataType::kHALF) {
+    if (whyNot) *whyNot = std::string("cudnn: fp32 and fp16 only, got ") + dataTypeName(g.type);
+    return nullptr;
+  }
+  if (deviceCount() == 0) {
+    if (whyNot) *whyNot = "cudnn: no CUDA GPU to choose an algorithm on: " + noDeviceReason();
+    return nullptr;
+  }
+  for (int64_t v : {g.n, g.c, g.h, g.w, g.k, g.oh, g.ow, g.n * g.c * g.h * g.w,
+                    g.n * g.k * g.oh * g.ow}) {
+    if (!fitsInt(v)) {
+      if (whyNot) *whyNot = "cudnn: a dimension or tensor size exceeds 32-bit int";
+      return nullptr;
+    }
+  }
+  auto kernel = std::make_unique<ConvCudnn>(g, deconv);
+  const Status s = kernel->init();
+  if (!s) {
+    if (whyNot) *whyNot = "cudnn: " + s.message();
+    return nullptr;
+  }
+  return kernel;
+}
+
+}  // namespace
+
+std::unique_ptr<Kernel> createConvCudnn(const KernelConfig& c, std::string* whyNot) {
+  return create(c, false, whyNot);
+}
+
+std::unique_ptr<Kernel> createDeconvCudnn(const KernelConfig& c, std::string* whyNot) {
+  return create(c, true, whyNot);
+}
+
+}  // namespace kiln::cuda::dense
