@@ -2,6 +2,8 @@
 // pooling, matrix multiply, gemm (see ops_harness.h for the two modes).
 #include <gtest/gtest.h>
 
+#include "backends/cuda/kernel.h"
+#include "core/shape_inference.h"
 #include "cuda_ops/ops_harness.h"
 
 namespace kiln::testing {
@@ -226,6 +228,54 @@ std::vector<OpCase> denseCases() {
 }
 
 KILN_CUDA_OP_CASES(Dense, denseCases);
+
+// On a GPU the library tactics must accept the common configurations (the harness passes as
+// long as any tactic runs, so a cuDNN/cuBLAS tactic that always declined would go unnoticed).
+TEST(DenseLibraries, DeviceAcceptCommonConfigs) {
+  const std::string why = deviceSkipReason();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
+  struct Want {
+    OpCase c;
+    const char* tactic;
+  };
+  std::vector<Want> wants;
+  for (const OpCase& c : denseCases()) {
+    const std::string& n = c.name;
+    if (n == "conv_3x3_pad1" || n == "conv_depthwise" || n == "conv_stride2" ||
+        n == "conv_asym_pad_same_extent" || n == "deconv_stride2_outpad" || n == "deconv_groups2")
+      wants.push_back({c, "cudnn"});
+    if (n.rfind("matmul_", 0) == 0 || n.rfind("gemm_", 0) == 0) wants.push_back({c, "cublas"});
+  }
+  ASSERT_FALSE(wants.empty());
+  for (const Want& w : wants) {
+    for (DataType t : {DataType::kFLOAT, DataType::kHALF}) {
+      for (TensorFormat f : w.c.formats) {
+        KernelConfig config;
+        config.type = w.c.type;
+        config.params = w.c.params;
+        std::vector<TensorShape> shapes, outs;
+        std::vector<std::vector<uint8_t>> bytes;
+        for (const OpInput& in : w.c.inputs) {
+          const TensorFormat inF = !in.constant && in.dims.nbDims == 4 ? f : TensorFormat::kLINEAR;
+          config.inputs.push_back({in.dims, t, inF, DeviceKind::kCUDA});
+          bytes.emplace_back(static_cast<size_t>(volume(in.dims)) * dataTypeSize(t), 0);
+          shapes.push_back({in.dims, t});
+        }
+        for (size_t i = 0; i < bytes.size(); ++i)
+          config.constantInputs.push_back(w.c.inputs[i].constant ? bytes[i].data() : nullptr);
+        ASSERT_TRUE(inferLayerOutputs(w.c.type, w.c.params, shapes, outs).isOk());
+        config.outputs.push_back(
+            {outs[0].dims, t, outs[0].dims.nbDims == 4 ? f : TensorFormat::kLINEAR,
+             DeviceKind::kCUDA});
+        const cuda::Tactic* tactic = cuda::findTactic(w.c.type, w.tactic);
+        ASSERT_NE(tactic, nullptr);
+        std::string whyNot;
+        EXPECT_NE(tactic->create(config, &whyNot), nullptr)
+            << w.c.name << " " << dataTypeName(t) << " " << formatName(f) << ": " << whyNot;
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace kiln::testing
