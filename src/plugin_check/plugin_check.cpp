@@ -1,0 +1,1014 @@
+// runPluginCheck(): the plugin conformance harness (see include/kiln/plugin_check.h).
+//
+// Decisions worth knowing:
+// - The network around the plugin is the plugin alone: inputs "input0.." in their declared types
+//   feed it, its outputs are the network outputs "output0..". The builder reformats around the
+//   plugin, so the harness always feeds and reads the declared types, linear.
+// - Combinations are enumerated on the harness's own definition object (made through kiln, so
+//   traced) exactly as the builder does: float positions may be fp32/fp16/bf16, rank-4 ones
+//   linear or channels-last, other positions keep their type; each accepted one is then forced
+//   with BuilderConfig::pluginCombination.
+// - "contexts agree" is bitwise: a plugin whose output depends on which context or which run
+//   computed it is broken, whatever the tolerance.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <ostream>
+#include <random>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+#include "core/plan.h"
+#include "kiln/builder.h"
+#include "kiln/float16.h"
+#include "kiln/logger.h"
+#include "kiln/network.h"
+#include "kiln/registry.h"
+#include "plugin/plugin_object.h"
+#include "plugin/trace_checker.h"
+#include "plugin_check/check_internal.h"
+
+namespace kiln {
+
+namespace check {
+
+int64_t tensorBytes(const Dims& dims, DataType type) {
+  const int64_t n = volume(dims);
+  if (n < 0) return -1;
+  return n * static_cast<int64_t>(dataTypeSize(type));
+}
+
+Status runContextsCpu(IEngine& engine, const std::vector<HostTensor>& inputs,
+                      const std::vector<HostTensor>& outputShapes, int contexts, int iterations,
+                      std::vector<RunOutputs>& outputs) {
+  struct Slot {
+    std::unique_ptr<IExecutionContext> ctx;
+    std::vector<std::vector<uint8_t>> in, out;
+  };
+  std::vector<Slot> slots(contexts);
+  for (Slot& s : slots) {
+    KILN_RETURN_IF_ERROR(engine.createExecutionContext(s.ctx));
+    // Each context reads its own copy of the inputs (a plugin writing into its inputs shows as
+    // a disagreement instead of racing), and never a zero-sized buffer.
+    for (const HostTensor& t : inputs) {
+      s.in.push_back(t.bytes);
+      s.in.back().resize(std::max<size_t>(t.bytes.size(), 64));
+      KILN_RETURN_IF_ERROR(s.ctx->setTensorAddress(t.name.c_str(), s.in.back().data()));
+    }
+    for (const HostTensor& t : outputShapes) {
+      const int64_t n = tensorBytes(t.dims, t.type);
+      s.out.emplace_back(std::max<int64_t>(n, 64));
+      KILN_RETURN_IF_ERROR(s.ctx->setTensorAddress(t.name.c_str(), s.out.back().data()));
+    }
+  }
+  outputs.assign(contexts, RunOutputs(iterations));
+  std::vector<Status> results(contexts);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < contexts; ++c) {
+    threads.emplace_back([&, c] {
+      Slot& s = slots[c];
+      ready.fetch_add(1);
+      while (ready.load() < contexts) std::this_thread::yield();  // enqueue concurrently
+      Status st;
+      for (int i = 0; st && i < iterations; ++i) {
+        for (auto& o : s.out) std::fill(o.begin(), o.end(), uint8_t{0xFF});  // unwritten shows
+        st = s.ctx->enqueue(nullptr);
+        if (!st) break;
+        auto& got = outputs[c][i];
+        for (size_t o = 0; o < outputShapes.size(); ++o) {
+          const int64_t n = tensorBytes(outputShapes[o].dims, outputShapes[o].type);
+          got.emplace_back(s.out[o].begin(), s.out[o].begin() + std::max<int64_t>(n, 0));
+        }
+      }
+      results[c] = st;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int c = 0; c < contexts; ++c)
+    KILN_RETURN_IF_ERROR(results[c].withContext("context " + std::to_string(c)));
+  return Status::ok();
+}
+
+}  // namespace check
+
+namespace {
+
+using check::HostTensor;
+using check::RunOutputs;
+
+using Combination = std::vector<std::pair<DataType, TensorFormat>>;
+
+bool isFloat(DataType t) {
+  return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16;
+}
+
+std::string dimsString(const Dims& d) {
+  std::string s;
+  for (int32_t i = 0; i < d.nbDims; ++i) s += (i ? "x" : "") + std::to_string(d.d[i]);
+  return s.empty() ? "scalar" : s;
+}
+
+std::string comboLabel(const Combination& c, size_t nbInputs) {
+  std::string s;
+  for (size_t i = 0; i < c.size(); ++i) {
+    s += i == nbInputs ? " -> " : (i ? ", " : "");
+    s += std::string(dataTypeName(c[i].first)) + "/" + formatName(c[i].second);
+  }
+  return s;
+}
+
+// The narrowest float type in a combination (fp32 if none is reduced).
+DataType narrowest(const Combination& c) {
+  DataType t = DataType::kFLOAT;
+  for (const auto& e : c) {
+    if (e.first == DataType::kBF16) return DataType::kBF16;
+    if (e.first == DataType::kHALF) t = DataType::kHALF;
+  }
+  return t;
+}
+
+// ---- values <-> bytes -----------------------------------------------------------------------
+
+void storeValue(uint8_t* p, DataType t, double v) {
+  switch (t) {
+    case DataType::kFLOAT: {
+      const float f = static_cast<float>(v);
+      std::memcpy(p, &f, 4);
+      break;
+    }
+    case DataType::kHALF: {
+      const uint16_t h = floatToHalf(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case DataType::kBF16: {
+      const uint16_t h = floatToBf16(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case DataType::kINT8: {
+      const int8_t x = static_cast<int8_t>(v);
+      std::memcpy(p, &x, 1);
+      break;
+    }
+    case DataType::kINT32: {
+      const int32_t x = static_cast<int32_t>(v);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case DataType::kINT64: {
+      const int64_t x = static_cast<int64_t>(v);
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    case DataType::kBOOL:
+      *p = v != 0 ? 1 : 0;
+      break;
+  }
+}
+
+double loadValue(const uint8_t* p, DataType t) {
+  switch (t) {
+    case DataType::kFLOAT: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case DataType::kHALF: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return halfToFloat(h);
+    }
+    case DataType::kBF16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return bf16ToFloat(h);
+    }
+    case DataType::kINT8:
+      return static_cast<int8_t>(*p);
+    case DataType::kINT32: {
+      int32_t x;
+      std::memcpy(&x, p, 4);
+      return x;
+    }
+    case DataType::kINT64: {
+      int64_t x;
+      std::memcpy(&x, p, 8);
+      return static_cast<double>(x);
+    }
+    case DataType::kBOOL:
+      return *p ? 1 : 0;
+  }
+  return 0;
+}
+
+std::vector<double> toValues(const std::vector<uint8_t>& bytes, DataType t) {
+  const size_t size = dataTypeSize(t);
+  std::vector<double> v(size ? bytes.size() / size : 0);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = loadValue(bytes.data() + i * size, t);
+  return v;
+}
+
+// Compares element by element; false with `detail` naming the worst element.
+bool agree(const std::vector<double>& got, const std::vector<double>& want,
+           const PluginCheckTolerance& tol, std::string& detail) {
+  if (got.size() != want.size()) {
+    detail = std::to_string(got.size()) + " values where " + std::to_string(want.size()) +
+             " were expected";
+    return false;
+  }
+  double worst = 0, worstErr = 0;
+  size_t worstAt = 0, bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double g = got[i], w = want[i];
+    double excess;
+    if (std::isnan(w) || std::isnan(g)) {
+      excess = std::isnan(w) && std::isnan(g) ? 0 : INFINITY;
+    } else if (std::isinf(w) || std::isinf(g)) {
+      excess = g == w ? 0 : INFINITY;
+    } else {
+      excess = std::fabs(g - w) - (tol.abs + tol.rel * std::fabs(w));
+    }
+    if (excess > 0) {
+      ++bad;
+      if (excess > worst || bad == 1) {
+        worst = excess;
+        worstAt = i;
+        worstErr = std::fabs(g - w);
+      }
+    }
+  }
+  std::ostringstream s;
+  s << std::setprecision(7);
+  if (bad) {
+    s << bad << " of " << got.size() << " values differ; worst at " << worstAt << ": got "
+      << got[worstAt] << ", expected " << want[worstAt] << " (|diff| " << worstErr
+      << ", tolerance abs " << tol.abs << " + rel " << tol.rel << ")";
+    detail = s.str();
+    return false;
+  }
+  s << got.size() << " values within abs " << tol.abs << " + rel " << tol.rel;
+  detail = s.str();
+  return true;
+}
+
+std::string tempPath(const std::string& dir, const std::string& stem, const std::string& ext) {
+  static std::atomic<int> counter{0};
+  std::filesystem::path base = dir.empty() ? std::filesystem::temp_directory_path()
+                                           : std::filesystem::path(dir);
+  return (base / (stem + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ext))
+      .string();
+}
+
+// ---- one run ------------------------------------------------------------------------------
+
+struct Result {  // the outputs of one (device, combination)
+  std::string device;
+  Combination combination;
+  std::vector<std::vector<uint8_t>> outputs;  // context 0, iteration 0
+};
+
+class Checker {
+ public:
+  Checker(const PluginCheckSpec& spec, PluginCheckReport& report) : spec_(spec), report_(report) {}
+
+  void run();
+
+ private:
+  void row(const std::string& check, const std::string& device, const std::string& combo,
+           PluginCheckOutcome outcome, const std::string& detail) {
+    report_.rows.push_back({check, device, combo, outcome, detail});
+  }
+  void pass(const std::string& c, const std::string& d, const std::string& k,
+            const std::string& detail = "") {
+    row(c, d, k, PluginCheckOutcome::kPass, detail);
+  }
+  void fail(const std::string& c, const std::string& d, const std::string& k,
+            const std::string& detail) {
+    row(c, d, k, PluginCheckOutcome::kFail, detail);
+  }
+  void skip(const std::string& c, const std::string& d, const std::string& k,
+            const std::string& detail) {
+    row(c, d, k, PluginCheckOutcome::kSkip, detail);
+  }
+
+  void makeInputs();
+  Status buildNetwork(const std::vector<Dims>& inputDims, std::unique_ptr<INetworkDefinition>& net,
+                      std::vector<HostTensor>* outputShapes);
+  Status enumerate(DeviceKind device, std::vector<Combination>& out, std::string& note);
+  Status buildPlan(const INetworkDefinition& net, const std::string& target,
+                   const Combination& combination, std::vector<uint8_t>& plan);
+  void checkDevice(const std::string& device);
+  // Runs one combination; returns false if nothing could be run (the result is then absent).
+  bool checkCombination(const std::string& device, bool cuda, int ordinal,
+                        const INetworkDefinition& net, const Combination& combination,
+                        Result& result);
+  void checkRoundTrip(const std::string& device, const std::string& label,
+                      const std::vector<uint8_t>& plan);
+  void checkEmpty(const std::string& device, bool cuda, int ordinal);
+  void compareAll();
+  void checkTrace(const std::string& path);
+
+  const PluginCheckSpec& spec_;
+  PluginCheckReport& report_;
+  IPluginCreator* creator_ = nullptr;
+  PluginFieldCollection fields_;
+  std::vector<PluginField> fieldArray_;
+  std::vector<HostTensor> inputs_;
+  std::vector<HostTensor> outputShapes_;
+  std::vector<PluginCheckTensor> referenceInputs_;
+  std::vector<Result> results_;
+};
+
+void Checker::makeInputs() {
+  std::mt19937_64 rng(report_.seed);
+  for (size_t i = 0; i < spec_.inputs.size(); ++i) {
+    const PluginCheckInput& in = spec_.inputs[i];
+    HostTensor t;
+    t.name = "input" + std::to_string(i);
+    t.dims = in.dims;
+    t.type = in.type;
+    const int64_t n = std::max<int64_t>(volume(in.dims), 0);
+    std::vector<double> values = in.values;
+    if (values.size() != static_cast<size_t>(n)) {
+      values.assign(n, 0);
+      for (double& v : values) {
+        if (isFloat(in.type)) {
+          v = std::uniform_real_distribution<double>(in.low, in.high)(rng);
+        } else {
+          v = std::floor(std::uniform_real_distribution<double>(in.low, in.high)(rng));
+          v = std::min(v, std::max(in.low, std::ceil(in.high) - 1));
+        }
+      }
+    }
+    t.bytes.resize(static_cast<size_t>(n) * dataTypeSize(in.type));
+    for (int64_t k = 0; k < n; ++k)
+      storeValue(t.bytes.data() + k * dataTypeSize(in.type), in.type, values[k]);
+    // The reference sees exactly what the plugin sees (values rounded to the declared type).
+    referenceInputs_.push_back({in.dims, in.type, toValues(t.bytes, in.type)});
+    inputs_.push_back(std::move(t));
+  }
+}
+
+Status Checker::buildNetwork(const std::vector<Dims>& inputDims,
+                             std::unique_ptr<INetworkDefinition>& net,
+                             std::vector<HostTensor>* outputShapes) {
+  net = createNetwork();
+  std::vector<ITensor*> ins;
+  for (size_t i = 0; i < inputDims.size(); ++i) {
+    ITensor* t =
+        net->addInput(("input" + std::to_string(i)).c_str(), spec_.inputs[i].type, inputDims[i]);
+    if (!t) return net->getLastError();
+    ins.push_back(t);
+  }
+  PluginSpec ps;
+  ps.name = spec_.name.c_str();
+  ps.version = spec_.version.c_str();
+  ps.pluginNamespace = spec_.pluginNamespace.c_str();
+  ps.fields = fields_;
+  ILayer* layer = net->addPlugin(ins.data(), static_cast<int32_t>(ins.size()), ps);
+  if (!layer) {
+    Status s = net->getLastError();
+    return s ? internalError("addPlugin failed without a reason") : s;
+  }
+  layer->setName("plugin_under_check");
+  for (int32_t o = 0; o < layer->getNbOutputs(); ++o) {
+    ITensor* t = layer->getOutput(o);
+    t->setName(("output" + std::to_string(o)).c_str());
+    KILN_RETURN_IF_ERROR(net->markOutput(*t));
+    if (outputShapes) outputShapes->push_back({t->getName(), t->getDimensions(), t->getType(), {}});
+  }
+  return Status::ok();
+}
+
+Status Checker::enumerate(DeviceKind device, std::vector<Combination>& out, std::string& note) {
+  std::shared_ptr<PluginObject> definition;
+  {
+    PhaseScope phase(TracePhase::kParse);
+    KILN_RETURN_IF_ERROR(PluginObject::create(*creator_, spec_.pluginNamespace,
+                                              "plugin_check_formats", fields_, definition));
+  }
+  PhaseScope phase(TracePhase::kBuild);
+  std::vector<PluginTensorDesc> shapes;
+  for (const HostTensor& t : inputs_) shapes.push_back({t.dims, t.type, TensorFormat::kLINEAR, device});
+  for (const HostTensor& t : outputShapes_)
+    shapes.push_back({t.dims, t.type, TensorFormat::kLINEAR, device});
+  std::vector<std::vector<PluginTensorDesc>> options(shapes.size());
+  for (size_t p = 0; p < shapes.size(); ++p) {
+    std::vector<DataType> types{shapes[p].type};
+    if (isFloat(shapes[p].type)) types = {DataType::kFLOAT, DataType::kHALF, DataType::kBF16};
+    for (DataType t : types) {
+      PluginTensorDesc d = shapes[p];
+      d.type = t;
+      options[p].push_back(d);
+      if (d.dims.nbDims == 4) {
+        d.format = TensorFormat::kCHANNELS_LAST;
+        options[p].push_back(d);
+      }
+    }
+  }
+  const int32_t nbIn = static_cast<int32_t>(inputs_.size());
+  std::vector<PluginTensorDesc> current = shapes;
+  size_t total = 0;
+  auto search = [&](auto&& self, size_t p) -> void {
+    if (p == shapes.size()) {
+      ++total;
+      if (out.size() < static_cast<size_t>(std::max(spec_.maxCombinations, 1))) {
+        Combination c;
+        for (const auto& d : current) c.push_back({d.type, d.format});
+        out.push_back(std::move(c));
+      }
+      return;
+    }
+    for (const PluginTensorDesc& option : options[p]) {
+      current[p] = option;
+      if (definition->supportsFormatCombination(static_cast<int32_t>(p), current, nbIn))
+        self(self, p + 1);
+    }
+  };
+  search(search, 0);
+  // The FP32/linear combination (the baseline of every comparison) first.
+  std::stable_sort(out.begin(), out.end(), [](const Combination& a, const Combination& b) {
+    auto score = [](const Combination& c) {
+      int s = 0;
+      for (const auto& e : c)
+        s += (e.first != DataType::kFLOAT && isFloat(e.first)) * 2 +
+             (e.second != TensorFormat::kLINEAR);
+      return s;
+    };
+    return score(a) < score(b);
+  });
+  note = std::to_string(total) + " accepted" +
+         (total > out.size() ? ", checking the first " + std::to_string(out.size()) : "");
+  {
+    PhaseScope teardown(TracePhase::kTeardown);
+    definition.reset();
+  }
+  return Status::ok();
+}
+
+Status Checker::buildPlan(const INetworkDefinition& net, const std::string& target,
+                          const Combination& combination, std::vector<uint8_t>& plan) {
+  BuilderConfig config;
+  config.target = target;
+  config.warmupRuns = 0;
+  config.timingRuns = 1;
+  config.pluginCombination = combination;
+  return createBuilder()->buildSerializedNetwork(net, config, plan);
+}
+
+void Checker::checkRoundTrip(const std::string& device, const std::string& label,
+                             const std::vector<uint8_t>& bytes) {
+  plan::Plan plan;
+  Status s = plan::readPlan(bytes.data(), bytes.size(), plan);
+  if (!s) {
+    fail("round trip", device, label, "the plan does not read back: " + s.toString());
+    return;
+  }
+  if (plan.plugins.empty()) {
+    fail("round trip", device, label, "the plan holds no plugin record");
+    return;
+  }
+  for (const plan::PluginRecord& r : plan.plugins) {
+    IPluginCreator* creator = PluginRegistry::global().getCreator(
+        r.name.c_str(), r.version.c_str(), r.pluginNamespace.c_str());
+    if (!creator) {
+      fail("round trip", device, label, "no creator for the plan's record of " + r.name);
+      continue;
+    }
+    std::shared_ptr<PluginObject> engineObject, contextObject;
+    std::string detail;
+    bool ok = true;
+    {
+      // deserialize() itself re-serializes and compares byte for byte (guarantee 6).
+      PhaseScope phase(TracePhase::kDeserialize);
+      s = PluginObject::deserialize(*creator, r.pluginNamespace, "plugin_check_round_trip",
+                                    r.data.data(), r.data.size(), engineObject);
+    }
+    if (!s) {
+      ok = false;
+      detail = s.toString();
+    } else {
+      PhaseScope phase(TracePhase::kContext);
+      std::vector<uint8_t> again;
+      s = engineObject->clone(contextObject);
+      if (s) s = contextObject->serialize(again);
+      if (!s) {
+        ok = false;
+        detail = s.toString();
+      } else if (again != r.data) {
+        ok = false;
+        detail = "a clone of the deserialized object serializes " + std::to_string(again.size()) +
+                 " bytes that differ from the " + std::to_string(r.data.size()) +
+                 " it was made from";
+      } else {
+        detail = std::to_string(r.data.size()) +
+                 " bytes: deserialize -> serialize and clone -> serialize give them back";
+      }
+    }
+    {
+      PhaseScope phase(TracePhase::kTeardown);
+      contextObject.reset();
+      engineObject.reset();
+    }
+    if (ok)
+      pass("round trip", device, label, detail);
+    else
+      fail("round trip", device, label, detail);
+  }
+}
+
+bool Checker::checkCombination(const std::string& device, bool cuda, int ordinal,
+                               const INetworkDefinition& net, const Combination& combination,
+                               Result& result) {
+  const std::string label = comboLabel(combination, inputs_.size());
+  std::vector<uint8_t> plan;
+  Status s = buildPlan(net, device, combination, plan);
+  if (!s) {
+    // A CUDA build that kiln cannot do yet is not the plugin's failure.
+    if (cuda && s.code() == StatusCode::kUnsupported && s.message().find("target") != std::string::npos) {
+      skip("build", device, label, s.toString());
+    } else {
+      fail("build", device, label, s.toString());
+    }
+    return false;
+  }
+  pass("build", device, label, std::to_string(plan.size()) + " plan bytes");
+
+  // Save to a file and load back: the engine comes only from the file's bytes.
+  const std::string path = tempPath(spec_.workDir, "kiln_plugin_check", ".plan");
+  std::vector<uint8_t> loaded;
+  {
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(plan.data()), static_cast<std::streamsize>(plan.size()));
+    f.close();
+    std::ifstream in(path, std::ios::binary);
+    loaded.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::remove(path.c_str());
+  std::unique_ptr<IEngine> engine;
+  s = loaded == plan ? Status::ok() : ioError("the plan file read back differs from what was written");
+  if (s) s = createRuntime()->deserializeEngine(loaded.data(), loaded.size(), engine);
+  if (!s) {
+    fail("save/load", device, label, s.toString());
+    return false;
+  }
+  pass("save/load", device, label, "loaded from " + std::to_string(loaded.size()) + " bytes");
+
+  checkRoundTrip(device, label, plan);
+
+  // The engine's I/O must be what the network declared (linear).
+  for (const HostTensor& t : inputs_) {
+    const PluginTensorDesc d = engine->getTensorDesc(t.name.c_str());
+    if (d.dims != t.dims || d.type != t.type || d.format != TensorFormat::kLINEAR) {
+      fail("engine I/O", device, label,
+           t.name + " is " + dimsString(d.dims) + " " + dataTypeName(d.type) + "/" +
+               formatName(d.format) + ", the network declared " + dimsString(t.dims) + " " +
+               dataTypeName(t.type) + "/linear");
+      return false;
+    }
+  }
+
+  const int contexts = std::max(spec_.contexts, 1);
+  const int iterations = std::max(spec_.iterations, 1);
+  std::vector<RunOutputs> outs;
+  s = cuda ? check::runContextsCuda(ordinal, *engine, inputs_, outputShapes_, contexts, iterations,
+                                    outs)
+           : check::runContextsCpu(*engine, inputs_, outputShapes_, contexts, iterations, outs);
+  const std::string what = std::to_string(contexts) + " contexts x " +
+                           std::to_string(iterations) + " enqueues, each on its own " +
+                           (cuda ? "thread and stream" : "thread");
+  if (!s) {
+    fail("concurrent enqueue", device, label, what + ": " + s.toString());
+    return false;
+  }
+  pass("concurrent enqueue", device, label, what);
+  std::string disagreement;
+  for (int c = 0; c < contexts && disagreement.empty(); ++c)
+    for (int i = 0; i < iterations && disagreement.empty(); ++i)
+      for (size_t o = 0; o < outputShapes_.size() && disagreement.empty(); ++o)
+        if (outs[c][i][o] != outs[0][0][o]) {
+          const auto& a = outs[0][0][o];
+          const auto& b = outs[c][i][o];
+          size_t at = 0;
+          while (at < a.size() && at < b.size() && a[at] == b[at]) ++at;
+          disagreement = "context " + std::to_string(c) + " run " + std::to_string(i) + " output " +
+                         std::to_string(o) + " differs from context 0 run 0 (first at byte " +
+                         std::to_string(at) + ")";
+        }
+  if (disagreement.empty())
+    pass("contexts agree", device, label, "bitwise, over all contexts and runs");
+  else
+    fail("contexts agree", device, label, disagreement);
+
+  if (cuda) {
+    std::vector<std::vector<uint8_t>> direct, graph;
+    s = check::runCudaGraph(ordinal, *engine, inputs_, outputShapes_, direct, graph);
+    if (!s)
+      fail("CUDA graph", device, label, s.toString());
+    else if (direct != graph)
+      fail("CUDA graph", device, label, "the replayed graph's outputs differ from a direct enqueue");
+    else
+      pass("CUDA graph", device, label, "captured one enqueue; two replays equal a direct enqueue");
+  }
+  result.device = device;
+  result.combination = combination;
+  result.outputs = outs[0][0];
+  return true;
+}
+
+void Checker::checkEmpty(const std::string& device, bool cuda, int ordinal) {
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const Dims& dims = inputs_[i].dims;
+    if (dims.nbDims < 1 || dims.d[0] == 0) continue;
+    std::vector<Dims> inputDims;
+    for (const HostTensor& t : inputs_) inputDims.push_back(t.dims);
+    inputDims[i].d[0] = 0;
+    const std::string what = "input" + std::to_string(i) + " as " + dimsString(inputDims[i]);
+    std::unique_ptr<INetworkDefinition> net;
+    std::vector<HostTensor> outs;
+    std::vector<uint8_t> plan;
+    std::unique_ptr<IEngine> engine;
+    Status s = buildNetwork(inputDims, net, &outs);
+    std::string stage = "network";
+    if (s) {
+      stage = "build";
+      BuilderConfig config;
+      config.target = device;
+      config.warmupRuns = 0;
+      config.timingRuns = 1;
+      s = createBuilder()->buildSerializedNetwork(*net, config, plan);
+    }
+    if (s) {
+      stage = "load";
+      s = createRuntime()->deserializeEngine(plan.data(), plan.size(), engine);
+    }
+    if (s) {
+      stage = "run";
+      std::vector<HostTensor> ins = inputs_;
+      ins[i].dims = inputDims[i];
+      ins[i].bytes.clear();
+      std::vector<RunOutputs> results;
+      s = cuda ? check::runContextsCuda(ordinal, *engine, ins, outs, 1, 1, results)
+               : check::runContextsCpu(*engine, ins, outs, 1, 1, results);
+    }
+    if (cuda && !s && stage == "build" && s.code() == StatusCode::kUnsupported &&
+        s.message().find("target") != std::string::npos) {
+      skip("empty tensor", device, "", what + ": " + s.toString());
+    } else if (s) {
+      std::string shapes;
+      for (const HostTensor& t : outs) shapes += (shapes.empty() ? "" : ", ") + dimsString(t.dims);
+      pass("empty tensor", device, "", what + ": built and ran cleanly, outputs " + shapes);
+    } else {
+      pass("empty tensor", device, "", what + ": refused cleanly at " + stage + ": " + s.toString());
+    }
+  }
+}
+
+void Checker::checkDevice(const std::string& device) {
+  bool cuda = false;
+  int ordinal = -1;
+  if (device == "cpu") {
+  } else if (device.rfind("cuda", 0) == 0) {
+    cuda = true;
+    ordinal = 0;
+    if (device.size() > 4) {
+      try {
+        size_t used = 0;
+        if (device[4] != ':') throw 0;
+        ordinal = std::stoi(device.substr(5), &used);
+        if (used != device.size() - 5 || ordinal < 0) throw 0;
+      } catch (...) {
+        fail("device", device, "", "not a device: write cpu or cuda:N");
+        return;
+      }
+    }
+    std::string why;
+    if (!check::cudaAvailable(ordinal, why)) {
+      skip("device", device, "", why);
+      return;
+    }
+  } else {
+    fail("device", device, "", "not a device: write cpu or cuda:N");
+    return;
+  }
+  const std::string target = cuda ? "cuda:" + std::to_string(ordinal) : "cpu";
+
+  std::vector<Combination> combinations;
+  std::string note;
+  Status s = enumerate(cuda ? DeviceKind::kCUDA : DeviceKind::kCPU, combinations, note);
+  if (!s) {
+    fail("combinations", target, "", s.toString());
+    return;
+  }
+  if (combinations.empty()) {
+    (cuda ? static_cast<void>(skip("combinations", target, "",
+                                   "supportsFormatCombination accepts no combination on CUDA "
+                                   "tensors: the plugin has no CUDA path"))
+          : fail("combinations", target, "",
+                 "supportsFormatCombination accepts no type/format combination"));
+    return;
+  }
+  pass("combinations", target, "", note);
+
+  std::unique_ptr<INetworkDefinition> net;
+  std::vector<Dims> dims;
+  for (const HostTensor& t : inputs_) dims.push_back(t.dims);
+  s = buildNetwork(dims, net, nullptr);
+  if (!s) {
+    fail("network", target, "", s.toString());
+    return;
+  }
+  for (const Combination& c : combinations) {
+    Result r;
+    if (checkCombination(target, cuda, ordinal, *net, c, r)) results_.push_back(std::move(r));
+  }
+  net.reset();
+  if (spec_.checkEmptyTensors) checkEmpty(target, cuda, ordinal);
+}
+
+void Checker::compareAll() {
+  auto tolFor = [&](DataType t) {
+    return t == DataType::kBF16   ? spec_.bf16Tolerance
+           : t == DataType::kHALF ? spec_.fp16Tolerance
+                                  : spec_.fp32Tolerance;
+  };
+  auto outputsAgree = [&](const Result& a, const Result& b, const PluginCheckTolerance& tol,
+                          std::string& detail) {
+    for (size_t o = 0; o < outputShapes_.size(); ++o) {
+      const DataType t = outputShapes_[o].type;
+      std::string d;
+      if (!agree(toValues(a.outputs[o], t), toValues(b.outputs[o], t), tol, d)) {
+        detail = "output " + std::to_string(o) + ": " + d;
+        return false;
+      }
+      detail += (detail.empty() ? "" : "; ") + d;
+    }
+    return true;
+  };
+  const size_t nbIn = inputs_.size();
+  // Across formats and types, per device: each combination against that device's first one
+  // (FP32/linear where the plugin accepts it).
+  std::map<std::string, const Result*> baseline;
+  for (const Result& r : results_) {
+    auto [it, first] = baseline.try_emplace(r.device, &r);
+    if (first) continue;
+    const Result& b = *it->second;
+    const DataType t = narrowest(r.combination) == DataType::kFLOAT ? narrowest(b.combination)
+                                                                     : narrowest(r.combination);
+    std::string detail;
+    const bool ok = outputsAgree(r, b, tolFor(t), detail);
+    const std::string msg = "vs " + comboLabel(b.combination, nbIn) + ": " + detail;
+    ok ? pass("formats agree", r.device, comboLabel(r.combination, nbIn), msg)
+       : fail("formats agree", r.device, comboLabel(r.combination, nbIn), msg);
+  }
+  // Across devices: every non-CPU result against the CPU's result for the same combination, or
+  // the CPU's baseline.
+  for (const Result& r : results_) {
+    if (r.device == "cpu") continue;
+    const Result* cpu = nullptr;
+    for (const Result& c : results_)
+      if (c.device == "cpu" && c.combination == r.combination) cpu = &c;
+    if (!cpu && baseline.count("cpu")) cpu = baseline["cpu"];
+    if (!cpu) {
+      skip("devices agree", r.device, comboLabel(r.combination, nbIn), "no CPU result to compare");
+      continue;
+    }
+    DataType t = narrowest(r.combination);
+    if (t == DataType::kFLOAT) t = narrowest(cpu->combination);
+    PluginCheckTolerance tol = tolFor(t);
+    std::string detail;
+    const bool ok = outputsAgree(r, *cpu, tol, detail);
+    const std::string msg = "vs cpu " + comboLabel(cpu->combination, nbIn) + ": " + detail;
+    ok ? pass("devices agree", r.device, comboLabel(r.combination, nbIn), msg)
+       : fail("devices agree", r.device, comboLabel(r.combination, nbIn), msg);
+  }
+  // Against the reference.
+  if (!spec_.reference) return;
+  std::vector<std::vector<double>> expected;
+  std::string error;
+  bool ok = false;
+  try {
+    ok = spec_.reference(referenceInputs_, expected, error);
+  } catch (const std::exception& e) {
+    error = std::string("the reference threw: ") + e.what();
+  }
+  if (!ok || expected.size() != outputShapes_.size()) {
+    fail("reference", "", "",
+         ok ? "the reference gave " + std::to_string(expected.size()) + " outputs, the plugin has " +
+                  std::to_string(outputShapes_.size())
+            : "the reference failed: " + error);
+    return;
+  }
+  for (const Result& r : results_) {
+    PluginCheckTolerance tol = spec_.referenceTolerance;
+    const DataType t = narrowest(r.combination);
+    if (t != DataType::kFLOAT) {
+      tol.abs += tolFor(t).abs;
+      tol.rel += tolFor(t).rel;
+    }
+    std::string detail, all;
+    bool good = true;
+    for (size_t o = 0; o < outputShapes_.size() && good; ++o) {
+      good = agree(toValues(r.outputs[o], outputShapes_[o].type), expected[o], tol, detail);
+      all += (all.empty() ? "" : "; ") + ("output " + std::to_string(o) + ": " + detail);
+    }
+    good ? pass("reference", r.device, comboLabel(r.combination, nbIn), all)
+         : fail("reference", r.device, comboLabel(r.combination, nbIn), all);
+  }
+}
+
+void Checker::checkTrace(const std::string& path) {
+  std::vector<std::string> lines;
+  std::vector<TraceViolation> violations;
+  Status s = readTraceFile(path, lines);
+  if (s) s = ::kiln::checkTrace(lines, violations);
+  if (!s) {
+    fail("trace", "", "", "the lifecycle trace cannot be checked: " + s.toString());
+    return;
+  }
+  if (lines.empty()) {
+    fail("trace", "", "", "the lifecycle trace is empty (was tracing taken over by someone else?)");
+    return;
+  }
+  static const char* const kWhat[] = {
+      "",
+      "destroy() exactly once, last",
+      "initialize() at most once; terminate() iff it succeeded",
+      "context objects never initialized",
+      "configure before use; deserialized objects never configured",
+      "enqueue only while attached",
+      "serialize round trip",
+      "namespace set first, kept by clones",
+      "failures keep 1-2"};
+  for (int g = 1; g <= 8; ++g) {
+    std::string detail;
+    int n = 0;
+    for (const TraceViolation& v : violations) {
+      if (v.guarantee != g) continue;
+      if (n++ < 3) detail += (detail.empty() ? "" : "; ") + formatTraceViolation(v);
+    }
+    const std::string check = "guarantee " + std::to_string(g);
+    if (n)
+      fail(check, "", "", std::to_string(n) + " violation(s): " + detail);
+    else
+      pass(check, "", "", std::string(kWhat[g]) + " (" + std::to_string(lines.size()) +
+                              " trace events)");
+  }
+}
+
+void Checker::run() {
+  // The trace of the whole run, checked at the end.
+  const bool ownTrace = spec_.tracePath.empty();
+  const std::string tracePath =
+      ownTrace ? tempPath(spec_.workDir, "kiln_plugin_check_trace", ".jsonl") : spec_.tracePath;
+  Status s = setTracePath(tracePath);
+  if (!s) {
+    fail("trace", "", "", s.toString());
+    return;
+  }
+
+  const std::string id = spec_.name + " version " + spec_.version + " namespace '" +
+                         spec_.pluginNamespace + "'";
+  creator_ = PluginRegistry::global().getCreator(spec_.name.c_str(), spec_.version.c_str(),
+                                                 spec_.pluginNamespace.c_str());
+  if (!creator_) {
+    fail("creator found", "", "", "no creator registered for " + id);
+    setTracePath("").isOk();
+    if (ownTrace) std::remove(tracePath.c_str());
+    return;
+  }
+  pass("creator found", "", "", id);
+
+  for (const PluginCheckField& f : spec_.fields)
+    fieldArray_.push_back({f.name.c_str(), f.data.data(), f.type, f.length});
+  fields_ = {static_cast<int32_t>(fieldArray_.size()), fieldArray_.data()};
+  makeInputs();
+
+  // Fields, and the plugin's shape functions, through a network.
+  bool usable = false;
+  {
+    std::unique_ptr<INetworkDefinition> net;
+    std::vector<Dims> dims;
+    for (const HostTensor& t : inputs_) dims.push_back(t.dims);
+    s = buildNetwork(dims, net, &outputShapes_);
+    if (s) {
+      std::string shapes;
+      for (const HostTensor& t : outputShapes_)
+        shapes += (shapes.empty() ? "" : ", ") + dimsString(t.dims) + " " + dataTypeName(t.type);
+      pass("fields accepted", "", "",
+           std::to_string(spec_.fields.size()) + " field(s); outputs " + shapes);
+      usable = true;
+    } else {
+      fail("fields accepted", "", "", s.toString());
+    }
+  }
+  if (usable) {
+    for (const std::string& device : spec_.devices) checkDevice(device);
+    compareAll();
+  }
+
+  flushTrace();
+  setTracePath("").isOk();
+  checkTrace(tracePath);
+  if (ownTrace) std::remove(tracePath.c_str());
+}
+
+}  // namespace
+
+const char* pluginCheckOutcomeName(PluginCheckOutcome outcome) {
+  switch (outcome) {
+    case PluginCheckOutcome::kPass:
+      return "pass";
+    case PluginCheckOutcome::kFail:
+      return "FAIL";
+    case PluginCheckOutcome::kSkip:
+      return "skip";
+  }
+  return "?";
+}
+
+PluginCheckInput PluginCheckInput::random(const Dims& dims, DataType type, double low,
+                                          double high) {
+  PluginCheckInput in;
+  in.dims = dims;
+  in.type = type;
+  in.low = low;
+  in.high = high;
+  return in;
+}
+
+PluginCheckInput PluginCheckInput::fixed(const Dims& dims, DataType type,
+                                         std::vector<double> values) {
+  PluginCheckInput in;
+  in.dims = dims;
+  in.type = type;
+  in.values = std::move(values);
+  return in;
+}
+
+bool PluginCheckReport::allPassed() const {
+  return count(PluginCheckOutcome::kFail) == 0 && count(PluginCheckOutcome::kPass) > 0;
+}
+
+int PluginCheckReport::count(PluginCheckOutcome outcome) const {
+  return static_cast<int>(
+      std::count_if(rows.begin(), rows.end(), [&](const auto& r) { return r.outcome == outcome; }));
+}
+
+std::vector<const PluginCheckRow*> PluginCheckReport::find(const std::string& check,
+                                                           const std::string& device) const {
+  std::vector<const PluginCheckRow*> found;
+  for (const PluginCheckRow& r : rows)
+    if (r.check == check && (device.empty() || r.device == device)) found.push_back(&r);
+  return found;
+}
+
+void PluginCheckReport::print(std::ostream& out) const {
+  size_t wc = 5, wd = 6, wk = 11;
+  for (const PluginCheckRow& r : rows) {
+    wc = std::max(wc, r.check.size());
+    wd = std::max(wd, r.device.size());
+    wk = std::max(wk, r.combination.size());
+  }
+  auto line = [&](const std::string& result, const std::string& c, const std::string& d,
+                  const std::string& k, const std::string& detail) {
+    out << std::left << std::setw(7) << result << std::setw(wc + 2) << c << std::setw(wd + 2) << d
+        << std::setw(wk + 2) << k << detail << "\n";
+  };
+  line("result", "check", "device", "combination", "detail");
+  line("------", std::string(wc, '-'), std::string(wd, '-'), std::string(wk, '-'), "------");
+  for (const PluginCheckRow& r : rows)
+    line(pluginCheckOutcomeName(r.outcome), r.check, r.device.empty() ? "-" : r.device,
+         r.combination.empty() ? "-" : r.combination, r.detail);
+  out << "plugin check: " << count(PluginCheckOutcome::kPass) << " passed, "
+      << count(PluginCheckOutcome::kFail) << " failed, " << count(PluginCheckOutcome::kSkip)
+      << " skipped (input seed " << seed << "): " << (allPassed() ? "PASS" : "FAIL") << "\n";
+}
+
+PluginCheckReport runPluginCheck(const PluginCheckSpec& spec) {
+  PluginCheckReport report;
+  report.seed = spec.seed ? spec.seed
+                          : (static_cast<uint64_t>(std::random_device{}()) << 32) ^
+                                static_cast<uint64_t>(std::chrono::steady_clock::now()
+                                                          .time_since_epoch()
+                                                          .count());
+  if (spec.inputs.empty()) {
+    report.rows.push_back({"spec", "", "", PluginCheckOutcome::kFail,
+                           "no inputs given: the harness needs the plugin's input shapes"});
+    return report;
+  }
+  Checker(spec, report).run();
+  return report;
+}
+
+}  // namespace kiln
