@@ -79,6 +79,7 @@ void addElementwise(std::vector<OpCase>& cases) {
       {makeDims({2, 1, 3, 1, 4}), makeDims({3, 5, 1})},
       {makeDims({2, 1, 2, 1, 2, 1, 2, 3}), makeDims({1, 2, 1, 2, 1, 2, 1, 3})},
       {makeDims({33}), makeDims({33})},
+      {makeDims({2, 0, 3}), makeDims({3})},
   };
   const ElementwiseOp floatOps[] = {
       ElementwiseOp::kADD,   ElementwiseOp::kSUB,   ElementwiseOp::kMUL,
@@ -277,6 +278,18 @@ void addReduce(std::vector<OpCase>& cases) {
         if (r.d.nbDims == 4) c.formats = kBothFormats;
         cases.push_back(c);
       }
+    }
+  }
+  // An empty reduced extent: sum 0, mean NaN, max -inf.
+  for (const auto& [op, name] : ops) {
+    for (uint32_t mask : {0b010u, 0b011u}) {
+      OpCase c;
+      c.name = std::string("reduce_") + name + "_empty_mask" + std::to_string(mask);
+      c.type = LayerType::kREDUCE;
+      c.params = ReduceParams{op, mask, mask == 0b010u};
+      c.inputs = {input(makeDims({3, 0, 2}))};
+      c.floatTypes = kFloats;
+      cases.push_back(c);
     }
   }
   // argmax: every axis of a rank-4 tensor, a long row, floats and integers (small ranges give
