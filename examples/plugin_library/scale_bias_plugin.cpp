@@ -7,6 +7,9 @@
 
 #include "kiln/float16.h"
 #include "kiln/plugin_utils.h"
+#if KILN_EXAMPLE_CUDA
+#include "scale_bias_cuda.h"
+#endif
 
 namespace kiln_example {
 namespace {
@@ -21,6 +24,13 @@ using kiln::TensorFormat;
 constexpr uint32_t kMagic = 0x31425353;  // "SSB1"
 constexpr uint32_t kLayoutVersion = 1;
 constexpr size_t kSerializedSize = 4 + 4 + 4 + 4 + 4;
+
+bool supportedDevice(kiln::DeviceKind device) {
+#if KILN_EXAMPLE_CUDA
+  if (device == kiln::DeviceKind::kCUDA) return true;
+#endif
+  return device == kiln::DeviceKind::kCPU;
+}
 
 bool supportedType(DataType t) { return t == DataType::kFLOAT || t == DataType::kHALF; }
 bool supportedType(int32_t t) {
@@ -92,10 +102,10 @@ bool ScaleBiasPlugin::supportsFormatCombination(int32_t pos, const PluginTensorD
                                                 int32_t nbInputs, int32_t nbOutputs) noexcept {
   if (!inOut || nbInputs != 1 || nbOutputs != 1 || pos < 0 || pos > 1) return false;
   const PluginTensorDesc& d = inOut[pos];
-  // CPU only: this example has no CUDA kernel.
-  if (d.format != TensorFormat::kLINEAR || d.device != kiln::DeviceKind::kCPU) return false;
+  // CPU always; CUDA when the library was built with its kernel (scale_bias_cuda.cu).
+  if (d.format != TensorFormat::kLINEAR || !supportedDevice(d.device)) return false;
   if (pos == 0) return supportedType(d.type);
-  return d.type == inOut[0].type;
+  return d.type == inOut[0].type && d.device == inOut[0].device;
 }
 
 int32_t ScaleBiasPlugin::configurePlugin(const PluginTensorDesc* inputs, int32_t nbInputs,
@@ -130,13 +140,14 @@ int32_t ScaleBiasPlugin::attachToContext(kiln::IPluginContextResources* resource
 int32_t ScaleBiasPlugin::enqueue(const PluginTensorDesc* inputDesc,
                                  const PluginTensorDesc* outputDesc, const void* const* inputs,
                                  void* const* outputs, void* /*workspace*/,
-                                 kiln::Stream /*stream*/) noexcept {
+                                 [[maybe_unused]] kiln::Stream stream) noexcept {
   if (!inputDesc || !outputDesc || !inputs || !outputs)
     return fail(kiln::kPLUGIN_INVALID_ARGUMENT, "enqueue got a null pointer");
   const PluginTensorDesc& in = inputDesc[0];
   const PluginTensorDesc& out = outputDesc[0];
-  if (in.device != kiln::DeviceKind::kCPU || out.device != kiln::DeviceKind::kCPU)
-    return fail(kiln::kPLUGIN_UNSUPPORTED, "only CPU tensors are supported");
+  if (!supportedDevice(in.device) || out.device != in.device)
+    return fail(kiln::kPLUGIN_UNSUPPORTED,
+                "input and output must both be on the CPU (or both on CUDA where built with it)");
   if (!supportedType(in.type) || out.type != in.type || in.format != TensorFormat::kLINEAR ||
       out.format != TensorFormat::kLINEAR)
     return fail(kiln::kPLUGIN_UNSUPPORTED, "enqueue got an unsupported type or format");
@@ -148,6 +159,16 @@ int32_t ScaleBiasPlugin::enqueue(const PluginTensorDesc* inputDesc,
   if (n == 0) return kiln::kPLUGIN_SUCCESS;
   if (!inputs[0] || !outputs[0]) return fail(kiln::kPLUGIN_INVALID_ARGUMENT, "null tensor data");
 
+#if KILN_EXAMPLE_CUDA
+  if (in.device == kiln::DeviceKind::kCUDA) {
+    const int32_t e = launchScaleBias(inputs[0], outputs[0], n, scale_, bias_,
+                                      in.type == DataType::kHALF, stream);
+    if (e != 0)
+      return fail(kiln::kPLUGIN_FAILURE,
+                  std::string("CUDA kernel launch failed: ") + scaleBiasCudaErrorName(e));
+    return kiln::kPLUGIN_SUCCESS;
+  }
+#endif
   // Elementwise, so running in place (input == output) is fine.
   if (in.type == DataType::kFLOAT) {
     const float* x = static_cast<const float*>(inputs[0]);

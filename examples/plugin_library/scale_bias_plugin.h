@@ -1,4 +1,5 @@
-// ScaleBias: y = x * scale + bias, elementwise, for FP32 and FP16 tensors in linear format.
+// ScaleBias: y = x * scale + bias, elementwise, for FP32 and FP16 tensors in linear format, on
+// the CPU and (when the library is built with CUDA, see CMakeLists.txt) on CUDA.
 //
 // A complete, small kiln plugin, written against the public headers only, to copy from.
 #pragma once
