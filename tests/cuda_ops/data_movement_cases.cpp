@@ -4,10 +4,16 @@
 // the element movers; channels-last where the kernels take it (reformat, resize, roi_align).
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "backends/cpu/kernel.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/kernel.h"
 #include "cuda_ops/ops_harness.h"
+#include "kiln/float16.h"
 
 namespace {
 
@@ -443,14 +449,6 @@ KILN_CUDA_OP_CASES(DataMovement, dataMovementCases);
 // linear output, so these compare directly with the CPU reformat run with the same formats:
 // byte for byte, every CUDA reformat tactic, emulated here and on the GPU where there is one.
 
-#include <cstring>
-#include <random>
-
-#include "backends/cpu/kernel.h"
-#include "backends/cuda/device.h"
-#include "backends/cuda/kernel.h"
-#include "kiln/float16.h"
-
 namespace {
 
 std::vector<uint8_t> randomBytes(DataType t, int64_t count, std::mt19937& rng) {
@@ -587,4 +585,137 @@ TEST(DataMovementReformatChannelsLast, Device) {
   const std::string why = kiln::testing::deviceSkipReason();
   if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
   checkChannelsLastReformats(true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad device-side data. The CPU reference fails run() on an out-of-range gather index or roi
+// batch index; the CUDA kernels cannot report that without synchronizing, so they write 0 for
+// the affected elements (reading nothing out of bounds) and set the int32 error flag at the
+// start of their workspace, which run() resets first.
+
+namespace {
+
+// Runs `kernel` on host buffers (emulated) or on the GPU and returns the output bytes and the
+// first int32 of the workspace.
+kiln::Status runDirect(const kiln::cuda::Kernel& kernel, bool device,
+                       const std::vector<std::vector<uint8_t>>& ins, size_t outBytes,
+                       std::vector<uint8_t>& out, int32_t& flag) {
+  out.assign(outBytes, 0xEE);
+  std::vector<uint8_t> ws(kernel.workspaceSize() + 256, 0x77);
+  if (!device) {
+    std::vector<const void*> in;
+    for (const auto& b : ins) in.push_back(b.data());
+    void* outs[] = {out.data()};
+    kiln::cuda::RunContext ctx;
+    ctx.emulate = true;
+    kiln::Status s = kernel.run(in.data(), outs, ws.data(), ctx);
+    std::memcpy(&flag, ws.data(), sizeof flag);
+    return s;
+  }
+  std::vector<kiln::cuda::DeviceBuffer> dIn(ins.size());
+  kiln::cuda::DeviceBuffer dOut, dWork;
+  kiln::cuda::StreamHandle stream;
+  kiln::Status s = stream.create();
+  std::vector<const void*> in;
+  for (size_t i = 0; s && i < ins.size(); ++i) {
+    s = dIn[i].allocate(ins[i].size(), "input");
+    if (s) s = kiln::cuda::copyToDevice(dIn[i].data(), ins[i].data(), ins[i].size());
+    in.push_back(dIn[i].data());
+  }
+  if (s) s = dOut.allocate(outBytes, "output");
+  if (s) s = dWork.allocate(ws.size(), "workspace");
+  if (s) s = kiln::cuda::copyToDevice(dWork.data(), ws.data(), ws.size());
+  kiln::cuda::RunContext ctx;
+  ctx.stream = stream.get();
+  void* outs[] = {dOut.data()};
+  if (s) s = kernel.run(in.data(), outs, dWork.data(), ctx);
+  if (s) s = kiln::cuda::synchronize(stream.get());
+  if (s) s = kiln::cuda::copyToHost(out.data(), dOut.data(), outBytes);
+  if (s) s = kiln::cuda::copyToHost(&flag, dWork.data(), sizeof flag);
+  return s;
+}
+
+template <class T>
+std::vector<uint8_t> bytesOf(const std::vector<T>& v) {
+  std::vector<uint8_t> b(v.size() * sizeof(T));
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+void checkGatherOutOfRange(bool device) {
+  for (bool bad : {false, true}) {
+    kiln::KernelConfig c;
+    c.type = LayerType::kGATHER;
+    c.params = kiln::GatherParams{0};
+    c.inputs = {{makeDims({4, 3}), DataType::kFLOAT, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA},
+                {makeDims({4}), DataType::kINT32, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA}};
+    c.outputs = {{makeDims({4, 3}), DataType::kFLOAT, TensorFormat::kLINEAR,
+                  kiln::DeviceKind::kCUDA}};
+    c.constantInputs = {nullptr, nullptr};
+    std::string why;
+    auto kernel = kiln::cuda::tacticsFor(LayerType::kGATHER).back().create(c, &why);
+    ASSERT_TRUE(kernel) << why;
+    const std::vector<float> data = {0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32};
+    const std::vector<int32_t> idx =
+        bad ? std::vector<int32_t>{1, 4, -5, -1} : std::vector<int32_t>{1, 3, -4, -1};
+    std::vector<uint8_t> out;
+    int32_t flag = -1;
+    ASSERT_TRUE(runDirect(*kernel, device, {bytesOf(data), bytesOf(idx)}, 12 * sizeof(float), out,
+                          flag)
+                    .isOk());
+    std::vector<float> got(12);
+    std::memcpy(got.data(), out.data(), out.size());
+    const std::vector<float> want =
+        bad ? std::vector<float>{10, 11, 12, 0, 0, 0, 0, 0, 0, 30, 31, 32}
+            : std::vector<float>{10, 11, 12, 30, 31, 32, 0, 1, 2, 30, 31, 32};
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(flag, bad ? 1 : 0);
+  }
+}
+
+void checkRoiAlignBadBatchIndex(bool device) {
+  kiln::KernelConfig c;
+  c.type = LayerType::kROI_ALIGN;
+  kiln::RoiAlignParams p;
+  p.outputHeight = 2;
+  p.outputWidth = 2;
+  c.params = p;
+  c.inputs = {{makeDims({2, 1, 4, 4}), DataType::kFLOAT, TensorFormat::kLINEAR,
+               kiln::DeviceKind::kCUDA},
+              {makeDims({2, 4}), DataType::kFLOAT, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA},
+              {makeDims({2}), DataType::kINT64, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA}};
+  c.outputs = {{makeDims({2, 1, 2, 2}), DataType::kFLOAT, TensorFormat::kLINEAR,
+                kiln::DeviceKind::kCUDA}};
+  c.constantInputs = {nullptr, nullptr, nullptr};
+  std::string why;
+  auto kernel = kiln::cuda::tacticsFor(LayerType::kROI_ALIGN).back().create(c, &why);
+  ASSERT_TRUE(kernel) << why;
+  std::vector<float> x(32, 1.f);
+  const std::vector<float> rois = {0, 0, 3, 3, 0, 0, 3, 3};
+  const std::vector<int64_t> idx = {1, 2};  // roi 1's image does not exist
+  std::vector<uint8_t> out;
+  int32_t flag = -1;
+  ASSERT_TRUE(
+      runDirect(*kernel, device, {bytesOf(x), bytesOf(rois), bytesOf(idx)}, 8 * sizeof(float),
+                out, flag)
+          .isOk());
+  std::vector<float> got(8);
+  std::memcpy(got.data(), out.data(), out.size());
+  for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(got[i], 1.f) << i;  // constant image, valid roi
+  for (int i = 4; i < 8; ++i) EXPECT_EQ(got[i], 0.f) << i;
+  EXPECT_EQ(flag, 1);
+}
+
+}  // namespace
+
+TEST(DataMovementBadIndices, Emulated) {
+  checkGatherOutOfRange(false);
+  checkRoiAlignBadBatchIndex(false);
+}
+
+TEST(DataMovementBadIndices, Device) {
+  const std::string why = kiln::testing::deviceSkipReason();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
+  checkGatherOutOfRange(true);
+  checkRoiAlignBadBatchIndex(true);
 }
