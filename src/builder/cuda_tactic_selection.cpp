@@ -24,7 +24,7 @@ Status resolveBuildTarget(const std::string& target, BuildTarget& out) {
   }
 #if KILN_HAVE_CUDA
   int index = 0;
-  if (target.size() > 5) {
+  if (target != "cuda") {
     const std::string n = target.substr(5);
     if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos) {
       return invalidArgument("target '" + target + "': the GPU ordinal must be a number");
