@@ -10,6 +10,7 @@ int buildCommand(int argc, char** argv);    // kiln build --onnx MODEL --save PL
 int inspectCommand(int argc, char** argv);  // kiln inspect PLAN
 int traceCommand(int argc, char** argv);    // kiln trace FILE
 int demoCommand(int argc, char** argv);     // kiln demo --out DIR
+int checkPluginCommand(int argc, char** argv);  // kiln check-plugin --plugin NAME ...
 
 // Prints "kiln: <message>" to stderr and returns 1.
 int fail(const char* context, const Status& status);

@@ -27,6 +27,7 @@ void usage(FILE* out) {
       "  inspect PLAN          print the plan as JSON: layers, tactics, formats, timings,\n"
       "                        memory plan, plugin records\n"
       "  trace FILE            render a lifecycle trace and check guarantees 1-8\n"
+      "  check-plugin --plugin NAME --input SHAPE ...  check one plugin's contract (--help)\n"
       "\n"
       "common options: --plugins LIB (load a plugin library; repeatable), --trace PATH\n"
       "(lifecycle trace, '-' for stderr; also KILN_TRACE), --verbose\n",
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   if (command == "inspect") return kiln::cli::inspectCommand(argc, argv);
   if (command == "trace") return kiln::cli::traceCommand(argc, argv);
   if (command == "demo") return kiln::cli::demoCommand(argc, argv);
+  if (command == "check-plugin") return kiln::cli::checkPluginCommand(argc, argv);
   std::fprintf(stderr, "kiln: unknown command '%s'\n\n", command.c_str());
   usage(stderr);
   return 1;
