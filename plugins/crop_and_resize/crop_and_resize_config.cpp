@@ -12,6 +12,12 @@ bool reject(std::string* why, std::string message) {
   return false;
 }
 
+#if defined(KILN_PLUGINS_CUDA) && KILN_PLUGINS_CUDA
+constexpr bool kCudaBuilt = true;
+#else
+constexpr bool kCudaBuilt = false;
+#endif
+
 const char* tensorName(int32_t pos, int32_t nbInputs) {
   if (pos == nbInputs) return "output";
   if (pos == 0) return nbInputs == 2 ? "feature_maps" : "image";
@@ -31,7 +37,13 @@ bool cropAndResizeSupports(int32_t pos, const PluginTensorDesc* inOut, int32_t n
   const PluginTensorDesc& d = inOut[pos];
   const std::string name = tensorName(pos, nbInputs);
   const std::string got = std::string(dataTypeName(d.type)) + " " + formatName(d.format);
-  if (d.device != DeviceKind::kCPU) return reject(why, name + ": only the CPU is supported");
+  if (d.device == DeviceKind::kCUDA && !kCudaBuilt)
+    return reject(why, name + ": this plugin library was built without CUDA; only the CPU is "
+                              "supported");
+  if (d.device != DeviceKind::kCPU && d.device != DeviceKind::kCUDA)
+    return reject(why, name + ": unknown device");
+  if (pos > 0 && d.device != inOut[0].device)
+    return reject(why, name + " must be on the same device as " + tensorName(0, nbInputs));
   if (pos == 0) {
     if (!isFloatType(d.type)) return reject(why, name + " must be fp32, fp16 or bf16, got " + got);
     if (d.format == TensorFormat::kLINEAR) return true;

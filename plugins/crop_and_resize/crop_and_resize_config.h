@@ -9,7 +9,8 @@
 //   output                   the feature map's type; linear. The three-input form, whose output
 //                            is rank 4 [K,C,crop_h,crop_w], may also be channels-last, so that an
 //                            NHWC network needs no reformat after the crop.
-// Every tensor is on the CPU: this library has no CUDA kernel yet.
+// Every tensor is on one device: the CPU, or CUDA when the library was built with CUDA
+// (KILN_PLUGINS_CUDA); a library built without CUDA refuses kCUDA descriptions.
 #pragma once
 
 #include <cstdint>

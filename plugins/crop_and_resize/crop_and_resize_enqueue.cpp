@@ -1,8 +1,13 @@
-// CropAndResizePlugin::enqueue's work: check the tensors against the stored configuration, run
-// the CPU kernel and report boxes whose image index is out of range.
+// CropAndResizePlugin::enqueue's work: check the tensors against the stored configuration, then
+// run the CPU kernel (and report boxes whose image index is out of range) or, for kCUDA tensors,
+// launch the CUDA kernel on the caller's stream (asynchronous; bad box indices give
+// extrapolation_value but are not reported, since that would need a synchronisation).
 #include <string>
 
 #include "crop_and_resize_cpu.h"
+#if defined(KILN_PLUGINS_CUDA) && KILN_PLUGINS_CUDA
+#include "crop_and_resize_cuda.h"
+#endif
 #include "crop_and_resize_plugin.h"
 #include "kiln/logger.h"
 
@@ -24,9 +29,10 @@ bool elementCount(const Dims& d, int64_t& count) {
 
 }  // namespace
 
-int32_t CropAndResizePlugin::enqueueCpu(const PluginTensorDesc* inputDesc,
-                                        const PluginTensorDesc* outputDesc,
-                                        const void* const* inputs, void* const* outputs) {
+int32_t CropAndResizePlugin::enqueueChecked(const PluginTensorDesc* inputDesc,
+                                            const PluginTensorDesc* outputDesc,
+                                            const void* const* inputs, void* const* outputs,
+                                            Stream stream) {
   const char* kMethod = "enqueue";
   if (!config_.configured())
     return fail(kPLUGIN_FAILURE, kMethod,
@@ -102,6 +108,16 @@ int32_t CropAndResizePlugin::enqueueCpu(const PluginTensorDesc* inputDesc,
   a.method = fields_.method;
   a.extrapolationValue = fields_.extrapolationValue();
 
+  if (config_.device == DeviceKind::kCUDA) {
+#if defined(KILN_PLUGINS_CUDA) && KILN_PLUGINS_CUDA
+    error = cropAndResizeCuda(a, stream);
+    if (!error.empty()) return fail(kPLUGIN_FAILURE, kMethod, error);
+    return kPLUGIN_SUCCESS;
+#else
+    return fail(kPLUGIN_UNSUPPORTED, kMethod, "this plugin library was built without CUDA");
+#endif
+  }
+  (void)stream;  // the CPU kernel runs synchronously
   CropAndResizeCpuReport report;
   if (!cropAndResizeCpu(a, report)) return fail(kPLUGIN_FAILURE, kMethod, "out of memory");
   if (report.badBoxes > 0) {

@@ -200,7 +200,8 @@ int32_t CropAndResizePlugin::getWorkspaceSize(const PluginTensorDesc*, int32_t,
                                               const PluginTensorDesc*, int32_t,
                                               size_t* bytes) const noexcept {
   if (!bytes) return fail(kPLUGIN_INVALID_ARGUMENT, "getWorkspaceSize", "null result pointer");
-  *bytes = 0;  // the kernel keeps its two small per-box tables on the heap
+  // The CPU kernel keeps its two small per-box tables on the heap; the CUDA kernel needs none.
+  *bytes = 0;
   return kPLUGIN_SUCCESS;
 }
 
@@ -242,9 +243,9 @@ IPlugin* CropAndResizePlugin::clone() const noexcept {
 int32_t CropAndResizePlugin::enqueue(const PluginTensorDesc* inputDesc,
                                      const PluginTensorDesc* outputDesc, const void* const* inputs,
                                      void* const* outputs, void* /*workspace*/,
-                                     Stream /*stream*/) noexcept {
+                                     Stream stream) noexcept {
   try {
-    return enqueueCpu(inputDesc, outputDesc, inputs, outputs);
+    return enqueueChecked(inputDesc, outputDesc, inputs, outputs, stream);
   } catch (...) {
     return fail(kPLUGIN_FAILURE, "enqueue", "out of memory");
   }

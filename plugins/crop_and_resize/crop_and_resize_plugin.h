@@ -1,5 +1,5 @@
 // The CropAndResize plugin object (DESIGN.md §5): shape and format functions, configuration,
-// serialization and the enqueue that runs the CPU kernel.
+// serialization and the enqueue that runs the CPU kernel or, on kCUDA tensors, the CUDA kernel.
 #pragma once
 
 #include <string>
@@ -34,7 +34,7 @@ class CropAndResizePlugin final : public IPlugin {
                            const PluginTensorDesc* outputs, int32_t nbOutputs,
                            size_t* bytes) const noexcept override;
 
-  // The CPU kernel needs no per-engine resources.
+  // Neither kernel needs per-engine resources.
   int32_t initialize() noexcept override { return kPLUGIN_SUCCESS; }
   int32_t terminate() noexcept override { return kPLUGIN_SUCCESS; }
   int32_t attachToContext(IPluginContextResources* resources) noexcept override;
@@ -54,8 +54,10 @@ class CropAndResizePlugin final : public IPlugin {
   CropAndResizePlugin(const CropAndResizePlugin&) = default;
   // Records "CropAndResize layer '<name>': <method>: <message>" and returns `code`.
   int32_t fail(int32_t code, const char* method, const std::string& message) const noexcept;
-  int32_t enqueueCpu(const PluginTensorDesc* inputDesc, const PluginTensorDesc* outputDesc,
-                     const void* const* inputs, void* const* outputs);
+  // Checks the tensors against the configuration, then runs the CPU kernel or (kCUDA) launches
+  // the CUDA kernel on `stream`.
+  int32_t enqueueChecked(const PluginTensorDesc* inputDesc, const PluginTensorDesc* outputDesc,
+                         const void* const* inputs, void* const* outputs, Stream stream);
 
   std::string layerName_;
   std::string namespace_;

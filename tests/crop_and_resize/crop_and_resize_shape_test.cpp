@@ -115,7 +115,17 @@ TEST(CropAndResizeShape, FormatCombinations) {
   EXPECT_FALSE(supports(0, {desc(makeDims({1, 2, 4}), F, CL)}, 3));  // channels-last is rank 4
   PluginTensorDesc onGpu = desc(image, F);
   onGpu.device = DeviceKind::kCUDA;
-  EXPECT_FALSE(supports(0, {onGpu}, 3));
+#if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
+  EXPECT_TRUE(supports(0, {onGpu}, 3));  // the library carries the CUDA kernel
+#else
+  EXPECT_FALSE(supports(0, {onGpu}, 3));  // built without CUDA
+#endif
+  // Every tensor on the feature map's device.
+  PluginTensorDesc boxesOnGpu = desc(makeDims({2, 4}), F);
+  boxesOnGpu.device = DeviceKind::kCUDA;
+  EXPECT_FALSE(supports(1, {desc(image, F), boxesOnGpu}, 3));
+  PluginTensorDesc boxesOnCpu = desc(makeDims({2, 4}), F);
+  EXPECT_FALSE(supports(1, {onGpu, boxesOnCpu}, 3));
   // Boxes: fp32, or the feature map's type; linear.
   EXPECT_TRUE(supports(1, {desc(image, H), desc(makeDims({2, 4}), F)}, 3));
   EXPECT_TRUE(supports(1, {desc(image, H), desc(makeDims({2, 4}), H)}, 3));

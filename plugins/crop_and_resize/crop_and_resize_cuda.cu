@@ -1,0 +1,509 @@
+// CropAndResize on the device (DESIGN.md §5), matching crop_and_resize_cpu.cpp bit for bit in
+// float32: the coordinate and interpolation arithmetic is written with __fadd_rn / __fsub_rn /
+// __fmul_rn / __fdiv_rn in the CPU kernel's order, so no fused multiply-add can change a
+// rounding (the file is also compiled with -fmad=false).
+//
+// Two kernels, chosen by the formats:
+//
+// * channels-last feature map and channels-last output: kCropChannelGroups. A group of `lanes`
+//   threads (a power of two up to 32) owns one output pixel (box, y, x). Every lane computes the
+//   pixel's corner offsets and weights once, then the group streams the C channels: lane l takes
+//   channel units l, l + lanes, ... where a unit is one 16-byte vector (4 fp32 or 8 fp16/bf16
+//   channels) when C * element size is a multiple of 16 and both pointers are 16-byte aligned,
+//   else one element. Loads go through the read-only path, stores are streaming (evict-first),
+//   so the output stream does not push the feature map out of L2. Neighbouring pixels of a box
+//   sit in the same block and share corners through L1.
+//
+// * every other combination (linear feature map and/or linear output): kCropPixelLanes.
+//   Consecutive threads own consecutive output pixels of a box (x fastest, then y, then box), so
+//   that a warp's store of one channel is coalesced along x (and across rows and boxes, since a
+//   linear [K,C,ch,cw] output keeps the crop of one (box, channel) contiguous). Each thread
+//   computes its pixel's coordinates once and then runs over chunks of V channels (V = 16 /
+//   element size), gridDim.y chunk rows in parallel, so the coordinate work is shared by
+//   many channels and each thread has 4 * V independent loads in flight. With a channels-last
+//   feature map a chunk is one 16-byte vector load per corner when aligned.
+//
+// Indices are 64-bit where a product of dims can exceed 2^31; the per-pixel div/mod use 32-bit
+// arithmetic when the pixel count allows (the common case).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <string>
+
+#include "crop_and_resize_cuda.h"
+
+namespace kiln::plugins {
+namespace {
+
+constexpr int kBlock = 256;
+
+// ---- element types -----------------------------------------------------------------------------
+
+struct F32 {
+  using Raw = float;
+  static constexpr int kVec = 4;  // elements per 16-byte vector
+  static __device__ __forceinline__ float toFloat(Raw r) { return r; }
+  static __device__ __forceinline__ Raw fromFloat(float v) { return v; }
+};
+struct F16 {
+  using Raw = unsigned short;
+  static constexpr int kVec = 8;
+  static __device__ __forceinline__ float toFloat(Raw r) { return __half2float(__ushort_as_half(r)); }
+  static __device__ __forceinline__ Raw fromFloat(float v) {
+    return __half_as_ushort(__float2half_rn(v));
+  }
+};
+struct BF16 {
+  using Raw = unsigned short;
+  static constexpr int kVec = 8;
+  static __device__ __forceinline__ float toFloat(Raw r) {
+    return __bfloat162float(__ushort_as_bfloat16(r));
+  }
+  static __device__ __forceinline__ Raw fromFloat(float v) {
+    return __bfloat16_as_ushort(__float2bfloat16_rn(v));
+  }
+};
+
+// 16 bytes <-> E::kVec floats, with register moves only (no local-memory array).
+template <class E>
+__device__ __forceinline__ void unpack(const uint4& u, float* out) {
+  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    if constexpr (E::kVec == 4) {
+      out[j] = __uint_as_float(w[j]);
+    } else {
+      out[2 * j] = E::toFloat(static_cast<typename E::Raw>(w[j] & 0xffffu));
+      out[2 * j + 1] = E::toFloat(static_cast<typename E::Raw>(w[j] >> 16));
+    }
+  }
+}
+
+template <class E>
+__device__ __forceinline__ uint4 pack(const float* v) {
+  uint32_t w[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    if constexpr (E::kVec == 4)
+      w[j] = __float_as_uint(v[j]);
+    else
+      w[j] = static_cast<uint32_t>(E::fromFloat(v[2 * j])) |
+             (static_cast<uint32_t>(E::fromFloat(v[2 * j + 1])) << 16);
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// ---- §5's arithmetic, in the CPU kernel's order ------------------------------------------------
+
+struct Params {
+  const void* feature;
+  const void* boxes;
+  const int32_t* indices;  // three-input form, else nullptr
+  void* output;
+  int64_t n, c, h, w;
+  int64_t boxesPerImage;
+  int64_t pixels;  // numBoxes * cropHeight * cropWidth
+  int32_t cropHeight, cropWidth;
+  int32_t nearest;
+  float extrapolation;
+  // Element strides of the feature map (n, c, h, w) and of the output (box, c, y, x).
+  int64_t fsN, fsC, fsH, fsW;
+  int64_t osK, osC, osY, osX;
+  // Launch shape.
+  int32_t lanesLog2;  // kCropChannelGroups: threads per pixel = 1 << lanesLog2
+  int32_t vecIn, vecOut;
+  int64_t units;   // kCropChannelGroups: channel units per pixel
+  int64_t chunks;  // kCropPixelLanes: chunks of E::kVec channels per pixel
+  int32_t small;   // pixels < 2^31: 32-bit div/mod
+};
+
+struct Axis {
+  bool inside;
+  int64_t lo, hi;
+  float lerp;
+};
+
+__device__ __forceinline__ Axis sampleAxis(float c1, float c2, int64_t size, int32_t crop, int32_t i,
+                                           bool nearest) {
+  const float last = static_cast<float>(size - 1);
+  float in;
+  if (crop > 1) {
+    const float scale = __fdiv_rn(__fmul_rn(__fsub_rn(c2, c1), last), static_cast<float>(crop - 1));
+    in = __fadd_rn(__fmul_rn(c1, last), __fmul_rn(static_cast<float>(i), scale));
+  } else {
+    in = __fmul_rn(__fmul_rn(0.5f, __fadd_rn(c1, c2)), last);
+  }
+  Axis a;
+  a.inside = in >= 0.0f && in <= last;  // false for NaN as well
+  a.lo = a.hi = 0;
+  a.lerp = 0.0f;
+  if (!a.inside) return a;
+  if (!nearest) {
+    const float lo = floorf(in);
+    a.lo = static_cast<int64_t>(lo);
+    a.hi = static_cast<int64_t>(ceilf(in));
+    a.lerp = __fsub_rn(in, lo);
+  } else {
+    a.lo = a.hi = static_cast<int64_t>(roundf(in));  // half away from zero, like std::round
+  }
+  // As on the CPU: beyond 2^24, float(size - 1) may round past the last index.
+  a.lo = min(a.lo, size - 1);
+  a.hi = min(a.hi, size - 1);
+  return a;
+}
+
+__device__ __forceinline__ float bilinear(float tl, float tr, float bl, float br, float lx,
+                                          float ly) {
+  // Along x, then along y.
+  const float t = __fadd_rn(tl, __fmul_rn(__fsub_rn(tr, tl), lx));
+  const float b = __fadd_rn(bl, __fmul_rn(__fsub_rn(br, bl), lx));
+  return __fadd_rn(t, __fmul_rn(__fsub_rn(b, t), ly));
+}
+
+// Bilinear on 16-byte vectors of the four corners.
+template <class E>
+__device__ __forceinline__ uint4 lerpVector(const uint4& a, const uint4& b, const uint4& c,
+                                            const uint4& d, float lx, float ly) {
+  float fa[E::kVec], fb[E::kVec], fc[E::kVec], fd[E::kVec], v[E::kVec];
+  unpack<E>(a, fa);
+  unpack<E>(b, fb);
+  unpack<E>(c, fc);
+  unpack<E>(d, fd);
+#pragma unroll
+  for (int j = 0; j < E::kVec; ++j) v[j] = bilinear(fa[j], fb[j], fc[j], fd[j], lx, ly);
+  return pack<E>(v);
+}
+
+// One output pixel: its box and the element offsets of its four corners (channel 0).
+struct Pixel {
+  int64_t box;
+  int32_t y, x;
+  bool valid;  // false: every channel is the extrapolation value
+  int64_t tl, tr, bl, br;
+  float lx, ly;
+};
+
+template <class B>
+__device__ __forceinline__ Pixel setupPixel(const Params& p, int64_t pix) {
+  Pixel px;
+  if (p.small) {
+    const uint32_t u = static_cast<uint32_t>(pix), cw = static_cast<uint32_t>(p.cropWidth);
+    const uint32_t r = u / cw;
+    px.x = static_cast<int32_t>(u - r * cw);
+    const uint32_t ch = static_cast<uint32_t>(p.cropHeight), k = r / ch;
+    px.y = static_cast<int32_t>(r - k * ch);
+    px.box = k;
+  } else {
+    const int64_t rest = pix / p.cropWidth;
+    px.x = static_cast<int32_t>(pix - rest * p.cropWidth);
+    px.box = rest / p.cropHeight;
+    px.y = static_cast<int32_t>(rest - px.box * p.cropHeight);
+  }
+  px.valid = false;
+  px.tl = px.tr = px.bl = px.br = 0;
+  px.lx = px.ly = 0.0f;
+  int64_t image;
+  if (p.indices) {
+    const int32_t index = __ldg(p.indices + px.box);
+    if (index < 0 || index >= p.n) return px;  // never read the feature map for it
+    image = index;
+  } else {
+    image = p.boxesPerImage == 1 ? px.box : px.box / p.boxesPerImage;
+  }
+  const typename B::Raw* b = static_cast<const typename B::Raw*>(p.boxes) + 4 * px.box;
+  const float y1 = B::toFloat(__ldg(b + 0));
+  const float x1 = B::toFloat(__ldg(b + 1));
+  const float y2 = B::toFloat(__ldg(b + 2));
+  const float x2 = B::toFloat(__ldg(b + 3));
+  const bool nearest = p.nearest != 0;
+  const Axis ay = sampleAxis(y1, y2, p.h, p.cropHeight, px.y, nearest);
+  const Axis ax = sampleAxis(x1, x2, p.w, p.cropWidth, px.x, nearest);
+  if (!ay.inside || !ax.inside) return px;
+  const int64_t top = image * p.fsN + ay.lo * p.fsH, bottom = image * p.fsN + ay.hi * p.fsH;
+  const int64_t left = ax.lo * p.fsW, right = ax.hi * p.fsW;
+  px.tl = top + left;
+  px.tr = top + right;
+  px.bl = bottom + left;
+  px.br = bottom + right;
+  px.lx = ax.lerp;
+  px.ly = ay.lerp;
+  px.valid = true;
+  return px;
+}
+
+// ---- channels-last in, channels-last out: a group of lanes per pixel ----------------------------
+
+template <class E, class B, bool VEC>
+__global__ void __launch_bounds__(kBlock) kCropChannelGroups(const Params p) {
+  using Raw = typename E::Raw;
+  const Raw* __restrict__ feature = static_cast<const Raw*>(p.feature);
+  Raw* __restrict__ output = static_cast<Raw*>(p.output);
+  const int32_t lanes = 1 << p.lanesLog2;
+  const int32_t lane = static_cast<int32_t>(threadIdx.x) & (lanes - 1);
+  const int64_t groupsPerBlock = kBlock >> p.lanesLog2;
+  const int64_t first =
+      static_cast<int64_t>(blockIdx.x) * groupsPerBlock + (threadIdx.x >> p.lanesLog2);
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * groupsPerBlock;
+  const bool nearest = p.nearest != 0;
+  for (int64_t pix = first; pix < p.pixels; pix += stride) {
+    const Pixel px = setupPixel<B>(p, pix);
+    // Channels-last output: pixel `pix` starts at pix * C.
+    Raw* out = output + pix * p.c;
+    if constexpr (VEC) {
+      uint4* o = reinterpret_cast<uint4*>(out);
+      if (!px.valid) {
+        float v[E::kVec];
+#pragma unroll
+        for (int j = 0; j < E::kVec; ++j) v[j] = p.extrapolation;
+        const uint4 u = pack<E>(v);
+        for (int64_t i = lane; i < p.units; i += lanes) __stcs(o + i, u);
+        continue;
+      }
+      const uint4* tl = reinterpret_cast<const uint4*>(feature + px.tl);
+      const uint4* tr = reinterpret_cast<const uint4*>(feature + px.tr);
+      const uint4* bl = reinterpret_cast<const uint4*>(feature + px.bl);
+      const uint4* br = reinterpret_cast<const uint4*>(feature + px.br);
+      if (nearest) {
+        for (int64_t i = lane; i < p.units; i += lanes) __stcs(o + i, __ldg(tl + i));
+        continue;
+      }
+      // Two units per lane per step (8 loads in flight), then the odd one.
+      int64_t i = lane;
+      for (; i + lanes < p.units; i += 2 * lanes) {
+        const uint4 a0 = __ldg(tl + i), b0 = __ldg(tr + i), c0 = __ldg(bl + i), d0 = __ldg(br + i);
+        const int64_t i1 = i + lanes;
+        const uint4 a1 = __ldg(tl + i1), b1 = __ldg(tr + i1), c1 = __ldg(bl + i1),
+                    d1 = __ldg(br + i1);
+        __stcs(o + i, lerpVector<E>(a0, b0, c0, d0, px.lx, px.ly));
+        __stcs(o + i1, lerpVector<E>(a1, b1, c1, d1, px.lx, px.ly));
+      }
+      if (i < p.units)
+        __stcs(o + i, lerpVector<E>(__ldg(tl + i), __ldg(tr + i), __ldg(bl + i), __ldg(br + i),
+                                    px.lx, px.ly));
+    } else {
+      if (!px.valid) {
+        const Raw e = E::fromFloat(p.extrapolation);
+        for (int64_t i = lane; i < p.c; i += lanes) __stcs(out + i, e);
+        continue;
+      }
+      if (nearest) {
+#pragma unroll 4
+        for (int64_t i = lane; i < p.c; i += lanes) __stcs(out + i, __ldg(feature + px.tl + i));
+        continue;
+      }
+#pragma unroll 4
+      for (int64_t i = lane; i < p.c; i += lanes) {
+        const float a = E::toFloat(__ldg(feature + px.tl + i));
+        const float b = E::toFloat(__ldg(feature + px.tr + i));
+        const float c = E::toFloat(__ldg(feature + px.bl + i));
+        const float d = E::toFloat(__ldg(feature + px.br + i));
+        __stcs(out + i, E::fromFloat(bilinear(a, b, c, d, px.lx, px.ly)));
+      }
+    }
+  }
+}
+
+// ---- every other format combination: one pixel per thread, chunks of channels ------------------
+
+// fp32 (16 loads in flight per thread): at least 4 blocks (1024 threads) per SM, at most 64
+// registers. fp16/bf16 (32 loads in flight): at least 2 blocks, so no register spills.
+template <class E, class B, bool FEATURE_CL, bool OUTPUT_CL>
+__global__ void __launch_bounds__(kBlock, E::kVec == 4 ? 4 : 2) kCropPixelLanes(const Params p) {
+  using Raw = typename E::Raw;
+  constexpr int V = E::kVec;
+  const Raw* __restrict__ feature = static_cast<const Raw*>(p.feature);
+  Raw* __restrict__ output = static_cast<Raw*>(p.output);
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * kBlock;
+  const bool nearest = p.nearest != 0;
+  const bool vecIn = FEATURE_CL && p.vecIn;
+  const bool vecOut = OUTPUT_CL && p.vecOut;
+  for (int64_t pix = first; pix < p.pixels; pix += stride) {
+    const Pixel px = setupPixel<B>(p, pix);
+    Raw* out = output + px.box * p.osK + px.y * p.osY + px.x * p.osX;
+    for (int64_t chunk = blockIdx.y; chunk < p.chunks; chunk += gridDim.y) {
+      const int64_t c0 = chunk * V;
+      const bool full = c0 + V <= p.c;
+      float v[V];
+      if (!px.valid) {
+#pragma unroll
+        for (int j = 0; j < V; ++j) v[j] = p.extrapolation;
+      } else if (vecIn) {  // channels-last, aligned, C a multiple of V: full is true
+        const uint4 a = __ldg(reinterpret_cast<const uint4*>(feature + px.tl + c0));
+        if (nearest) {
+          unpack<E>(a, v);
+        } else {
+          const uint4 b = __ldg(reinterpret_cast<const uint4*>(feature + px.tr + c0));
+          const uint4 c = __ldg(reinterpret_cast<const uint4*>(feature + px.bl + c0));
+          const uint4 d = __ldg(reinterpret_cast<const uint4*>(feature + px.br + c0));
+          float fa[V], fb[V], fc[V], fd[V];
+          unpack<E>(a, fa);
+          unpack<E>(b, fb);
+          unpack<E>(c, fc);
+          unpack<E>(d, fd);
+#pragma unroll
+          for (int j = 0; j < V; ++j) v[j] = bilinear(fa[j], fb[j], fc[j], fd[j], px.lx, px.ly);
+        }
+      } else {
+        const int64_t fsC = FEATURE_CL ? 1 : p.fsC;
+        const Raw* tl = feature + px.tl + c0 * fsC;
+        if (nearest) {
+#pragma unroll
+          for (int j = 0; j < V; ++j)
+            v[j] = (full || c0 + j < p.c) ? E::toFloat(__ldg(tl + j * fsC)) : 0.0f;
+        } else {
+          const Raw* tr = feature + px.tr + c0 * fsC;
+          const Raw* bl = feature + px.bl + c0 * fsC;
+          const Raw* br = feature + px.br + c0 * fsC;
+          float fa[V], fb[V], fc[V], fd[V];
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            const bool in = full || c0 + j < p.c;
+            fa[j] = in ? E::toFloat(__ldg(tl + j * fsC)) : 0.0f;
+            fb[j] = in ? E::toFloat(__ldg(tr + j * fsC)) : 0.0f;
+            fc[j] = in ? E::toFloat(__ldg(bl + j * fsC)) : 0.0f;
+            fd[j] = in ? E::toFloat(__ldg(br + j * fsC)) : 0.0f;
+          }
+#pragma unroll
+          for (int j = 0; j < V; ++j) v[j] = bilinear(fa[j], fb[j], fc[j], fd[j], px.lx, px.ly);
+        }
+      }
+      if (vecOut) {
+        __stcs(reinterpret_cast<uint4*>(out + c0), pack<E>(v));
+      } else {
+        const int64_t osC = OUTPUT_CL ? 1 : p.osC;
+        Raw* o = out + c0 * osC;
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+          if (full || c0 + j < p.c) __stcs(o + j * osC, E::fromFloat(v[j]));
+      }
+    }
+  }
+}
+
+// ---- launch ------------------------------------------------------------------------------------
+
+std::string cudaError(const char* what, cudaError_t e) {
+  return std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+template <class E, class B>
+std::string launch(const CropAndResizeCudaArgs& a, Params p, cudaStream_t stream) {
+  int device = 0, sms = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (e != cudaSuccess) return cudaError("CropAndResize: querying the device", e);
+  // Enough threads for a few waves at full occupancy (2048 threads per SM).
+  const int64_t targetThreads = static_cast<int64_t>(std::max(sms, 1)) * 2048 * 4;
+  const int64_t maxBlocks = INT_MAX;
+  const int64_t es = static_cast<int64_t>(sizeof(typename E::Raw));
+  const bool featureCl = a.featureFormat == TensorFormat::kCHANNELS_LAST;
+  const bool outputCl = a.outputFormat == TensorFormat::kCHANNELS_LAST;
+  const bool rowBytes16 = (a.c * es) % 16 == 0;
+  p.vecIn = featureCl && rowBytes16 && aligned16(a.feature);
+  p.vecOut = outputCl && rowBytes16 && aligned16(a.output);
+
+  if (featureCl && outputCl) {
+    const bool vec = p.vecIn && p.vecOut;
+    p.units = vec ? a.c / E::kVec : a.c;
+    int32_t log2 = 0;
+    while (log2 < 5 && (int64_t{1} << log2) < p.units) ++log2;
+    p.lanesLog2 = log2;
+    const int64_t groupsPerBlock = kBlock >> log2;
+    const int64_t blocks = std::min((p.pixels + groupsPerBlock - 1) / groupsPerBlock, maxBlocks);
+    if (vec)
+      kCropChannelGroups<E, B, true><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(p);
+    else
+      kCropChannelGroups<E, B, false><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(p);
+  } else {
+    p.chunks = (a.c + E::kVec - 1) / E::kVec;
+    const int64_t blocks = std::min((p.pixels + kBlock - 1) / kBlock, maxBlocks);
+    // Chunk rows in parallel (gridDim.y) only as far as needed to fill the device.
+    const int64_t rows =
+        std::clamp<int64_t>(targetThreads / std::max<int64_t>(blocks * kBlock, 1), 1,
+                            std::min<int64_t>(p.chunks, 65535));
+    const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(rows));
+    if (featureCl)
+      kCropPixelLanes<E, B, true, false><<<grid, kBlock, 0, stream>>>(p);
+    else if (outputCl)
+      kCropPixelLanes<E, B, false, true><<<grid, kBlock, 0, stream>>>(p);
+    else
+      kCropPixelLanes<E, B, false, false><<<grid, kBlock, 0, stream>>>(p);
+  }
+  e = cudaGetLastError();
+  if (e != cudaSuccess) return cudaError("CropAndResize kernel launch", e);
+  return {};
+}
+
+template <class E>
+std::string launchWithBoxes(const CropAndResizeCudaArgs& a, const Params& p, cudaStream_t s) {
+  if (a.boxesType == DataType::kFLOAT) return launch<E, F32>(a, p, s);
+  return launch<E, E>(a, p, s);
+}
+
+}  // namespace
+
+std::string cropAndResizeCuda(const CropAndResizeCudaArgs& a, void* stream) {
+  auto isFloat = [](DataType t) {
+    return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16;
+  };
+  if (!isFloat(a.featureType))
+    return "CropAndResize CUDA kernel: the feature map must be fp32, fp16 or bf16";
+  if (a.boxesType != DataType::kFLOAT && a.boxesType != a.featureType)
+    return "CropAndResize CUDA kernel: boxes must be fp32 or the feature map's type";
+  if (a.cropHeight < 1 || a.cropWidth < 1)
+    return "CropAndResize CUDA kernel: crop size must be at least 1x1";
+  if (a.n < 0 || a.c < 0 || a.h < 1 || a.w < 1 || a.numBoxes < 0 || a.boxesPerImage < 1)
+    return "CropAndResize CUDA kernel: invalid dims";
+  const int64_t pixels = a.numBoxes * a.cropHeight * a.cropWidth;  // fits: the plugin checked
+  if (pixels == 0 || a.c == 0) return {};                          // nothing to write
+  // The feature map may be null only when it is empty (three-input form with N == 0, where
+  // every box index is out of range and nothing is read).
+  if (!a.output || !a.boxes || (a.n > 0 && !a.feature))
+    return "CropAndResize CUDA kernel: null buffer";
+
+  Params p{};
+  p.feature = a.feature;
+  p.boxes = a.boxes;
+  p.indices = a.boxIndices;
+  p.output = a.output;
+  p.n = a.n;
+  p.c = a.c;
+  p.h = a.h;
+  p.w = a.w;
+  p.boxesPerImage = a.boxesPerImage;
+  p.pixels = pixels;
+  p.cropHeight = a.cropHeight;
+  p.cropWidth = a.cropWidth;
+  p.nearest = a.method == ResizeMethod::kNEAREST ? 1 : 0;
+  p.extrapolation = a.extrapolationValue;
+  const bool featureLinear = a.featureFormat == TensorFormat::kLINEAR;
+  p.fsN = a.c * a.h * a.w;
+  p.fsC = featureLinear ? a.h * a.w : 1;
+  p.fsH = featureLinear ? a.w : a.w * a.c;
+  p.fsW = featureLinear ? 1 : a.c;
+  const int64_t ch = a.cropHeight, cw = a.cropWidth;
+  const bool outputLinear = a.outputFormat == TensorFormat::kLINEAR;
+  p.osK = a.c * ch * cw;
+  p.osC = outputLinear ? ch * cw : 1;
+  p.osY = outputLinear ? cw : cw * a.c;
+  p.osX = outputLinear ? 1 : a.c;
+  p.small = pixels < (int64_t{1} << 31) ? 1 : 0;
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  switch (a.featureType) {
+    case DataType::kHALF:
+      return launchWithBoxes<F16>(a, p, s);
+    case DataType::kBF16:
+      return launchWithBoxes<BF16>(a, p, s);
+    default:
+      return launchWithBoxes<F32>(a, p, s);
+  }
+}
+
+}  // namespace kiln::plugins
