@@ -1,126 +1,140 @@
 #!/usr/bin/env bash
 # Everything kiln checks on a GPU, in one run, for the lent H200 machine (or any sm_90 GPU):
-#   1. builds kiln for sm_90 there (ONNX parser off: that machine lacks Debian's protobuf/onnx),
-#      or uses a bundle made here with `scripts/gpu-check.sh --bundle DIR`;
-#   2. runs every `gpu`-labelled test (and the emulated CUDA op tests);
-#   3. runs the demo network on CUDA and compares it with the CPU backend;
-#   4. runs compute-sanitizer memcheck and racecheck on the CropAndResize and plugin-harness
-#      tests;
-#   5. runs the CropAndResize benchmark and torchvision's roi_align in the same run;
+#   1. builds the GPU programs for sm_90 there (ONNX parser off: that machine lacks Debian's
+#      protobuf/onnx), or takes a bundle made on a development machine (--bundle below);
+#   2. runs every `gpu` test program (the CUDA op harness on the device, the runtime, the
+#      CropAndResize kernels, the plugin harness) and `kiln check-plugin` on both plugin libraries;
+#   3. runs the demo network on CUDA (FP32 and FP16) against the CPU backend, and replays it as
+#      CUDA graphs on 4 contexts;
+#   4. runs the CropAndResize benchmark with torchvision's roi_align measured in the same run;
+#   5. runs compute-sanitizer memcheck and racecheck on the CropAndResize and plugin-harness tests
+#      (each capped at KILN_SANITIZER_TIMEOUT seconds, default 150);
 #   6. prints a short table last.
 # Logs go to $OUT (the device tool brings that folder back) or to build/gpu-logs.
 #
-# usage: scripts/gpu-check.sh [--bundle-from DIR] [--quick]   on the GPU machine
-#        scripts/gpu-check.sh --bundle DIR                     here: gather a build to carry there
+# usage (GPU machine):  scripts/gpu-check.sh [--bundle-from DIR] [--quick]
+# usage (here):         scripts/gpu-check.sh --bundle DIR   gathers build/release's GPU programs
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-gpu_programs="tests/cuda_runtime/test_cuda_runtime tests/crop_and_resize/test_crop_and_resize_cuda
-  tests/plugin_check/test_plugin_check tests/cuda_ops/test_cuda_ops_data_movement
-  tests/cuda_ops/test_cuda_ops_math tests/cuda_ops/test_cuda_ops_dense
+programs="tests/cuda_ops/test_cuda_ops_data_movement tests/cuda_ops/test_cuda_ops_math
+  tests/cuda_ops/test_cuda_ops_dense tests/cuda_runtime/test_cuda_runtime
+  tests/crop_and_resize/crop_and_resize_cuda_test tests/plugin_check/test_plugin_check_gpu
   bench/crop_and_resize_bench tools/kiln"
+libraries="plugins/libkiln_plugins.so tests/plugin_check/libkiln_check_example_plugins.so"
+targets="test_cuda_ops_data_movement test_cuda_ops_math test_cuda_ops_dense test_cuda_runtime
+  crop_and_resize_cuda_test test_plugin_check_gpu kiln_check_example_plugins crop_and_resize_bench
+  kiln_cli kiln_plugins"
 
 if [ "${1:-}" = --bundle ]; then
   out=${2:?usage: gpu-check.sh --bundle DIR}
   build=${KILN_BUILD:-build/release}
   files=()
-  for p in $gpu_programs; do [ -x "$build/$p" ] && files+=("$build/$p"); done
-  files+=("$build/plugins/libkiln_plugins.so")
+  for p in $programs $libraries; do files+=("$build/$p"); done
+  rm -rf "$out"
   ../shared/device/bundle.sh "$out" "${files[@]}"
-  cp bench/*.py "$out/bin/" 2>/dev/null || true
+  cp bench/crop_and_resize_torchvision.py "$out/bin/"
   exit 0
 fi
 
 logs=${OUT:-$root/build/gpu-logs}
 mkdir -p "$logs"
 summary=()
-record() { summary+=("$(printf '%-44s %-5s %s' "$1" "$2" "$3")"); }
+record() { summary+=("$(printf '%-46s %-5s %s' "$1" "$2" "$3")"); }
+status() { [ "$1" = 0 ] && echo ok || echo FAIL; }
 
 if [ "${1:-}" = --bundle-from ]; then
-  bin="$root/$2/bin"
-  export LD_LIBRARY_PATH="$root/$2/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-  find_program() { echo "$bin/$(basename "$1")"; }
+  bundle=$(cd "$2" && pwd)
+  export LD_LIBRARY_PATH="$bundle/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+  where() { echo "$bundle/bin/$(basename "$1")"; }
+  script_dir=$bundle/bin
   shift 2
 else
   build=build/gpu
   start=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_ONNX=OFF -DKILN_BENCH=ON \
     -DCMAKE_CUDA_ARCHITECTURES=90 >"$logs/configure.log" 2>&1 &&
-    cmake --build $build -j "$(nproc)" >"$logs/build.log" 2>&1
+    cmake --build $build -j "$(nproc)" --target $targets >"$logs/build.log" 2>&1
   rc=$?
-  record "build (sm_90, $(nproc) cores)" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(($(date +%s) - start)) s"
+  record "build for sm_90 ($(nproc) cores)" "$(status $rc)" "$(($(date +%s) - start)) s"
   if [ $rc != 0 ]; then tail -40 "$logs/build.log"; printf '%s\n' "${summary[@]}"; exit 1; fi
-  find_program() { echo "$root/$build/$1"; }
+  where() { echo "$root/$build/$1"; }
+  script_dir=$root/bench
 fi
 quick=0
 [ "${1:-}" = --quick ] && quick=1
+export KILN_CHECK_EXAMPLE_LIBRARY=$(where tests/plugin_check/libkiln_check_example_plugins.so)
+kiln=$(where tools/kiln)
+plugins=$(where plugins/libkiln_plugins.so)
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv \
   >"$logs/gpu.txt" 2>&1
 cat "$logs/gpu.txt"
 
-# 2. gpu tests (each program whole: gtest prints its own failures into the log)
-for p in tests/cuda_runtime/test_cuda_runtime tests/crop_and_resize/test_crop_and_resize_cuda \
-         tests/plugin_check/test_plugin_check tests/cuda_ops/test_cuda_ops_data_movement \
-         tests/cuda_ops/test_cuda_ops_math tests/cuda_ops/test_cuda_ops_dense; do
-  exe=$(find_program "$p")
+# 2. GPU test programs (whole programs; the op harness runs its device half)
+for p in tests/cuda_ops/test_cuda_ops_data_movement tests/cuda_ops/test_cuda_ops_math \
+         tests/cuda_ops/test_cuda_ops_dense tests/cuda_runtime/test_cuda_runtime \
+         tests/crop_and_resize/crop_and_resize_cuda_test tests/plugin_check/test_plugin_check_gpu; do
+  exe=$(where "$p")
   name=$(basename "$p")
-  if [ ! -x "$exe" ]; then record "$name" "MISS" "not built"; continue; fi
+  filter=
+  case $name in test_cuda_ops_*) filter="--gtest_filter=*Device*" ;; esac
   start=$(date +%s)
-  "$exe" --gtest_brief=1 >"$logs/$name.log" 2>&1
+  "$exe" --gtest_brief=1 $filter >"$logs/$name.log" 2>&1
   rc=$?
-  passed=$(grep -c '^\[       OK \]' "$logs/$name.log")
-  failed=$(grep -c '^\[  FAILED  \]' "$logs/$name.log")
-  skipped=$(grep -c '^\[  SKIPPED \]' "$logs/$name.log")
-  record "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" \
-    "$(grep -m1 -o '[0-9]* tests\? from [0-9]* test suites\? ran' "$logs/$name.log" | head -1); failed lines $failed, skipped $skipped, $(($(date +%s) - start)) s"
-  [ $rc != 0 ] && grep -E '^\[  FAILED  \]|Failure|error' "$logs/$name.log" | head -20
+  record "$name" "$(status $rc)" \
+    "$(grep -o '[0-9]* tests\? from [0-9]* test suites\? ran' "$logs/$name.log" | tail -1), $(grep -c '^\[  FAILED  \]' "$logs/$name.log") failed lines, $(($(date +%s) - start)) s"
+  [ $rc != 0 ] && grep -E '^\[  FAILED  \]|Failure' "$logs/$name.log" | head -20
 done
 
-# 3. the demo network on CUDA against the CPU backend
-kiln=$(find_program tools/kiln)
+# kiln check-plugin on kiln's flagship and on the example library, CPU and CUDA
+"$kiln" check-plugin --plugins "$plugins" --plugin CropAndResize:1 --field crop_height=7 \
+  --field crop_width=7 --input 2x16x20x24 --input 10x4:fp32:0:1 --input 10:int32:0:2 \
+  --device all >"$logs/check_crop.log" 2>&1
+rc=$?
+record "kiln check-plugin CropAndResize --device all" "$(status $rc)" "$(grep -c '^pass' "$logs/check_crop.log") rows pass"
+"$kiln" check-plugin --plugins "$KILN_CHECK_EXAMPLE_LIBRARY" --plugin ScaleBias --field scale=2 \
+  --field bias=0.5 --input 2x3x4x5 --device all >"$logs/check_scale_bias.log" 2>&1
+rc=$?
+record "kiln check-plugin ScaleBias --device all" "$(status $rc)" "$(grep -c '^pass' "$logs/check_scale_bias.log") rows pass"
+
+# 3. the demo network on CUDA against the CPU backend, and as CUDA graph replays
 for mode in "" "--fp16"; do
   "$kiln" demo --device cuda $mode --out "$logs/demo$mode" >"$logs/demo$mode.log" 2>&1
   rc=$?
-  record "kiln demo --device cuda $mode" "$([ $rc = 0 ] && echo ok || echo FAIL)" \
+  record "kiln demo --device cuda $mode" "$(status $rc)" \
     "$(grep -o 'worst relative difference [^ ]*' "$logs/demo$mode.log")"
 done
 "$kiln" run "$logs/demo/demo.plan" --contexts 4 --runs 20 --cuda-graph >"$logs/graph.log" 2>&1
 rc=$?
-record "kiln run --cuda-graph (4 contexts)" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(head -1 "$logs/graph.log")"
+record "kiln run --cuda-graph --contexts 4" "$(status $rc)" "$(head -1 "$logs/graph.log" | cut -c1-60)"
 
-# 4. compute-sanitizer
+# 4. the CropAndResize benchmark; roi_align first, so its figures are merged into kiln's table
+bench=$(where bench/crop_and_resize_bench)
+PYTHONUNBUFFERED=1 python3 "$script_dir/crop_and_resize_torchvision.py" --out "$logs/torchvision.csv" \
+  >"$logs/torchvision.log" 2>&1
+record "torchvision roi_align (peer)" "$(status $?)" "torchvision.log"
+"$bench" --torch-results "$logs/torchvision.csv" --csv "$logs/crop_bench.csv" >"$logs/bench.txt" 2>&1
+rc=$?
+record "crop_and_resize_bench" "$(status $rc)" "bench.txt"
+cat "$logs/bench.txt"
+
+# 5. compute-sanitizer on the CropAndResize and plugin-harness tests
 if [ $quick = 0 ] && command -v compute-sanitizer >/dev/null; then
-  for p in tests/crop_and_resize/test_crop_and_resize_cuda tests/plugin_check/test_plugin_check; do
-    exe=$(find_program "$p")
-    [ -x "$exe" ] || continue
+  for p in tests/crop_and_resize/crop_and_resize_cuda_test tests/plugin_check/test_plugin_check_gpu; do
+    exe=$(where "$p")
     for tool in memcheck racecheck; do
-      name="$(basename "$p") $tool"
+      log="$logs/$(basename "$p").$tool.log"
       start=$(date +%s)
-      compute-sanitizer --tool $tool --error-exitcode 9 "$exe" --gtest_brief=1 \
-        >"$logs/$(basename "$p").$tool.log" 2>&1
+      timeout ${KILN_SANITIZER_TIMEOUT:-150} compute-sanitizer --tool $tool --error-exitcode 9 "$exe" --gtest_brief=1 >"$log" 2>&1
       rc=$?
-      record "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" \
-        "$(grep -m1 'ERROR SUMMARY\|RACECHECK SUMMARY' "$logs/$(basename "$p").$tool.log"), $(($(date +%s) - start)) s"
+      record "$(basename "$p") $tool" "$(status $rc)" \
+        "$(grep -m1 -o 'ERROR SUMMARY: [0-9]* errors\?\|RACECHECK SUMMARY: [0-9]* hazards\? displayed ([0-9]* errors\?, [0-9]* warnings\?)' "$log"), $(($(date +%s) - start)) s"
     done
   done
 fi
 
-# 5. benchmark: kiln, the baseline kernel and torchvision's roi_align in the same run
-bench=$(find_program bench/crop_and_resize_bench)
-if [ -x "$bench" ]; then
-  script_dir=$root/bench
-  [ -f "$script_dir/crop_and_resize_torchvision.py" ] || script_dir=$(dirname "$bench")
-  PYTHONUNBUFFERED=1 python3 "$script_dir/crop_and_resize_torchvision.py" --out "$logs/torchvision.csv" \
-    >"$logs/torchvision.log" 2>&1
-  record "torchvision roi_align peer" "$([ $? = 0 ] && echo ok || echo FAIL)" "$logs/torchvision.csv"
-  "$bench" --torch-results "$logs/torchvision.csv" >"$logs/bench.txt" 2>&1
-  rc=$?
-  record "crop_and_resize_bench" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$logs/bench.txt"
-  cat "$logs/bench.txt"
-fi
-
 echo
-echo "=== kiln gpu-check: $(head -2 "$logs/gpu.txt" | tail -1) ==="
+echo "=== kiln gpu-check: $(sed -n 2p "$logs/gpu.txt") ==="
 printf '%s\n' "${summary[@]}"
