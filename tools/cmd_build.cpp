@@ -31,7 +31,7 @@ Status build(const Args& args) {
 int buildCommand(int argc, char** argv) {
   Args args;
   Status s = parseArgs(argc, argv, 2, {"onnx", "save", "plugins", "trace", "device"},
-                     {"verbose", "fp16"}, args);
+                       {"verbose", "fp16"}, args);
   if (s) s = build(args);
   return s ? 0 : fail("build", s);
 }

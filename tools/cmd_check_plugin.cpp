@@ -14,10 +14,13 @@ namespace kiln::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: kiln check-plugin --plugin NAME[:VERSION[:NAMESPACE]] --input SHAPE[:TYPE[:LOW:HIGH]]...\n"
-    "                         [--plugins LIB]... [--field NAME=VALUE]... [--device cpu|cuda[:N]|all]\n"
+    "usage: kiln check-plugin --plugin NAME[:VERSION[:NAMESPACE]] --input "
+    "SHAPE[:TYPE[:LOW:HIGH]]...\n"
+    "                         [--plugins LIB]... [--field NAME=VALUE]... [--device "
+    "cpu|cuda[:N]|all]\n"
     "                         [--contexts N] [--iterations N] [--max-combinations N] [--seed N]\n"
-    "                         [--tolerance KIND=ABS[:REL]]... [--no-empty] [--trace PATH] [--verbose]\n"
+    "                         [--tolerance KIND=ABS[:REL]]... [--no-empty] [--trace PATH] "
+    "[--verbose]\n"
     "  --plugin    the plugin as registered (version defaults to 1, namespace to \"\")\n"
     "  --field     a creator field, read in the type the creator lists for it (lists: 1,2,3;\n"
     "              dims: 2x3x4)\n"
@@ -149,8 +152,10 @@ Status checkPlugin(const Args& args, bool& allPassed) {
   if (!args.positional.empty() || !args.has("plugin") || !args.has("input"))
     return invalidArgument(std::string("--plugin and at least one --input are required\n") +
                            kUsage);
-  if (args.has("verbose")) setLogSeverity(Severity::kInfo);
-  else setLogSeverity(Severity::kError);  // the table says what failed
+  if (args.has("verbose"))
+    setLogSeverity(Severity::kInfo);
+  else
+    setLogSeverity(Severity::kError);  // the table says what failed
   KILN_RETURN_IF_ERROR(setUpPlugins(args));
 
   PluginCheckSpec spec;

@@ -59,7 +59,8 @@ Status run(const Args& args) {
     KILN_RETURN_IF_ERROR(buildOnnxPlan(source, config, bytes));
   } else {
     if (args.has("device") || args.has("fp16"))
-      return invalidArgument("--device and --fp16 choose how --onnx builds; a plan runs where it was built for");
+      return invalidArgument(
+          "--device and --fp16 choose how --onnx builds; a plan runs where it was built for");
     KILN_RETURN_IF_ERROR(readFile(source, bytes));
   }
   int contexts = 1, runs = 1;
@@ -124,11 +125,10 @@ Status run(const Args& args) {
 
 int runCommand(int argc, char** argv) {
   Args args;
-  Status s =
-      parseArgs(argc, argv, 2,
-                {"input", "output-dir", "contexts", "runs", "seed", "plugins", "trace", "onnx",
-                 "device"},
-                {"verbose", "fp16", "cuda-graph"}, args);
+  Status s = parseArgs(
+      argc, argv, 2,
+      {"input", "output-dir", "contexts", "runs", "seed", "plugins", "trace", "onnx", "device"},
+      {"verbose", "fp16", "cuda-graph"}, args);
   if (s) s = run(args);
   return s ? 0 : fail("run", s);
 }

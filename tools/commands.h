@@ -5,11 +5,11 @@
 
 namespace kiln::cli {
 
-int runCommand(int argc, char** argv);      // kiln run PLAN ... | kiln run --onnx MODEL ...
-int buildCommand(int argc, char** argv);    // kiln build --onnx MODEL --save PLAN
-int inspectCommand(int argc, char** argv);  // kiln inspect PLAN
-int traceCommand(int argc, char** argv);    // kiln trace FILE
-int demoCommand(int argc, char** argv);     // kiln demo --out DIR
+int runCommand(int argc, char** argv);          // kiln run PLAN ... | kiln run --onnx MODEL ...
+int buildCommand(int argc, char** argv);        // kiln build --onnx MODEL --save PLAN
+int inspectCommand(int argc, char** argv);      // kiln inspect PLAN
+int traceCommand(int argc, char** argv);        // kiln trace FILE
+int demoCommand(int argc, char** argv);         // kiln demo --out DIR
 int checkPluginCommand(int argc, char** argv);  // kiln check-plugin --plugin NAME ...
 
 // Prints "kiln: <message>" to stderr and returns 1.

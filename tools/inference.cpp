@@ -115,8 +115,7 @@ Status runContextsCuda(IEngine& engine, const std::vector<HostTensor>& inputs, i
       KILN_RETURN_IF_ERROR(run.in[i].allocate(inputs[i].data.size(), "input " + inputs[i].name));
       KILN_RETURN_IF_ERROR(
           cuda::copyToDevice(run.in[i].data(), inputs[i].data.data(), inputs[i].data.size()));
-      KILN_RETURN_IF_ERROR(
-          run.context->setTensorAddress(inputs[i].name.c_str(), run.in[i].data()));
+      KILN_RETURN_IF_ERROR(run.context->setTensorAddress(inputs[i].name.c_str(), run.in[i].data()));
     }
     run.outputs = outputTensors(engine);
     run.out.resize(run.outputs.size());

@@ -99,9 +99,9 @@ struct PluginCheckTolerance {
 
 // Computes the expected outputs (one vector of doubles per plugin output, linear layout) from the
 // inputs. Returns false with `error` set when it cannot.
-using PluginCheckReference = std::function<bool(const std::vector<PluginCheckTensor>& inputs,
-                                                std::vector<std::vector<double>>& outputs,
-                                                std::string& error)>;
+using PluginCheckReference =
+    std::function<bool(const std::vector<PluginCheckTensor>& inputs,
+                       std::vector<std::vector<double>>& outputs, std::string& error)>;
 
 struct PluginCheckSpec {
   // The plugin, as registered: name, version and namespace.

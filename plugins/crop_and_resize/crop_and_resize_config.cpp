@@ -38,8 +38,9 @@ bool cropAndResizeSupports(int32_t pos, const PluginTensorDesc* inOut, int32_t n
   const std::string name = tensorName(pos, nbInputs);
   const std::string got = std::string(dataTypeName(d.type)) + " " + formatName(d.format);
   if (d.device == DeviceKind::kCUDA && !kCudaBuilt)
-    return reject(why, name + ": this plugin library was built without CUDA; only the CPU is "
-                              "supported");
+    return reject(why, name +
+                           ": this plugin library was built without CUDA; only the CPU is "
+                           "supported");
   if (d.device != DeviceKind::kCPU && d.device != DeviceKind::kCUDA)
     return reject(why, name + ": unknown device");
   if (pos > 0 && d.device != inOut[0].device)

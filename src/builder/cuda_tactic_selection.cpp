@@ -140,7 +140,8 @@ Status BuildSession::chooseCudaTactic(BuildStep& step) {
 
   CudaTimingState* timing = nullptr;
   KILN_RETURN_IF_ERROR(cudaTiming(timing));
-  std::vector<cuda::DeviceBuffer> inBuffers(config.inputs.size()), outBuffers(config.outputs.size());
+  std::vector<cuda::DeviceBuffer> inBuffers(config.inputs.size()),
+      outBuffers(config.outputs.size());
   std::vector<const void*> ins;
   std::vector<void*> outs;
   for (size_t i = 0; i < config.inputs.size(); ++i) {
@@ -148,7 +149,8 @@ Status BuildSession::chooseCudaTactic(BuildStep& step) {
     if (config.constantInputs[i]) {
       const size_t bytes = static_cast<size_t>(plan::tensorBytes(d.dims, d.type));
       KILN_RETURN_IF_ERROR(inBuffers[i].allocate(bytes, "a constant for timing"));
-      KILN_RETURN_IF_ERROR(cuda::copyToDevice(inBuffers[i].data(), config.constantInputs[i], bytes));
+      KILN_RETURN_IF_ERROR(
+          cuda::copyToDevice(inBuffers[i].data(), config.constantInputs[i], bytes));
     } else {
       KILN_RETURN_IF_ERROR(randomDeviceTensor(d, rng_, inBuffers[i]));
     }

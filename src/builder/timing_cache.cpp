@@ -82,8 +82,8 @@ std::string TimingCache::key(const cpu::KernelConfig& config) {
   bool onGpu = false;
   for (const auto* list : {&config.inputs, &config.outputs})
     for (const PluginTensorDesc& d : *list) onGpu = onGpu || d.device == DeviceKind::kCUDA;
-  return (onGpu ? gpuDeviceName() : cpuDeviceName()) + "|" + kilnVersion() + "|" + layerTypeName(config.type) + "|" +
-         hex64(crc64(bytes.data(), bytes.size()));
+  return (onGpu ? gpuDeviceName() : cpuDeviceName()) + "|" + kilnVersion() + "|" +
+         layerTypeName(config.type) + "|" + hex64(crc64(bytes.data(), bytes.size()));
 }
 
 Status TimingCache::load(const std::string& path) {

@@ -43,9 +43,9 @@ Status setUpContext(IEngine& engine, const std::vector<HostTensor>& inputs,
     KILN_RETURN_IF_ERROR(cudaOk(cudaMalloc(&p, allocBytes(t)), "cudaMalloc (input)"));
     buffers.inputs.push_back(p);
     if (!t.bytes.empty())
-      KILN_RETURN_IF_ERROR(cudaOk(cudaMemcpy(p, t.bytes.data(), t.bytes.size(),
-                                             cudaMemcpyHostToDevice),
-                                  "cudaMemcpy (input)"));
+      KILN_RETURN_IF_ERROR(
+          cudaOk(cudaMemcpy(p, t.bytes.data(), t.bytes.size(), cudaMemcpyHostToDevice),
+                 "cudaMemcpy (input)"));
     KILN_RETURN_IF_ERROR(context->setTensorAddress(t.name.c_str(), p));
   }
   for (const HostTensor& t : outputShapes) {
@@ -61,9 +61,9 @@ Status setUpContext(IEngine& engine, const std::vector<HostTensor>& inputs,
 Status poisonOutputs(const std::vector<HostTensor>& outputShapes, const DeviceBuffers& buffers,
                      cudaStream_t stream) {
   for (size_t o = 0; o < outputShapes.size(); ++o)
-    KILN_RETURN_IF_ERROR(cudaOk(
-        cudaMemsetAsync(buffers.outputs[o], 0xFF, allocBytes(outputShapes[o]), stream),
-        "cudaMemsetAsync"));
+    KILN_RETURN_IF_ERROR(
+        cudaOk(cudaMemsetAsync(buffers.outputs[o], 0xFF, allocBytes(outputShapes[o]), stream),
+               "cudaMemsetAsync"));
   return Status::ok();
 }
 
@@ -117,9 +117,8 @@ Status runContextsCuda(int device, IEngine& engine, const std::vector<HostTensor
   std::vector<StreamHolder> streams(contexts);
   for (int c = 0; c < contexts; ++c) {
     KILN_RETURN_IF_ERROR(setUpContext(engine, inputs, outputShapes, ctx[c], buffers[c]));
-    KILN_RETURN_IF_ERROR(
-        cudaOk(cudaStreamCreateWithFlags(&streams[c].stream, cudaStreamNonBlocking),
-               "cudaStreamCreate"));
+    KILN_RETURN_IF_ERROR(cudaOk(
+        cudaStreamCreateWithFlags(&streams[c].stream, cudaStreamNonBlocking), "cudaStreamCreate"));
   }
   outputs.assign(contexts, RunOutputs(iterations));
   std::vector<Status> results(contexts);
@@ -153,8 +152,8 @@ Status runCudaGraph(int device, IEngine& engine, const std::vector<HostTensor>& 
   DeviceBuffers buffers;
   StreamHolder stream;
   KILN_RETURN_IF_ERROR(setUpContext(engine, inputs, outputShapes, ctx, buffers));
-  KILN_RETURN_IF_ERROR(cudaOk(cudaStreamCreateWithFlags(&stream.stream, cudaStreamNonBlocking),
-                              "cudaStreamCreate"));
+  KILN_RETURN_IF_ERROR(
+      cudaOk(cudaStreamCreateWithFlags(&stream.stream, cudaStreamNonBlocking), "cudaStreamCreate"));
   // A direct enqueue first (the first enqueue may set things up lazily; capture comes after).
   KILN_RETURN_IF_ERROR(poisonOutputs(outputShapes, buffers, stream.stream));
   KILN_RETURN_IF_ERROR(ctx->enqueue(stream.stream).withContext("direct enqueue"));
@@ -162,8 +161,9 @@ Status runCudaGraph(int device, IEngine& engine, const std::vector<HostTensor>& 
   KILN_RETURN_IF_ERROR(poisonOutputs(outputShapes, buffers, stream.stream));
   KILN_RETURN_IF_ERROR(cudaOk(cudaStreamSynchronize(stream.stream), "cudaStreamSynchronize"));
 
-  KILN_RETURN_IF_ERROR(cudaOk(cudaStreamBeginCapture(stream.stream, cudaStreamCaptureModeThreadLocal),
-                              "cudaStreamBeginCapture"));
+  KILN_RETURN_IF_ERROR(
+      cudaOk(cudaStreamBeginCapture(stream.stream, cudaStreamCaptureModeThreadLocal),
+             "cudaStreamBeginCapture"));
   Status enqueued = ctx->enqueue(stream.stream);
   cudaGraph_t graph = nullptr;
   const cudaError_t ended = cudaStreamEndCapture(stream.stream, &graph);
@@ -173,8 +173,9 @@ Status runCudaGraph(int device, IEngine& engine, const std::vector<HostTensor>& 
   }
   if (ended != cudaSuccess) {
     cudaGetLastError();  // clear a sticky capture error
-    return cudaOk(ended, "cudaStreamEndCapture (the enqueue did something a graph cannot hold, "
-                         "such as a synchronous copy or a device allocation)");
+    return cudaOk(ended,
+                  "cudaStreamEndCapture (the enqueue did something a graph cannot hold, "
+                  "such as a synchronous copy or a device allocation)");
   }
   cudaGraphExec_t exec = nullptr;
   Status s = cudaOk(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");

@@ -10,6 +10,7 @@
 //   with BuilderConfig::pluginCombination.
 // - "contexts agree" is bitwise: a plugin whose output depends on which context or which run
 //   computed it is broken, whatever the tolerance.
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -24,7 +25,6 @@
 #include <random>
 #include <sstream>
 #include <thread>
-#include <unistd.h>
 
 #include "core/plan.h"
 #include "kiln/builder.h"
@@ -263,8 +263,8 @@ bool agree(const std::vector<double>& got, const std::vector<double>& want,
 
 std::string tempPath(const std::string& dir, const std::string& stem, const std::string& ext) {
   static std::atomic<int> counter{0};
-  std::filesystem::path base = dir.empty() ? std::filesystem::temp_directory_path()
-                                           : std::filesystem::path(dir);
+  std::filesystem::path base =
+      dir.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(dir);
   return (base / (stem + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ext))
       .string();
 }
@@ -399,7 +399,8 @@ Status Checker::enumerate(DeviceKind device, std::vector<Combination>& out, std:
   }
   PhaseScope phase(TracePhase::kBuild);
   std::vector<PluginTensorDesc> shapes;
-  for (const HostTensor& t : inputs_) shapes.push_back({t.dims, t.type, TensorFormat::kLINEAR, device});
+  for (const HostTensor& t : inputs_)
+    shapes.push_back({t.dims, t.type, TensorFormat::kLINEAR, device});
   for (const HostTensor& t : outputShapes_)
     shapes.push_back({t.dims, t.type, TensorFormat::kLINEAR, device});
   std::vector<std::vector<PluginTensorDesc>> options(shapes.size());
@@ -479,8 +480,8 @@ void Checker::checkRoundTrip(const std::string& device, const std::string& label
     return;
   }
   for (const plan::PluginRecord& r : plan.plugins) {
-    IPluginCreator* creator = PluginRegistry::global().getCreator(
-        r.name.c_str(), r.version.c_str(), r.pluginNamespace.c_str());
+    IPluginCreator* creator = PluginRegistry::global().getCreator(r.name.c_str(), r.version.c_str(),
+                                                                  r.pluginNamespace.c_str());
     if (!creator) {
       fail("round trip", device, label, "no creator for the plan's record of " + r.name);
       continue;
@@ -535,7 +536,8 @@ bool Checker::checkCombination(const std::string& device, bool cuda, int ordinal
   Status s = buildPlan(net, device, combination, plan);
   if (!s) {
     // A CUDA build that kiln cannot do yet is not the plugin's failure.
-    if (cuda && s.code() == StatusCode::kUnsupported && s.message().find("target") != std::string::npos) {
+    if (cuda && s.code() == StatusCode::kUnsupported &&
+        s.message().find("target") != std::string::npos) {
       skip("build", device, label, s.toString());
     } else {
       fail("build", device, label, s.toString());
@@ -556,7 +558,8 @@ bool Checker::checkCombination(const std::string& device, bool cuda, int ordinal
   }
   std::remove(path.c_str());
   std::unique_ptr<IEngine> engine;
-  s = loaded == plan ? Status::ok() : ioError("the plan file read back differs from what was written");
+  s = loaded == plan ? Status::ok()
+                     : ioError("the plan file read back differs from what was written");
   if (s) s = createRuntime()->deserializeEngine(loaded.data(), loaded.size(), engine);
   if (!s) {
     fail("save/load", device, label, s.toString());
@@ -584,9 +587,8 @@ bool Checker::checkCombination(const std::string& device, bool cuda, int ordinal
   s = cuda ? check::runContextsCuda(ordinal, *engine, inputs_, outputShapes_, contexts, iterations,
                                     outs)
            : check::runContextsCpu(*engine, inputs_, outputShapes_, contexts, iterations, outs);
-  const std::string what = std::to_string(contexts) + " contexts x " +
-                           std::to_string(iterations) + " enqueues, each on its own " +
-                           (cuda ? "thread and stream" : "thread");
+  const std::string what = std::to_string(contexts) + " contexts x " + std::to_string(iterations) +
+                           " enqueues, each on its own " + (cuda ? "thread and stream" : "thread");
   if (!s) {
     fail("concurrent enqueue", device, label, what + ": " + s.toString());
     return false;
@@ -616,7 +618,8 @@ bool Checker::checkCombination(const std::string& device, bool cuda, int ordinal
     if (!s)
       fail("CUDA graph", device, label, s.toString());
     else if (direct != graph)
-      fail("CUDA graph", device, label, "the replayed graph's outputs differ from a direct enqueue");
+      fail("CUDA graph", device, label,
+           "the replayed graph's outputs differ from a direct enqueue");
     else
       pass("CUDA graph", device, label, "captured one enqueue; two replays equal a direct enqueue");
   }
@@ -669,7 +672,8 @@ void Checker::checkEmpty(const std::string& device, bool cuda, int ordinal) {
       for (const HostTensor& t : outs) shapes += (shapes.empty() ? "" : ", ") + dimsString(t.dims);
       pass("empty tensor", device, "", what + ": built and ran cleanly, outputs " + shapes);
     } else {
-      pass("empty tensor", device, "", what + ": refused cleanly at " + stage + ": " + s.toString());
+      pass("empty tensor", device, "",
+           what + ": refused cleanly at " + stage + ": " + s.toString());
     }
   }
 }
@@ -764,7 +768,7 @@ void Checker::compareAll() {
     if (first) continue;
     const Result& b = *it->second;
     const DataType t = narrowest(r.combination) == DataType::kFLOAT ? narrowest(b.combination)
-                                                                     : narrowest(r.combination);
+                                                                    : narrowest(r.combination);
     std::string detail;
     const bool ok = outputsAgree(r, b, tolFor(t), detail);
     const std::string msg = "vs " + comboLabel(b.combination, nbIn) + ": " + detail;
@@ -804,8 +808,8 @@ void Checker::compareAll() {
   }
   if (!ok || expected.size() != outputShapes_.size()) {
     fail("reference", "", "",
-         ok ? "the reference gave " + std::to_string(expected.size()) + " outputs, the plugin has " +
-                  std::to_string(outputShapes_.size())
+         ok ? "the reference gave " + std::to_string(expected.size()) +
+                  " outputs, the plugin has " + std::to_string(outputShapes_.size())
             : "the reference failed: " + error);
     return;
   }
@@ -840,16 +844,15 @@ void Checker::checkTrace(const std::string& path) {
     fail("trace", "", "", "the lifecycle trace is empty (was tracing taken over by someone else?)");
     return;
   }
-  static const char* const kWhat[] = {
-      "",
-      "destroy() exactly once, last",
-      "initialize() at most once; terminate() iff it succeeded",
-      "context objects never initialized",
-      "configure before use; deserialized objects never configured",
-      "enqueue only while attached",
-      "serialize round trip",
-      "namespace set first, kept by clones",
-      "failures keep 1-2"};
+  static const char* const kWhat[] = {"",
+                                      "destroy() exactly once, last",
+                                      "initialize() at most once; terminate() iff it succeeded",
+                                      "context objects never initialized",
+                                      "configure before use; deserialized objects never configured",
+                                      "enqueue only while attached",
+                                      "serialize round trip",
+                                      "namespace set first, kept by clones",
+                                      "failures keep 1-2"};
   for (int g = 1; g <= 8; ++g) {
     std::string detail;
     int n = 0;
@@ -861,8 +864,8 @@ void Checker::checkTrace(const std::string& path) {
     if (n)
       fail(check, "", "", std::to_string(n) + " violation(s): " + detail);
     else
-      pass(check, "", "", std::string(kWhat[g]) + " (" + std::to_string(lines.size()) +
-                              " trace events)");
+      pass(check, "", "",
+           std::string(kWhat[g]) + " (" + std::to_string(lines.size()) + " trace events)");
   }
 }
 
@@ -877,8 +880,8 @@ void Checker::run() {
     return;
   }
 
-  const std::string id = spec_.name + " version " + spec_.version + " namespace '" +
-                         spec_.pluginNamespace + "'";
+  const std::string id =
+      spec_.name + " version " + spec_.version + " namespace '" + spec_.pluginNamespace + "'";
   creator_ = PluginRegistry::global().getCreator(spec_.name.c_str(), spec_.version.c_str(),
                                                  spec_.pluginNamespace.c_str());
   if (!creator_) {
@@ -997,11 +1000,11 @@ void PluginCheckReport::print(std::ostream& out) const {
 
 PluginCheckReport runPluginCheck(const PluginCheckSpec& spec) {
   PluginCheckReport report;
-  report.seed = spec.seed ? spec.seed
-                          : (static_cast<uint64_t>(std::random_device{}()) << 32) ^
-                                static_cast<uint64_t>(std::chrono::steady_clock::now()
-                                                          .time_since_epoch()
-                                                          .count());
+  report.seed =
+      spec.seed
+          ? spec.seed
+          : (static_cast<uint64_t>(std::random_device{}()) << 32) ^
+                static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   if (spec.inputs.empty()) {
     report.rows.push_back({"spec", "", "", PluginCheckOutcome::kFail,
                            "no inputs given: the harness needs the plugin's input shapes"});

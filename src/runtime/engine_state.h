@@ -20,7 +20,7 @@ namespace kiln {
 struct EngineStep {
   std::vector<PluginTensorDesc> inputs;
   std::vector<PluginTensorDesc> outputs;
-  std::unique_ptr<cpu::Kernel> kernel;   // built-in steps on the CPU
+  std::unique_ptr<cpu::Kernel> kernel;  // built-in steps on the CPU
 #if KILN_HAVE_CUDA
   std::unique_ptr<cuda::Kernel> cudaKernel;  // built-in steps on CUDA
 #endif
@@ -33,7 +33,7 @@ struct EngineState {
   int32_t deviceIndex = -1;  // CUDA: the GPU the engine was loaded on
 #if KILN_HAVE_CUDA
   std::vector<cuda::DeviceBuffer> deviceWeights;  // per plan weight, uploaded once at load
-  bool usesLibraries = false;                      // some kernel calls cuBLAS/cuDNN
+  bool usesLibraries = false;                     // some kernel calls cuBLAS/cuDNN
 #endif
   std::vector<EngineStep> steps;
   std::unordered_map<std::string, int32_t> ioTensors;  // name -> plan tensor index

@@ -122,8 +122,7 @@ void shuffleCases(std::vector<OpCase>& out) {
     kiln::ShuffleParams p;
     perm(p, true, {0});
     perm(p, false, {0});
-    addMover(out,
-             opCase("shuffle_identity_r1", LayerType::kSHUFFLE, p, {input(makeDims({17}))}));
+    addMover(out, opCase("shuffle_identity_r1", LayerType::kSHUFFLE, p, {input(makeDims({17}))}));
   }
   {
     kiln::ShuffleParams p;
@@ -306,9 +305,9 @@ void reformatCases(std::vector<OpCase>& out) {
       c.formats = {f};
       out.push_back(c);
     }
-    OpCase c3 = opCase(std::string("reformat_float_to_") + typeTag(to) + "_r3",
-                       LayerType::kREFORMAT, kiln::ReformatParams{to, TensorFormat::kLINEAR},
-                       {input(d3)});
+    OpCase c3 =
+        opCase(std::string("reformat_float_to_") + typeTag(to) + "_r3", LayerType::kREFORMAT,
+               kiln::ReformatParams{to, TensorFormat::kLINEAR}, {input(d3)});
     out.push_back(c3);
   }
   // fp32 <-> int32/int64/bool, with format changes (integers stay linear in the harness).
@@ -317,8 +316,7 @@ void reformatCases(std::vector<OpCase>& out) {
     r("reformat_f32_to_" + tag, d3, DataType::kFLOAT, t, TensorFormat::kLINEAR, lin);
     r("reformat_f32_cl_to_" + tag + "_linear", d4, DataType::kFLOAT, t, TensorFormat::kLINEAR, cl);
     r("reformat_" + tag + "_to_f32", d3, t, DataType::kFLOAT, TensorFormat::kLINEAR, lin);
-    r("reformat_" + tag + "_to_f32_r4_linear", d4, t, DataType::kFLOAT, TensorFormat::kLINEAR,
-      lin);
+    r("reformat_" + tag + "_to_f32_r4_linear", d4, t, DataType::kFLOAT, TensorFormat::kLINEAR, lin);
   }
   // Integers among themselves (saturating), bool included.
   for (DataType from : kIntTypes)
@@ -647,10 +645,11 @@ void checkGatherOutOfRange(bool device) {
     kiln::KernelConfig c;
     c.type = LayerType::kGATHER;
     c.params = kiln::GatherParams{0};
-    c.inputs = {{makeDims({4, 3}), DataType::kFLOAT, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA},
-                {makeDims({4}), DataType::kINT32, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA}};
-    c.outputs = {{makeDims({4, 3}), DataType::kFLOAT, TensorFormat::kLINEAR,
-                  kiln::DeviceKind::kCUDA}};
+    c.inputs = {
+        {makeDims({4, 3}), DataType::kFLOAT, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA},
+        {makeDims({4}), DataType::kINT32, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA}};
+    c.outputs = {
+        {makeDims({4, 3}), DataType::kFLOAT, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA}};
     c.constantInputs = {nullptr, nullptr};
     std::string why;
     auto kernel = kiln::cuda::tacticsFor(LayerType::kGATHER).back().create(c, &why);
@@ -660,9 +659,9 @@ void checkGatherOutOfRange(bool device) {
         bad ? std::vector<int32_t>{1, 4, -5, -1} : std::vector<int32_t>{1, 3, -4, -1};
     std::vector<uint8_t> out;
     int32_t flag = -1;
-    ASSERT_TRUE(runDirect(*kernel, device, {bytesOf(data), bytesOf(idx)}, 12 * sizeof(float), out,
-                          flag)
-                    .isOk());
+    ASSERT_TRUE(
+        runDirect(*kernel, device, {bytesOf(data), bytesOf(idx)}, 12 * sizeof(float), out, flag)
+            .isOk());
     std::vector<float> got(12);
     std::memcpy(got.data(), out.data(), out.size());
     const std::vector<float> want =
@@ -680,12 +679,12 @@ void checkRoiAlignBadBatchIndex(bool device) {
   p.outputHeight = 2;
   p.outputWidth = 2;
   c.params = p;
-  c.inputs = {{makeDims({2, 1, 4, 4}), DataType::kFLOAT, TensorFormat::kLINEAR,
-               kiln::DeviceKind::kCUDA},
-              {makeDims({2, 4}), DataType::kFLOAT, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA},
-              {makeDims({2}), DataType::kINT64, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA}};
-  c.outputs = {{makeDims({2, 1, 2, 2}), DataType::kFLOAT, TensorFormat::kLINEAR,
-                kiln::DeviceKind::kCUDA}};
+  c.inputs = {
+      {makeDims({2, 1, 4, 4}), DataType::kFLOAT, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA},
+      {makeDims({2, 4}), DataType::kFLOAT, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA},
+      {makeDims({2}), DataType::kINT64, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA}};
+  c.outputs = {
+      {makeDims({2, 1, 2, 2}), DataType::kFLOAT, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA}};
   c.constantInputs = {nullptr, nullptr, nullptr};
   std::string why;
   auto kernel = kiln::cuda::tacticsFor(LayerType::kROI_ALIGN).back().create(c, &why);
@@ -695,10 +694,9 @@ void checkRoiAlignBadBatchIndex(bool device) {
   const std::vector<int64_t> idx = {1, 2};  // roi 1's image does not exist
   std::vector<uint8_t> out;
   int32_t flag = -1;
-  ASSERT_TRUE(
-      runDirect(*kernel, device, {bytesOf(x), bytesOf(rois), bytesOf(idx)}, 8 * sizeof(float),
-                out, flag)
-          .isOk());
+  ASSERT_TRUE(runDirect(*kernel, device, {bytesOf(x), bytesOf(rois), bytesOf(idx)},
+                        8 * sizeof(float), out, flag)
+                  .isOk());
   std::vector<float> got(8);
   std::memcpy(got.data(), out.data(), out.size());
   for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(got[i], 1.f) << i;  // constant image, valid roi

@@ -98,8 +98,8 @@ OpCase pool(const std::string& name, PoolingParams p, std::initializer_list<int6
   return c;
 }
 
-PoolingParams poolParams(PoolingType type, int32_t k, int32_t s, int32_t pt, int32_t pl,
-                         int32_t pb, int32_t pr, bool includePad, bool ceil) {
+PoolingParams poolParams(PoolingType type, int32_t k, int32_t s, int32_t pt, int32_t pl, int32_t pb,
+                         int32_t pr, bool includePad, bool ceil) {
   PoolingParams p;
   p.type = type;
   p.kernelH = p.kernelW = k;
@@ -128,8 +128,8 @@ OpCase matmul(const std::string& name, std::initializer_list<int64_t> a,
   return c;
 }
 
-OpCase gemm(const std::string& name, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
-            float alpha, float beta, std::vector<int64_t> cDims, bool hasC = true) {
+OpCase gemm(const std::string& name, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float alpha,
+            float beta, std::vector<int64_t> cDims, bool hasC = true) {
   GemmParams p;
   p.transposeA = ta;
   p.transposeB = tb;
@@ -139,9 +139,9 @@ OpCase gemm(const std::string& name, int64_t m, int64_t n, int64_t k, bool ta, b
   c.name = "gemm_" + name;
   c.type = LayerType::kGEMM;
   c.params = p;
-  c.inputs = {data(ta ? std::initializer_list<int64_t>{k, m} : std::initializer_list<int64_t>{m, k}),
-              weights(tb ? std::initializer_list<int64_t>{n, k}
-                         : std::initializer_list<int64_t>{k, n})};
+  c.inputs = {
+      data(ta ? std::initializer_list<int64_t>{k, m} : std::initializer_list<int64_t>{m, k}),
+      weights(tb ? std::initializer_list<int64_t>{n, k} : std::initializer_list<int64_t>{k, n})};
   if (hasC) {
     OpInput in;
     in.dims.nbDims = static_cast<int32_t>(cDims.size());
@@ -160,38 +160,77 @@ std::vector<OpCase> denseCases() {
   cases.push_back(conv("1x1", {.n = 2, .c = 8, .h = 7, .w = 5, .k = 6, .kh = 1, .kw = 1}));
   cases.push_back(conv("3x3_pad1", {.pt = 1, .pl = 1, .pb = 1, .pr = 1}));
   cases.push_back(conv("3x3_nobias", {.c = 3, .h = 11, .w = 7, .k = 5, .bias = false}));
-  cases.push_back(conv("5x5_pad2", {.n = 2, .c = 8, .h = 13, .w = 10, .k = 4, .kh = 5, .kw = 5,
-                                    .pt = 2, .pl = 2, .pb = 2, .pr = 2}));
-  cases.push_back(conv("stride2", {.c = 6, .h = 15, .w = 12, .k = 7, .sh = 2, .sw = 2, .pt = 1,
-                                   .pl = 1, .pb = 1, .pr = 1}));
-  cases.push_back(conv("dilation2", {.h = 13, .w = 11, .dh = 2, .dw = 2, .pt = 2, .pl = 2,
-                                     .pb = 2, .pr = 2}));
-  cases.push_back(conv("groups2", {.c = 8, .k = 6, .groups = 2, .pt = 1, .pl = 1, .pb = 1,
-                                   .pr = 1}));
-  cases.push_back(conv("depthwise", {.n = 2, .c = 8, .h = 10, .w = 9, .k = 8, .groups = 8,
-                                     .pt = 1, .pl = 1, .pb = 1, .pr = 1}));
+  cases.push_back(conv("5x5_pad2", {.n = 2,
+                                    .c = 8,
+                                    .h = 13,
+                                    .w = 10,
+                                    .k = 4,
+                                    .kh = 5,
+                                    .kw = 5,
+                                    .pt = 2,
+                                    .pl = 2,
+                                    .pb = 2,
+                                    .pr = 2}));
+  cases.push_back(conv(
+      "stride2",
+      {.c = 6, .h = 15, .w = 12, .k = 7, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1}));
+  cases.push_back(
+      conv("dilation2", {.h = 13, .w = 11, .dh = 2, .dw = 2, .pt = 2, .pl = 2, .pb = 2, .pr = 2}));
+  cases.push_back(
+      conv("groups2", {.c = 8, .k = 6, .groups = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1}));
+  cases.push_back(conv(
+      "depthwise",
+      {.n = 2, .c = 8, .h = 10, .w = 9, .k = 8, .groups = 8, .pt = 1, .pl = 1, .pb = 1, .pr = 1}));
   // Asymmetric padding: cuDNN runs the first (same extent with the leading pad), declines the
   // second; the reference runs both.
-  cases.push_back(conv("asym_pad_same_extent", {.h = 10, .w = 10, .sh = 2, .sw = 2, .pt = 1,
-                                                .pl = 1, .pb = 0, .pr = 0}));
-  cases.push_back(conv("asym_pad", {.h = 8, .w = 9, .k = 5, .kh = 3, .kw = 2, .pt = 0, .pl = 1,
-                                    .pb = 2, .pr = 0}));
-  cases.push_back(conv("rect_kernel_stride", {.c = 5, .h = 12, .w = 17, .k = 3, .kh = 2,
-                                              .kw = 4, .sh = 3, .sw = 2, .pt = 1, .pl = 0,
-                                              .pb = 1, .pr = 0, .bias = false}));
+  cases.push_back(conv("asym_pad_same_extent",
+                       {.h = 10, .w = 10, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 0, .pr = 0}));
+  cases.push_back(conv(
+      "asym_pad", {.h = 8, .w = 9, .k = 5, .kh = 3, .kw = 2, .pt = 0, .pl = 1, .pb = 2, .pr = 0}));
+  cases.push_back(conv("rect_kernel_stride", {.c = 5,
+                                              .h = 12,
+                                              .w = 17,
+                                              .k = 3,
+                                              .kh = 2,
+                                              .kw = 4,
+                                              .sh = 3,
+                                              .sw = 2,
+                                              .pt = 1,
+                                              .pl = 0,
+                                              .pb = 1,
+                                              .pr = 0,
+                                              .bias = false}));
   // Deconvolution.
   cases.push_back(deconv("stride2_outpad", {}));
-  cases.push_back(deconv("stride2_nobias", {.c = 3, .k = 4, .kh = 4, .kw = 4, .pt = 1, .pl = 1,
-                                            .pb = 1, .pr = 1, .oph = 0, .opw = 0,
+  cases.push_back(deconv("stride2_nobias", {.c = 3,
+                                            .k = 4,
+                                            .kh = 4,
+                                            .kw = 4,
+                                            .pt = 1,
+                                            .pl = 1,
+                                            .pb = 1,
+                                            .pr = 1,
+                                            .oph = 0,
+                                            .opw = 0,
                                             .bias = false}));
   cases.push_back(deconv("groups2", {.n = 2, .c = 4, .k = 6, .groups = 2, .oph = 0, .opw = 1}));
-  cases.push_back(deconv("dilation2", {.h = 4, .w = 5, .sh = 1, .sw = 1, .dh = 2, .dw = 2,
-                                       .pt = 0, .pl = 0, .pb = 0, .pr = 0, .oph = 0, .opw = 0}));
+  cases.push_back(deconv("dilation2", {.h = 4,
+                                       .w = 5,
+                                       .sh = 1,
+                                       .sw = 1,
+                                       .dh = 2,
+                                       .dw = 2,
+                                       .pt = 0,
+                                       .pl = 0,
+                                       .pb = 0,
+                                       .pr = 0,
+                                       .oph = 0,
+                                       .opw = 0}));
   cases.push_back(deconv("asym_pad", {.pt = 0, .pl = 1, .pb = 2, .pr = 0, .oph = 1, .opw = 0}));
   // Pooling.
   using PT = PoolingType;
-  cases.push_back(pool("max_2x2_s2", poolParams(PT::kMAX, 2, 2, 0, 0, 0, 0, false, false),
-                       {2, 3, 8, 9}));
+  cases.push_back(
+      pool("max_2x2_s2", poolParams(PT::kMAX, 2, 2, 0, 0, 0, 0, false, false), {2, 3, 8, 9}));
   cases.push_back(pool("max_3x3_s2_pad_ceil", poolParams(PT::kMAX, 3, 2, 1, 1, 1, 1, false, true),
                        {1, 5, 10, 11}));
   cases.push_back(pool("avg_3x3_pad_excl", poolParams(PT::kAVERAGE, 3, 1, 1, 1, 1, 1, false, false),
@@ -204,9 +243,8 @@ std::vector<OpCase> denseCases() {
                        poolParams(PT::kAVERAGE, 2, 2, 0, 1, 1, 0, false, true), {1, 6, 7, 9}));
   cases.push_back(pool("global_max", poolParams(PT::kGLOBAL_MAX, 1, 1, 0, 0, 0, 0, false, false),
                        {2, 5, 7, 6}));
-  cases.push_back(pool("global_avg",
-                       poolParams(PT::kGLOBAL_AVERAGE, 1, 1, 0, 0, 0, 0, false, false),
-                       {2, 5, 7, 6}));
+  cases.push_back(pool(
+      "global_avg", poolParams(PT::kGLOBAL_AVERAGE, 1, 1, 0, 0, 0, 0, false, false), {2, 5, 7, 6}));
   // Matrix multiply.
   cases.push_back(matmul("2d", {7, 13}, {13, 9}, false, false));
   cases.push_back(matmul("2d_const_b", {16, 70}, {70, 33}, false, false, true));
@@ -264,9 +302,9 @@ TEST(DenseLibraries, DeviceAcceptCommonConfigs) {
         for (size_t i = 0; i < bytes.size(); ++i)
           config.constantInputs.push_back(w.c.inputs[i].constant ? bytes[i].data() : nullptr);
         ASSERT_TRUE(inferLayerOutputs(w.c.type, w.c.params, shapes, outs).isOk());
-        config.outputs.push_back(
-            {outs[0].dims, t, outs[0].dims.nbDims == 4 ? f : TensorFormat::kLINEAR,
-             DeviceKind::kCUDA});
+        config.outputs.push_back({outs[0].dims, t,
+                                  outs[0].dims.nbDims == 4 ? f : TensorFormat::kLINEAR,
+                                  DeviceKind::kCUDA});
         const cuda::Tactic* tactic = cuda::findTactic(w.c.type, w.tactic);
         ASSERT_NE(tactic, nullptr);
         std::string whyNot;

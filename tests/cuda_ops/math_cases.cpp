@@ -63,7 +63,7 @@ bool hasRank4(const std::vector<OpInput>& ins) {
 }
 
 const char* opName(ElementwiseOp op) {
-  static const char* names[] = {"add", "sub", "mul",   "div",  "max",     "min",
+  static const char* names[] = {"add", "sub",   "mul",  "div",     "max",  "min",
                                 "pow", "equal", "less", "greater", "prelu"};
   return names[static_cast<int>(op)];
 }
@@ -82,10 +82,9 @@ void addElementwise(std::vector<OpCase>& cases) {
       {makeDims({2, 0, 3}), makeDims({3})},
   };
   const ElementwiseOp floatOps[] = {
-      ElementwiseOp::kADD,   ElementwiseOp::kSUB,   ElementwiseOp::kMUL,
-      ElementwiseOp::kDIV,   ElementwiseOp::kMAX,   ElementwiseOp::kMIN,
-      ElementwiseOp::kPOW,   ElementwiseOp::kEQUAL, ElementwiseOp::kLESS,
-      ElementwiseOp::kGREATER};
+      ElementwiseOp::kADD,  ElementwiseOp::kSUB,    ElementwiseOp::kMUL, ElementwiseOp::kDIV,
+      ElementwiseOp::kMAX,  ElementwiseOp::kMIN,    ElementwiseOp::kPOW, ElementwiseOp::kEQUAL,
+      ElementwiseOp::kLESS, ElementwiseOp::kGREATER};
   for (ElementwiseOp op : floatOps) {
     for (const auto& [a, b] : shapes) {
       OpCase c;
@@ -109,8 +108,8 @@ void addElementwise(std::vector<OpCase>& cases) {
     }
   }
   // prelu: the slope broadcasts to x (the output has x's shape).
-  for (const Dims& slope : {makeDims({3, 1, 1}), makeDims({1}), makeDims({2, 3, 5, 7}),
-                            makeDims({1, 3, 1, 1})}) {
+  for (const Dims& slope :
+       {makeDims({3, 1, 1}), makeDims({1}), makeDims({2, 3, 5, 7}), makeDims({1, 3, 1, 1})}) {
     OpCase c;
     c.name = "elementwise_prelu_" + dimsName(slope);
     c.type = LayerType::kELEMENTWISE;
@@ -122,11 +121,10 @@ void addElementwise(std::vector<OpCase>& cases) {
   }
   // Integers: every op the CPU keeps on int32/int64 (not pow, not prelu). Values include 0 and
   // negatives, so that division by zero and truncation toward zero are exercised.
-  const ElementwiseOp intOps[] = {ElementwiseOp::kADD,  ElementwiseOp::kSUB,
-                                  ElementwiseOp::kMUL,  ElementwiseOp::kDIV,
-                                  ElementwiseOp::kMAX,  ElementwiseOp::kMIN,
-                                  ElementwiseOp::kEQUAL, ElementwiseOp::kLESS,
-                                  ElementwiseOp::kGREATER};
+  const ElementwiseOp intOps[] = {
+      ElementwiseOp::kADD,   ElementwiseOp::kSUB,  ElementwiseOp::kMUL,
+      ElementwiseOp::kDIV,   ElementwiseOp::kMAX,  ElementwiseOp::kMIN,
+      ElementwiseOp::kEQUAL, ElementwiseOp::kLESS, ElementwiseOp::kGREATER};
   for (DataType t : {DataType::kINT32, DataType::kINT64}) {
     for (ElementwiseOp op : intOps) {
       for (const auto& [a, b] :
@@ -231,9 +229,9 @@ void addSoftmax(std::vector<OpCase>& cases) {
     int32_t axis;
   };
   const S shapes[] = {
-      {makeDims({4, 10}), -1},        {makeDims({2, 3, 5, 7}), 0}, {makeDims({2, 3, 5, 7}), 1},
-      {makeDims({2, 3, 5, 7}), 2},    {makeDims({2, 3, 5, 7}), -1}, {makeDims({5}), 0},
-      {makeDims({3, 2000}), 1},       {makeDims({2, 700, 3}), 1},   {makeDims({6, 1}), -1},
+      {makeDims({4, 10}), -1},      {makeDims({2, 3, 5, 7}), 0},  {makeDims({2, 3, 5, 7}), 1},
+      {makeDims({2, 3, 5, 7}), 2},  {makeDims({2, 3, 5, 7}), -1}, {makeDims({5}), 0},
+      {makeDims({3, 2000}), 1},     {makeDims({2, 700, 3}), 1},   {makeDims({6, 1}), -1},
       {makeDims({2, 37, 3, 3}), 1},
   };
   for (bool log : {false, true}) {
@@ -257,11 +255,16 @@ void addReduce(std::vector<OpCase>& cases) {
     uint32_t mask;
   };
   const R shapes[] = {
-      {makeDims({2, 3, 5, 7}), 0b1000}, {makeDims({2, 3, 5, 7}), 0b1100},
-      {makeDims({2, 3, 5, 7}), 0b0001}, {makeDims({2, 3, 5, 7}), 0b0110},
-      {makeDims({2, 3, 5, 7}), 0b1111}, {makeDims({2, 3, 5, 7}), 0b0010},
-      {makeDims({2, 3, 5, 7}), 0b1010}, {makeDims({4, 3000}), 0b10},
-      {makeDims({9}), 0b1},             {makeDims({3, 4, 2, 5, 2}), 0b10101},
+      {makeDims({2, 3, 5, 7}), 0b1000},
+      {makeDims({2, 3, 5, 7}), 0b1100},
+      {makeDims({2, 3, 5, 7}), 0b0001},
+      {makeDims({2, 3, 5, 7}), 0b0110},
+      {makeDims({2, 3, 5, 7}), 0b1111},
+      {makeDims({2, 3, 5, 7}), 0b0010},
+      {makeDims({2, 3, 5, 7}), 0b1010},
+      {makeDims({4, 3000}), 0b10},
+      {makeDims({9}), 0b1},
+      {makeDims({3, 4, 2, 5, 2}), 0b10101},
   };
   const std::pair<ReduceOp, const char*> ops[] = {
       {ReduceOp::kSUM, "sum"}, {ReduceOp::kMEAN, "mean"}, {ReduceOp::kMAX, "max"}};
@@ -301,8 +304,8 @@ void addReduce(std::vector<OpCase>& cases) {
   };
   for (const R& r : argShapes) {
     for (bool keep : {true, false}) {
-      const std::string base = dimsName(r.d) + "_mask" + std::to_string(r.mask) +
-                               (keep ? "_keep" : "_drop");
+      const std::string base =
+          dimsName(r.d) + "_mask" + std::to_string(r.mask) + (keep ? "_keep" : "_drop");
       OpCase f;
       f.name = "reduce_argmax_" + base;
       f.type = LayerType::kREDUCE;
@@ -325,8 +328,8 @@ void addReduce(std::vector<OpCase>& cases) {
   wide.name = "reduce_argmax_int64_wide";
   wide.type = LayerType::kREDUCE;
   wide.params = ReduceParams{ReduceOp::kARGMAX, 0b10, false};
-  wide.inputs = {intInput(makeDims({6, 40}), DataType::kINT64, (int64_t{1} << 60),
-                          (int64_t{1} << 60) + 64)};
+  wide.inputs = {
+      intInput(makeDims({6, 40}), DataType::kINT64, (int64_t{1} << 60), (int64_t{1} << 60) + 64)};
   wide.floatTypes = {DataType::kFLOAT};
   cases.push_back(wide);
 }

@@ -210,8 +210,8 @@ bool runCpuReference(const OpCase& c, const std::vector<Values>& inputs,
   }
   outputs.clear();
   for (size_t o = 0; o < outBytes.size(); ++o)
-    outputs.push_back(decode(outBytes[o], config.outputs[o].dims, config.outputs[o].type,
-                             TensorFormat::kLINEAR));
+    outputs.push_back(
+        decode(outBytes[o], config.outputs[o].dims, config.outputs[o].type, TensorFormat::kLINEAR));
   return true;
 }
 
@@ -220,8 +220,10 @@ struct Tolerance {
 };
 
 Tolerance toleranceFor(const OpCase& c, DataType t) {
-  if (t == DataType::kFLOAT) return {c.fp32Rel >= 0 ? c.fp32Rel : 1e-5f, c.fp32Abs >= 0 ? c.fp32Abs : 1e-5f};
-  if (t == DataType::kHALF) return {c.halfRel >= 0 ? c.halfRel : 4e-3f, c.halfAbs >= 0 ? c.halfAbs : 4e-3f};
+  if (t == DataType::kFLOAT)
+    return {c.fp32Rel >= 0 ? c.fp32Rel : 1e-5f, c.fp32Abs >= 0 ? c.fp32Abs : 1e-5f};
+  if (t == DataType::kHALF)
+    return {c.halfRel >= 0 ? c.halfRel : 4e-3f, c.halfAbs >= 0 ? c.halfAbs : 4e-3f};
   return {c.halfRel >= 0 ? c.halfRel * 8 : 3e-2f, c.halfAbs >= 0 ? c.halfAbs * 8 : 3e-2f};
 }
 
@@ -234,8 +236,7 @@ std::string compare(const Values& got, const Values& want, Tolerance tol) {
     int bad = 0;
     for (size_t e = 0; e < want.f.size(); ++e) {
       const float g = got.f[e], w = want.f[e];
-      const bool ok = (std::isnan(w) && std::isnan(g)) ||
-                      (std::isinf(w) && g == w) ||
+      const bool ok = (std::isnan(w) && std::isnan(g)) || (std::isinf(w) && g == w) ||
                       std::fabs(g - w) <= tol.rel * std::fabs(w) + tol.abs * scale;
       if (!ok && bad++ < 5) out << "  element " << e << ": got " << g << ", want " << w << "\n";
     }
@@ -287,10 +288,10 @@ int runOpCase(const OpCase& c, OpMode mode) {
       for (size_t i = 0; i < inputs.size(); ++i) {
         const OpInput& in = c.inputs[i];
         const DataType t = isFloat(in.type) ? ft : in.type;
-        const TensorFormat f = isFloat(in.type) && !in.constant && in.followsFormat &&
-                                       in.dims.nbDims == 4
-                                   ? fmt
-                                   : TensorFormat::kLINEAR;
+        const TensorFormat f =
+            isFloat(in.type) && !in.constant && in.followsFormat && in.dims.nbDims == 4
+                ? fmt
+                : TensorFormat::kLINEAR;
         inBytes.push_back(encode(inputs[i], t, f));
         config.inputs.push_back({in.dims, t, f, DeviceKind::kCUDA});
         shapes.push_back({in.dims, t});
@@ -304,8 +305,7 @@ int runOpCase(const OpCase& c, OpMode mode) {
         continue;
       }
       for (const TensorShape& o : outShapes) {
-        const TensorFormat f =
-            isFloat(o.type) && o.dims.nbDims == 4 ? fmt : TensorFormat::kLINEAR;
+        const TensorFormat f = isFloat(o.type) && o.dims.nbDims == 4 ? fmt : TensorFormat::kLINEAR;
         config.outputs.push_back({o.dims, o.type, f, DeviceKind::kCUDA});
       }
 

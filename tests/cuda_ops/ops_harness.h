@@ -60,19 +60,21 @@ std::string deviceSkipReason();
 
 // Defines the two test suites of a family: FAMILY.Emulated/<case> and FAMILY.Device/<case>.
 // `cases` is a function returning std::vector<kiln::testing::OpCase>.
-#define KILN_CUDA_OP_CASES(FAMILY, cases)                                                         \
-  class FAMILY : public ::testing::TestWithParam<kiln::testing::OpCase> {};                       \
-  TEST_P(FAMILY, Emulated) { kiln::testing::runOpCase(GetParam(), kiln::testing::OpMode::kEmulated); } \
-  TEST_P(FAMILY, Device) {                                                                        \
-    const std::string why = kiln::testing::deviceSkipReason();                                    \
-    if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;                                     \
-    const int ran = kiln::testing::runOpCase(GetParam(), kiln::testing::OpMode::kDevice);         \
-    EXPECT_GT(ran, 0) << "no CUDA tactic ran for " << GetParam().name;                            \
-  }                                                                                               \
-  INSTANTIATE_TEST_SUITE_P(Ops, FAMILY, ::testing::ValuesIn(cases()),                             \
-                           [](const ::testing::TestParamInfo<kiln::testing::OpCase>& info) {      \
-                             std::string n = info.param.name;                                     \
-                             for (char& ch : n)                                                   \
-                               if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';            \
-                             return n;                                                            \
+#define KILN_CUDA_OP_CASES(FAMILY, cases)                                                    \
+  class FAMILY : public ::testing::TestWithParam<kiln::testing::OpCase> {};                  \
+  TEST_P(FAMILY, Emulated) {                                                                 \
+    kiln::testing::runOpCase(GetParam(), kiln::testing::OpMode::kEmulated);                  \
+  }                                                                                          \
+  TEST_P(FAMILY, Device) {                                                                   \
+    const std::string why = kiln::testing::deviceSkipReason();                               \
+    if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;                                \
+    const int ran = kiln::testing::runOpCase(GetParam(), kiln::testing::OpMode::kDevice);    \
+    EXPECT_GT(ran, 0) << "no CUDA tactic ran for " << GetParam().name;                       \
+  }                                                                                          \
+  INSTANTIATE_TEST_SUITE_P(Ops, FAMILY, ::testing::ValuesIn(cases()),                        \
+                           [](const ::testing::TestParamInfo<kiln::testing::OpCase>& info) { \
+                             std::string n = info.param.name;                                \
+                             for (char& ch : n)                                              \
+                               if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';       \
+                             return n;                                                       \
                            })

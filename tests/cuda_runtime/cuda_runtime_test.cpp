@@ -84,8 +84,7 @@ std::vector<float> runOnce(IEngine& engine, const HostData& in) {
   EXPECT_TRUE(scores.allocate(out.size() * 4, "class_scores").isOk());
   EXPECT_TRUE(cuda::copyToDevice(image.data(), in.image.data(), in.image.size() * 4).isOk());
   EXPECT_TRUE(cuda::copyToDevice(boxes.data(), in.boxes.data(), in.boxes.size() * 4).isOk());
-  EXPECT_TRUE(
-      cuda::copyToDevice(indices.data(), in.indices.data(), in.indices.size() * 4).isOk());
+  EXPECT_TRUE(cuda::copyToDevice(indices.data(), in.indices.data(), in.indices.size() * 4).isOk());
   EXPECT_TRUE(cuda::copyToDevice(scores.data(), out.data(), out.size() * 4).isOk());  // NaN
   EXPECT_TRUE(ctx->setTensorAddress("image", image.data()).isOk());
   EXPECT_TRUE(ctx->setTensorAddress("boxes", boxes.data()).isOk());

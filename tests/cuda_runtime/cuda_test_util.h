@@ -8,8 +8,8 @@
 
 #include "backends/cuda/device.h"
 
-#define KILN_SKIP_WITHOUT_GPU()                                                  \
-  do {                                                                           \
-    if (::kiln::cuda::deviceCount() == 0)                                        \
-      GTEST_SKIP() << "no CUDA GPU: " << ::kiln::cuda::noDeviceReason();         \
+#define KILN_SKIP_WITHOUT_GPU()                                          \
+  do {                                                                   \
+    if (::kiln::cuda::deviceCount() == 0)                                \
+      GTEST_SKIP() << "no CUDA GPU: " << ::kiln::cuda::noDeviceReason(); \
   } while (0)

@@ -19,7 +19,8 @@ class BadPlugin final : public IPlugin {
   void setPluginNamespace(const char* ns) noexcept override { ns_ = ns ? ns : ""; }
   const char* getPluginNamespace() const noexcept override { return ns_.c_str(); }
   int32_t getNbOutputs() const noexcept override { return 1; }
-  int32_t getOutputDataType(int32_t, const DataType* in, int32_t, DataType* out) const noexcept override {
+  int32_t getOutputDataType(int32_t, const DataType* in, int32_t,
+                            DataType* out) const noexcept override {
     *out = in[0];
     return kPLUGIN_SUCCESS;
   }
@@ -94,8 +95,8 @@ class BadCreator final : public IPluginCreator {
     for (int32_t i = 0; fc && i < fc->nbFields; ++i) {
       if (std::strcmp(fc->fields[i].name, "mode") != 0) return nullptr;
       const std::string v(static_cast<const char*>(fc->fields[i].data), fc->fields[i].length);
-      mode = v == "round_trip" ? kRoundTrip
-             : v == "contexts" ? kContexts
+      mode = v == "round_trip"    ? kRoundTrip
+             : v == "contexts"    ? kContexts
              : v == "wrong_value" ? kWrongValue
                                   : kNone;
     }

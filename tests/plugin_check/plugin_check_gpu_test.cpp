@@ -24,7 +24,8 @@ void requireGpu() {
 #if KILN_HAVE_CUDA
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) GTEST_SKIP() << "no CUDA GPU: cudaGetDeviceCount: " << cudaGetErrorString(e);
+  if (e != cudaSuccess)
+    GTEST_SKIP() << "no CUDA GPU: cudaGetDeviceCount: " << cudaGetErrorString(e);
   if (count == 0) GTEST_SKIP() << "no CUDA GPU: cudaGetDeviceCount returned 0";
 #else
   GTEST_SKIP() << "no CUDA GPU: kiln was built without CUDA";
@@ -42,8 +43,9 @@ class PluginCheckGpuTest : public ::testing::Test {
     // KILN_CHECK_EXAMPLE_LIBRARY in the environment overrides the build path (a bundle carried
     // to the GPU machine, scripts/gpu-check.sh).
     const char* library = std::getenv("KILN_CHECK_EXAMPLE_LIBRARY");
-    ASSERT_TRUE(
-        PluginRegistry::global().loadLibrary(library ? library : KILN_CHECK_EXAMPLE_LIBRARY).isOk());
+    ASSERT_TRUE(PluginRegistry::global()
+                    .loadLibrary(library ? library : KILN_CHECK_EXAMPLE_LIBRARY)
+                    .isOk());
     setLogSeverity(Severity::kError);
   }
 };

@@ -39,8 +39,8 @@ class PluginCheckTest : public ::testing::Test {
     auto rows = r.find(check, device);
     ASSERT_FALSE(rows.empty()) << "no '" << check << "' row";
     for (const PluginCheckRow* row : rows)
-      EXPECT_EQ(row->outcome, outcome) << check << " " << row->device << " " << row->combination
-                                       << ": " << row->detail;
+      EXPECT_EQ(row->outcome, outcome)
+          << check << " " << row->device << " " << row->combination << ": " << row->detail;
   }
 };
 
@@ -78,7 +78,8 @@ TEST_F(PluginCheckTest, CropAndResizeThreeInputsPassesEverything) {
   expectRows(r, "formats agree", PluginCheckOutcome::kPass, "cpu");
   expectRows(r, "reference", PluginCheckOutcome::kPass, "cpu");
   expectRows(r, "empty tensor", PluginCheckOutcome::kPass, "cpu");
-  for (int g = 1; g <= 8; ++g) expectRows(r, "guarantee " + std::to_string(g), PluginCheckOutcome::kPass);
+  for (int g = 1; g <= 8; ++g)
+    expectRows(r, "guarantee " + std::to_string(g), PluginCheckOutcome::kPass);
 }
 
 TEST_F(PluginCheckTest, CropAndResizeTwoInputsNearestPassesEverything) {
@@ -170,7 +171,8 @@ TEST_F(PluginCheckTest, DisagreeingContextsFail) {
   EXPECT_FALSE(r.allPassed());
   expectRows(r, "concurrent enqueue", PluginCheckOutcome::kPass, "cpu");
   expectRows(r, "contexts agree", PluginCheckOutcome::kFail, "cpu");
-  for (int g = 1; g <= 8; ++g) expectRows(r, "guarantee " + std::to_string(g), PluginCheckOutcome::kPass);
+  for (int g = 1; g <= 8; ++g)
+    expectRows(r, "guarantee " + std::to_string(g), PluginCheckOutcome::kPass);
 }
 
 TEST_F(PluginCheckTest, WrongValuesFailTheReference) {

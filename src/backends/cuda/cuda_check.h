@@ -21,17 +21,17 @@ Status checkLaunch(const char* kernel, const char* file, int line);
 
 }  // namespace kiln::cuda
 
-#define KILN_CUDA_CHECK(call)                                                           \
-  do {                                                                                  \
-    cudaError_t kiln_cuda_error_ = (call);                                              \
-    if (kiln_cuda_error_ != cudaSuccess)                                                \
-      return ::kiln::cuda::cudaFailure(kiln_cuda_error_, #call, __FILE__, __LINE__);    \
+#define KILN_CUDA_CHECK(call)                                                        \
+  do {                                                                               \
+    cudaError_t kiln_cuda_error_ = (call);                                           \
+    if (kiln_cuda_error_ != cudaSuccess)                                             \
+      return ::kiln::cuda::cudaFailure(kiln_cuda_error_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define KILN_CUBLAS_CHECK(call)                                                         \
-  do {                                                                                  \
-    cublasStatus_t kiln_cublas_status_ = (call);                                        \
-    if (kiln_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                   \
+#define KILN_CUBLAS_CHECK(call)                                                           \
+  do {                                                                                    \
+    cublasStatus_t kiln_cublas_status_ = (call);                                          \
+    if (kiln_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                     \
       return ::kiln::cuda::cublasFailure(kiln_cublas_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
@@ -43,9 +43,8 @@ Status checkLaunch(const char* kernel, const char* file, int line);
   } while (0)
 
 // Right after `kernel<<<...>>>(...)`.
-#define KILN_CHECK_LAUNCH(name)                                                    \
-  do {                                                                             \
-    ::kiln::Status kiln_launch_status_ =                                           \
-        ::kiln::cuda::checkLaunch(name, __FILE__, __LINE__);                       \
-    if (!kiln_launch_status_) return kiln_launch_status_;                          \
+#define KILN_CHECK_LAUNCH(name)                                                               \
+  do {                                                                                        \
+    ::kiln::Status kiln_launch_status_ = ::kiln::cuda::checkLaunch(name, __FILE__, __LINE__); \
+    if (!kiln_launch_status_) return kiln_launch_status_;                                     \
   } while (0)

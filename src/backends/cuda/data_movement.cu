@@ -112,8 +112,8 @@ struct MapOp {
   }
 };
 
-Status runMap(const AxisMap& m, size_t elemSize, const void* in, void* out,
-              const RunContext& ctx, const char* name) {
+Status runMap(const AxisMap& m, size_t elemSize, const void* in, void* out, const RunContext& ctx,
+              const char* name) {
   return bySize(elemSize, [&](auto u) {
     using U = decltype(u);
     U fill;
@@ -444,13 +444,15 @@ class ConcatCopy2DKernel final : public Kernel {
 }  // namespace
 
 std::unique_ptr<Kernel> createConcat(const KernelConfig& c, std::string* whyNot) {
-  const ConcatenationParams* p = validate<ConcatenationParams>(c, "concatenation", -1, true, whyNot);
+  const ConcatenationParams* p =
+      validate<ConcatenationParams>(c, "concatenation", -1, true, whyNot);
   if (!p) return nullptr;
   return std::make_unique<ConcatKernel>(concatLayout(c, *p));
 }
 
 std::unique_ptr<Kernel> createConcatCopy2D(const KernelConfig& c, std::string* whyNot) {
-  const ConcatenationParams* p = validate<ConcatenationParams>(c, "concatenation", -1, true, whyNot);
+  const ConcatenationParams* p =
+      validate<ConcatenationParams>(c, "concatenation", -1, true, whyNot);
   if (!p) return nullptr;
   ConcatLayout l = concatLayout(c, *p);
   // cudaMemcpy2D refuses pitches above the device's memPitch (2^31 - 1 on current GPUs).
@@ -532,8 +534,8 @@ class GatherKernel final : public Kernel {
         return launchElements(GatherOp<U, int64_t>{data, static_cast<const int64_t*>(in[1]), o,
                                                    flag, axisDim_, nbIndices_, inner_},
                               count, ctx, "gather");
-      return launchElements(GatherOp<U, int32_t>{data, static_cast<const int32_t*>(in[1]), o,
-                                                 flag, axisDim_, nbIndices_, inner_},
+      return launchElements(GatherOp<U, int32_t>{data, static_cast<const int32_t*>(in[1]), o, flag,
+                                                 axisDim_, nbIndices_, inner_},
                             count, ctx, "gather");
     });
   }
@@ -598,10 +600,10 @@ class SelectKernel final : public Kernel {
   Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
     return bySize(elemSize_, [&](auto u) {
       using U = decltype(u);
-      return launchElements(SelectOp<U>{static_cast<const uint8_t*>(in[0]),
-                                        static_cast<const U*>(in[1]), static_cast<const U*>(in[2]),
-                                        static_cast<U*>(out[0]), l_},
-                            count_, ctx, "select");
+      return launchElements(
+          SelectOp<U>{static_cast<const uint8_t*>(in[0]), static_cast<const U*>(in[1]),
+                      static_cast<const U*>(in[2]), static_cast<U*>(out[0]), l_},
+          count_, ctx, "select");
     });
   }
 
@@ -707,9 +709,9 @@ __host__ __device__ inline D convert(S v) {
 
 struct ReformatLayout {
   int64_t count = 0;
-  int64_t C = 1, H = 1, W = 1;       // rank 4 when the formats differ
-  bool transpose = false;            // formats differ
-  bool outChannelsLast = false;      // memory order of the output (when transpose)
+  int64_t C = 1, H = 1, W = 1;   // rank 4 when the formats differ
+  bool transpose = false;        // formats differ
+  bool outChannelsLast = false;  // memory order of the output (when transpose)
 };
 
 template <class S, class D>
@@ -771,16 +773,13 @@ ReformatFn reformatTo(DataType dst) {
       if constexpr (ks != Kind::kFloat) return &runReformat<S, int8_t>;
       break;
     case DataType::kINT32:
-      if constexpr (ks != Kind::kFloat || std::is_same_v<S, float>)
-        return &runReformat<S, int32_t>;
+      if constexpr (ks != Kind::kFloat || std::is_same_v<S, float>) return &runReformat<S, int32_t>;
       break;
     case DataType::kINT64:
-      if constexpr (ks != Kind::kFloat || std::is_same_v<S, float>)
-        return &runReformat<S, int64_t>;
+      if constexpr (ks != Kind::kFloat || std::is_same_v<S, float>) return &runReformat<S, int64_t>;
       break;
     case DataType::kBOOL:
-      if constexpr (ks != Kind::kFloat || std::is_same_v<S, float>)
-        return &runReformat<S, uint8_t>;
+      if constexpr (ks != Kind::kFloat || std::is_same_v<S, float>) return &runReformat<S, uint8_t>;
       break;
   }
   return nullptr;

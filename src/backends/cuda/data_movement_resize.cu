@@ -160,8 +160,8 @@ struct ResizeOp {
         }
       }
       if (weight != 0.0)
-        sum += weight * static_cast<double>(
-                            toFloat(in[encode(pick, l.rank, l.inDims, l.inChannelsLast)]));
+        sum += weight *
+               static_cast<double>(toFloat(in[encode(pick, l.rank, l.inDims, l.inChannelsLast)]));
     }
     out[i] = fromFloat<T>(static_cast<float>(sum));
   }
@@ -197,8 +197,8 @@ std::unique_ptr<Kernel> createResize(const KernelConfig& c, std::string* whyNot)
   const PluginTensorDesc& in = c.inputs[0];
   const PluginTensorDesc& out = c.outputs[0];
   if (!isFloatType(in.type)) {  // inference already requires it; kept for the dispatch below
-    setWhyNot(whyNot, std::string("resize: needs fp32, fp16 or bf16, got ") +
-                          dataTypeName(in.type));
+    setWhyNot(whyNot,
+              std::string("resize: needs fp32, fp16 or bf16, got ") + dataTypeName(in.type));
     return nullptr;
   }
   ResizeLayout l;
@@ -259,8 +259,8 @@ __host__ __device__ inline float loadFloat(const void* p, int64_t i, DataType t)
 }
 
 // The CPU's sampleRange: sample indices [lo, hi) of a grid that may lie inside the map.
-__host__ __device__ inline void sampleRange(double base, double step, int64_t grid,
-                                            int64_t extent, int64_t& lo, int64_t& hi) {
+__host__ __device__ inline void sampleRange(double base, double step, int64_t grid, int64_t extent,
+                                            int64_t& lo, int64_t& hi) {
   lo = 0;
   hi = grid;
   if (grid == 0 || step == 0.0) return;
@@ -321,8 +321,7 @@ struct RoiAlignOp {
     const double ch = ceil(binH), cw = ceil(binW);
     const double gridHd = l.samplingRatio > 0 ? l.samplingRatio : (ch > 0.0 ? ch : 0.0);
     const double gridWd = l.samplingRatio > 0 ? l.samplingRatio : (cw > 0.0 ? cw : 0.0);
-    if (!(gridHd <= kMaxGridAxis) || !(gridWd <= kMaxGridAxis) ||
-        gridHd * gridWd > kMaxGridSamples)
+    if (!(gridHd <= kMaxGridAxis) || !(gridWd <= kMaxGridAxis) || gridHd * gridWd > kMaxGridSamples)
       return fail(i);
     const auto gridH = static_cast<int64_t>(gridHd);
     const auto gridW = static_cast<int64_t>(gridWd);

@@ -38,8 +38,8 @@ bool validateCommon(const KernelConfig& c, const char* layer, int nbInputs, bool
       return false;
     }
     if (d.format != TensorFormat::kLINEAR && d.format != TensorFormat::kCHANNELS_LAST) {
-      setWhyNot(whyNot, name + ": invalid tensor format " +
-                            std::to_string(static_cast<int32_t>(d.format)));
+      setWhyNot(whyNot,
+                name + ": invalid tensor format " + std::to_string(static_cast<int32_t>(d.format)));
       return false;
     }
     if (d.format == TensorFormat::kCHANNELS_LAST && d.dims.nbDims != 4) {
@@ -47,8 +47,9 @@ bool validateCommon(const KernelConfig& c, const char* layer, int nbInputs, bool
       return false;
     }
     if (d.format == TensorFormat::kCHANNELS_LAST && linearOnly) {
-      setWhyNot(whyNot, name + ": this kernel moves linear tensors only (got channels_last; the "
-                               "builder reformats around it)");
+      setWhyNot(whyNot, name +
+                            ": this kernel moves linear tensors only (got channels_last; the "
+                            "builder reformats around it)");
       return false;
     }
     return true;

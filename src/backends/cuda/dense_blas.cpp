@@ -47,8 +47,7 @@ class MatmulCublas final : public Kernel {
 
   bool usesLibraries() const override { return true; }
 
-  Status run(const void* const* in, void* const* out, void*,
-             const RunContext& ctx) const override {
+  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
     if (ctx.emulate) return unsupported("cuBLAS needs a GPU");
     void* hv = nullptr;
     KILN_RETURN_IF_ERROR(ctx.libraries->cublas(ctx.stream, hv));
@@ -92,8 +91,7 @@ class GemmCublas final : public Kernel {
 
   bool usesLibraries() const override { return true; }
 
-  Status run(const void* const* in, void* const* out, void*,
-             const RunContext& ctx) const override {
+  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
     if (ctx.emulate) return unsupported("cuBLAS needs a GPU");
     void* hv = nullptr;
     KILN_RETURN_IF_ERROR(ctx.libraries->cublas(ctx.stream, hv));
@@ -147,8 +145,7 @@ std::unique_ptr<Kernel> createMatmulCublas(const KernelConfig& c, std::string* w
     return shared || perProduct;
   };
   int64_t strideA = 0, strideB = 0;
-  const bool batched =
-      strideOf(aOff, g.m * g.k, &strideA) && strideOf(bOff, g.k * g.n, &strideB);
+  const bool batched = strideOf(aOff, g.m * g.k, &strideA) && strideOf(bOff, g.k * g.n, &strideB);
   if (batched) {
     aOff.clear();
     bOff.clear();

@@ -87,8 +87,8 @@ Status makeDescriptors(const ConvGeometry& g, bool deconv, Descriptors& d) {
       d.conv, g.type == DataType::kFLOAT ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
   // cuDNN's own output extent of the forward convolution must be kiln's (symmetric padding).
   int on = 0, oc = 0, oh = 0, ow = 0;
-  KILN_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(d.conv, deconv ? d.y : d.x, d.w, &on,
-                                                         &oc, &oh, &ow));
+  KILN_CUDNN_CHECK(
+      cudnnGetConvolution2dForwardOutputDim(d.conv, deconv ? d.y : d.x, d.w, &on, &oc, &oh, &ow));
   const int64_t wantC = deconv ? g.c : g.k, wantH = deconv ? g.h : g.oh,
                 wantW = deconv ? g.w : g.ow;
   if (on != g.n || oc != wantC || oh != wantH || ow != wantW)
@@ -100,7 +100,7 @@ Status makeDescriptors(const ConvGeometry& g, bool deconv, Descriptors& d) {
 }
 
 bool mathAllowed(DataType type, cudnnMathType_t m) {
-  if (type != DataType::kFLOAT) return true;  // FP16: tensor ops with FP32 accumulation
+  if (type != DataType::kFLOAT) return true;              // FP16: tensor ops with FP32 accumulation
   return m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH;  // the descriptor stays FMA
 }
 
@@ -126,8 +126,8 @@ class ConvCudnn final : public Kernel {
                                                       &bytes) != CUDNN_STATUS_SUCCESS)
             continue;
           if (bytes > kMaxWorkspace) {
-            tried += " algo " + std::to_string(perf[i].algo) + " needs " +
-                     std::to_string(bytes) + " bytes;";
+            tried += " algo " + std::to_string(perf[i].algo) + " needs " + std::to_string(bytes) +
+                     " bytes;";
             continue;
           }
           fwdAlgo_ = perf[i].algo;
@@ -139,19 +139,17 @@ class ConvCudnn final : public Kernel {
         int returned = 0;
         // Backward data: dy is kiln's input x, dx kiln's output y.
         KILN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-            h, d_.w, d_.x, d_.conv, d_.y, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned,
-            perf));
+            h, d_.w, d_.x, d_.conv, d_.y, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf));
         for (int i = 0; i < returned; ++i) {
           if (perf[i].status != CUDNN_STATUS_SUCCESS || !mathAllowed(g_.type, perf[i].mathType))
             continue;
           size_t bytes = 0;
-          if (cudnnGetConvolutionBackwardDataWorkspaceSize(h, d_.w, d_.x, d_.conv, d_.y,
-                                                           perf[i].algo,
-                                                           &bytes) != CUDNN_STATUS_SUCCESS)
+          if (cudnnGetConvolutionBackwardDataWorkspaceSize(
+                  h, d_.w, d_.x, d_.conv, d_.y, perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS)
             continue;
           if (bytes > kMaxWorkspace) {
-            tried += " algo " + std::to_string(perf[i].algo) + " needs " +
-                     std::to_string(bytes) + " bytes;";
+            tried += " algo " + std::to_string(perf[i].algo) + " needs " + std::to_string(bytes) +
+                     " bytes;";
             continue;
           }
           bwdAlgo_ = perf[i].algo;
@@ -188,12 +186,12 @@ class ConvCudnn final : public Kernel {
                                                cudnnWork, cudnnBytes_, &zero, d_.y, out[0]));
     } else {
       KILN_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &one, d_.w, w, d_.x, in[0], d_.conv,
-                                                    bwdAlgo_, cudnnWork, cudnnBytes_, &zero,
-                                                    d_.y, out[0]));
+                                                    bwdAlgo_, cudnnWork, cudnnBytes_, &zero, d_.y,
+                                                    out[0]));
     }
     if (g_.hasBias)
-      KILN_RETURN_IF_ERROR(addChannelBias(out[0], in[2], g_.type, g_.n, g_.k, g_.oh * g_.ow,
-                                          g_.channelsLast, ctx));
+      KILN_RETURN_IF_ERROR(
+          addChannelBias(out[0], in[2], g_.type, g_.n, g_.k, g_.oh * g_.ow, g_.channelsLast, ctx));
     return Status::ok();
   }
 
@@ -227,8 +225,8 @@ std::unique_ptr<Kernel> create(const KernelConfig& c, bool deconv, std::string* 
     if (whyNot) *whyNot = "cudnn: no CUDA GPU to choose an algorithm on: " + noDeviceReason();
     return nullptr;
   }
-  for (int64_t v : {g.n, g.c, g.h, g.w, g.k, g.oh, g.ow, g.n * g.c * g.h * g.w,
-                    g.n * g.k * g.oh * g.ow}) {
+  for (int64_t v :
+       {g.n, g.c, g.h, g.w, g.k, g.oh, g.ow, g.n * g.c * g.h * g.w, g.n * g.k * g.oh * g.ow}) {
     if (!fitsInt(v)) {
       if (whyNot) *whyNot = "cudnn: a dimension or tensor size exceeds 32-bit int";
       return nullptr;

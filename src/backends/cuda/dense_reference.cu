@@ -307,10 +307,10 @@ class GemmReference final : public Kernel {
     Status s = badType(g_.type);
     dispatchFloat(g_.type, [&](auto tag) {
       using T = decltype(tag);
-      s = launchElements(GemmOp<T>{static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
-                                   g_.hasC ? static_cast<const T*>(in[2]) : nullptr,
-                                   static_cast<T*>(out[0]), g_},
-                         g_.m * g_.n, ctx, "dense_gemm_ref");
+      s = launchElements(
+          GemmOp<T>{static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
+                    g_.hasC ? static_cast<const T*>(in[2]) : nullptr, static_cast<T*>(out[0]), g_},
+          g_.m * g_.n, ctx, "dense_gemm_ref");
     });
     return s;
   }
@@ -356,9 +356,9 @@ Status addChannelBias(void* y, const void* bias, DataType type, int64_t n, int64
   Status s = badType(type);
   dispatchFloat(type, [&](auto tag) {
     using T = decltype(tag);
-    s = launchElements(BiasOp<T>{static_cast<T*>(y), static_cast<const T*>(bias), channels, plane,
-                                 channelsLast},
-                       n * channels * plane, ctx, "dense_add_bias");
+    s = launchElements(
+        BiasOp<T>{static_cast<T*>(y), static_cast<const T*>(bias), channels, plane, channelsLast},
+        n * channels * plane, ctx, "dense_add_bias");
   });
   return s;
 }
@@ -367,8 +367,8 @@ Status fillScaledC(void* y, const void* cData, const GemmGeometry& g, const RunC
   Status s = badType(g.type);
   dispatchFloat(g.type, [&](auto tag) {
     using T = decltype(tag);
-    s = launchElements(ScaledCOp<T>{static_cast<const T*>(cData), static_cast<T*>(y), g},
-                       g.m * g.n, ctx, "dense_gemm_c");
+    s = launchElements(ScaledCOp<T>{static_cast<const T*>(cData), static_cast<T*>(y), g}, g.m * g.n,
+                       ctx, "dense_gemm_c");
   });
   return s;
 }
@@ -378,9 +378,9 @@ Status packFilterNhwc(void* dst, const void* src, DataType type, int64_t outer, 
   Status s = badType(type);
   dispatchFloat(type, [&](auto tag) {
     using T = decltype(tag);
-    s = launchElements(PackNhwcOp<T>{static_cast<const T*>(src), static_cast<T*>(dst), inner, kh,
-                                     kw},
-                       outer * inner * kh * kw, ctx, "dense_pack_filter_nhwc");
+    s = launchElements(
+        PackNhwcOp<T>{static_cast<const T*>(src), static_cast<T*>(dst), inner, kh, kw},
+        outer * inner * kh * kw, ctx, "dense_pack_filter_nhwc");
   });
   return s;
 }

@@ -41,7 +41,8 @@ const P* validate(const KernelConfig& c, LayerType type, const char* layer, cons
   }
   const DataType t = c.inputs[0].type;
   if (t != DataType::kFLOAT && t != DataType::kHALF && t != DataType::kBF16) {
-    fail(whyNot, tactic, std::string("input 0 is ") + dataTypeName(t) + "; fp32, fp16 or bf16 only");
+    fail(whyNot, tactic,
+         std::string("input 0 is ") + dataTypeName(t) + "; fp32, fp16 or bf16 only");
     return nullptr;
   }
   for (size_t i = 0; i <= c.inputs.size(); ++i) {
@@ -53,8 +54,9 @@ const P* validate(const KernelConfig& c, LayerType type, const char* layer, cons
       return nullptr;
     }
     if (d.type != t) {
-      fail(whyNot, tactic, what + " is " + dataTypeName(d.type) + ", input 0 is " +
-                               dataTypeName(t) + "; all tensors must share one float type");
+      fail(whyNot, tactic,
+           what + " is " + dataTypeName(d.type) + ", input 0 is " + dataTypeName(t) +
+               "; all tensors must share one float type");
       return nullptr;
     }
     const bool mayBeChannelsLast = spatial && (isOut || i == 0);
@@ -67,8 +69,9 @@ const P* validate(const KernelConfig& c, LayerType type, const char* layer, cons
     return nullptr;
   }
   if (spatial && c.inputs[0].format != c.outputs[0].format) {
-    fail(whyNot, tactic, std::string("input 0 is ") + formatName(c.inputs[0].format) +
-                             " but the output is " + formatName(c.outputs[0].format));
+    fail(whyNot, tactic,
+         std::string("input 0 is ") + formatName(c.inputs[0].format) + " but the output is " +
+             formatName(c.outputs[0].format));
     return nullptr;
   }
   std::vector<TensorShape> in, out;
@@ -122,8 +125,8 @@ void fillSpatial(const KernelConfig& c, const P& p, ConvGeometry* g) {
 
 bool readConvolution(const KernelConfig& c, const char* tactic, ConvGeometry* g,
                      std::string* whyNot) {
-  const auto* p = validate<ConvolutionParams>(c, LayerType::kCONVOLUTION, "convolution", tactic,
-                                              true, whyNot);
+  const auto* p =
+      validate<ConvolutionParams>(c, LayerType::kCONVOLUTION, "convolution", tactic, true, whyNot);
   if (!p) return false;
   fillSpatial(c, *p, g);
   return true;
@@ -141,8 +144,7 @@ bool readDeconvolution(const KernelConfig& c, const char* tactic, ConvGeometry* 
 }
 
 bool readPooling(const KernelConfig& c, const char* tactic, PoolGeometry* g, std::string* whyNot) {
-  const auto* p =
-      validate<PoolingParams>(c, LayerType::kPOOLING, "pooling", tactic, true, whyNot);
+  const auto* p = validate<PoolingParams>(c, LayerType::kPOOLING, "pooling", tactic, true, whyNot);
   if (!p) return false;
   const Dims& x = c.inputs[0].dims;
   const Dims& y = c.outputs[0].dims;

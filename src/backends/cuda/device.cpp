@@ -21,7 +21,8 @@ std::string noDeviceReason() {
   int count = 0;
   const cudaError_t error = cudaGetDeviceCount(&count);
   cudaGetLastError();
-  if (error != cudaSuccess) return std::string(cudaGetErrorName(error)) + ": " + cudaGetErrorString(error);
+  if (error != cudaSuccess)
+    return std::string(cudaGetErrorName(error)) + ": " + cudaGetErrorString(error);
   if (count == 0) return "the CUDA runtime sees no GPU";
   return "";
 }

@@ -58,13 +58,12 @@ const P* validate(const KernelConfig& c, const char* layer, int nbInputs, InferF
       return false;
     }
     if (d.format != TensorFormat::kLINEAR && d.format != TensorFormat::kCHANNELS_LAST) {
-      setWhyNot(whyNot, L + ": invalid tensor format " +
-                            std::to_string(static_cast<int32_t>(d.format)));
+      setWhyNot(whyNot,
+                L + ": invalid tensor format " + std::to_string(static_cast<int32_t>(d.format)));
       return false;
     }
     if (d.format == TensorFormat::kCHANNELS_LAST && d.dims.nbDims != 4) {
-      setWhyNot(whyNot, L + ": channels_last needs rank 4, got dims " +
-                            light::dimsString(d.dims));
+      setWhyNot(whyNot, L + ": channels_last needs rank 4, got dims " + light::dimsString(d.dims));
       return false;
     }
     return true;

@@ -187,8 +187,8 @@ const ElementwiseParams* checkElementwise(const KernelConfig& c, std::string* wh
   }
   if (isInt && (p->op == ElementwiseOp::kPOW || p->op == ElementwiseOp::kPRELU)) {
     setWhyNot(whyNot, std::string("elementwise: ") +
-                          (p->op == ElementwiseOp::kPOW ? "pow" : "prelu") +
-                          " is not defined on " + dataTypeName(t));
+                          (p->op == ElementwiseOp::kPOW ? "pow" : "prelu") + " is not defined on " +
+                          dataTypeName(t));
     return nullptr;
   }
   return p;  // bool: inference already allows only equal
@@ -202,8 +202,13 @@ class FlatKernel final : public Kernel {
     Status s = Status::ok();
     dispatchElementwise(type_, [&](auto tag) {
       using T = decltype(tag);
-      FlatBinary<T> f{static_cast<const T*>(in[0]), static_cast<const T*>(in[1]), out[0], sa_, sb_,
-                      op_, isComparison(op_)};
+      FlatBinary<T> f{static_cast<const T*>(in[0]),
+                      static_cast<const T*>(in[1]),
+                      out[0],
+                      sa_,
+                      sb_,
+                      op_,
+                      isComparison(op_)};
       s = launchElements(f, count_, ctx, "elementwise_flat");
     });
     return s;
@@ -223,8 +228,12 @@ class BroadcastKernel final : public Kernel {
     Status s = Status::ok();
     dispatchElementwise(type_, [&](auto tag) {
       using T = decltype(tag);
-      BroadcastBinary<T> f{static_cast<const T*>(in[0]), static_cast<const T*>(in[1]), out[0], g_,
-                           op_, isComparison(op_)};
+      BroadcastBinary<T> f{static_cast<const T*>(in[0]),
+                           static_cast<const T*>(in[1]),
+                           out[0],
+                           g_,
+                           op_,
+                           isComparison(op_)};
       s = launchElements(f, count_, ctx, "elementwise_broadcast");
     });
     return s;
@@ -303,8 +312,7 @@ std::unique_ptr<Kernel> createElementwiseBroadcast(const KernelConfig& c, std::s
 
 namespace {
 
-__host__ __device__ inline float activateFloat(ActivationType t, float x, float alpha,
-                                               float beta) {
+__host__ __device__ inline float activateFloat(ActivationType t, float x, float alpha, float beta) {
   switch (t) {
     case ActivationType::kRELU:
       return x < 0.f ? 0.f : x;

@@ -243,9 +243,9 @@ class SoftmaxRows final : public Kernel {
     Status s = Status::ok();
     dispatchFloat(type_, [&](auto tag) {
       using T = decltype(tag);
-      softmaxRowsKernel<T><<<blocksFor(rows_), threadsFor(len_), 0,
-                             static_cast<cudaStream_t>(ctx.stream)>>>(
-          static_cast<const T*>(in[0]), static_cast<T*>(out[0]), rows_, len_, log_);
+      softmaxRowsKernel<T>
+          <<<blocksFor(rows_), threadsFor(len_), 0, static_cast<cudaStream_t>(ctx.stream)>>>(
+              static_cast<const T*>(in[0]), static_cast<T*>(out[0]), rows_, len_, log_);
       s = checkLaunch("softmax_rows", __FILE__, __LINE__);
     });
     return s;
@@ -260,8 +260,8 @@ class SoftmaxRows final : public Kernel {
 // ---- reduce ---------------------------------------------------------------------------------
 
 struct ReduceGeometry {
-  Walk kept;     // non-reduced dims; s1: input strides, s2: output strides
-  Walk reduced;  // reduced dims; s1: input strides (s2 unused)
+  Walk kept;          // non-reduced dims; s1: input strides, s2: output strides
+  Walk reduced;       // reduced dims; s1: input strides (s2 unused)
   int64_t count = 1;  // input elements per output element
 };
 
@@ -364,8 +364,8 @@ const ReduceParams* checkReduce(const KernelConfig& c, std::string* whyNot) {
   const ReduceParams* p = validate<ReduceParams>(c, "reduce", 1, &inferReduce, whyNot);
   if (!p) return nullptr;
   const DataType t = c.inputs[0].type;
-  if (!light::isFloatType(t) && !(p->op == ReduceOp::kARGMAX &&
-                                  (t == DataType::kINT32 || t == DataType::kINT64))) {
+  if (!light::isFloatType(t) &&
+      !(p->op == ReduceOp::kARGMAX && (t == DataType::kINT32 || t == DataType::kINT64))) {
     setWhyNot(whyNot, std::string("reduce: unsupported input type ") + dataTypeName(t));
     return nullptr;
   }
@@ -403,9 +403,9 @@ class ReduceRows final : public Kernel {
     Status s = Status::ok();
     dispatchFloatOrInt(type_, [&](auto tag) {
       using T = decltype(tag);
-      reduceRowsKernel<T><<<blocksFor(rows_), threadsFor(len_), 0,
-                            static_cast<cudaStream_t>(ctx.stream)>>>(
-          static_cast<const T*>(in[0]), out[0], rows_, len_, op_);
+      reduceRowsKernel<T>
+          <<<blocksFor(rows_), threadsFor(len_), 0, static_cast<cudaStream_t>(ctx.stream)>>>(
+              static_cast<const T*>(in[0]), out[0], rows_, len_, op_);
       s = checkLaunch("reduce_rows", __FILE__, __LINE__);
     });
     return s;
@@ -512,8 +512,11 @@ class InstanceNormReference final : public Kernel {
     Status s = Status::ok();
     dispatchFloat(type_, [&](auto tag) {
       using T = decltype(tag);
-      InstanceNormSlice<T> f{static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
-                             static_cast<const T*>(in[2]), static_cast<T*>(out[0]), v_,
+      InstanceNormSlice<T> f{static_cast<const T*>(in[0]),
+                             static_cast<const T*>(in[1]),
+                             static_cast<const T*>(in[2]),
+                             static_cast<T*>(out[0]),
+                             v_,
                              epsilon_};
       s = launchElements(f, v_.N * v_.C, ctx, "instance_norm_reference");
     });
@@ -537,10 +540,10 @@ class InstanceNormSlices final : public Kernel {
     Status s = Status::ok();
     dispatchFloat(type_, [&](auto tag) {
       using T = decltype(tag);
-      instanceNormSlicesKernel<T><<<blocksFor(slices), threadsFor(v_.S), 0,
-                                    static_cast<cudaStream_t>(ctx.stream)>>>(
-          static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
-          static_cast<const T*>(in[2]), static_cast<T*>(out[0]), slices, v_.C, v_.S, epsilon_);
+      instanceNormSlicesKernel<T>
+          <<<blocksFor(slices), threadsFor(v_.S), 0, static_cast<cudaStream_t>(ctx.stream)>>>(
+              static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
+              static_cast<const T*>(in[2]), static_cast<T*>(out[0]), slices, v_.C, v_.S, epsilon_);
       s = checkLaunch("instance_norm_slices", __FILE__, __LINE__);
     });
     return s;
@@ -673,8 +676,7 @@ std::unique_ptr<Kernel> createReduceReference(const KernelConfig& c, std::string
       ++g.kept.rank;
     }
   }
-  return std::make_unique<ReduceReference>(c.inputs[0].type, p->op, g,
-                                           volume(c.outputs[0].dims));
+  return std::make_unique<ReduceReference>(c.inputs[0].type, p->op, g, volume(c.outputs[0].dims));
 }
 
 std::unique_ptr<Kernel> createReduceRows(const KernelConfig& c, std::string* whyNot) {
@@ -689,8 +691,8 @@ std::unique_ptr<Kernel> createReduceRows(const KernelConfig& c, std::string* why
   for (int32_t k = 0; k < rank; ++k)
     if (p->axesMask == (all & ~((1u << k) - 1u))) trailing = true;
   const bool rowMajorTrailing = trailing && isRowMajor(x) && isRowMajor(y);
-  const bool channels = rank == 4 && x.format == TensorFormat::kCHANNELS_LAST &&
-                        p->axesMask == 2u && isRowMajor(y);
+  const bool channels =
+      rank == 4 && x.format == TensorFormat::kCHANNELS_LAST && p->axesMask == 2u && isRowMajor(y);
   if (!rowMajorTrailing && !channels) {
     setWhyNot(whyNot, "reduce contiguous_rows: the reduced axes (mask " +
                           std::to_string(p->axesMask) +
