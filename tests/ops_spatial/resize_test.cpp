@@ -253,3 +253,20 @@ TEST(ResizeKernel, DeclinesNonFloatAndChannelsLast) {
 
 }  // namespace
 }  // namespace kiln::test
+
+namespace kiln::test {
+namespace {
+
+// align_corners with input * scale == 1 divides by zero; a plan may carry such a scale beside
+// any output size. Every output then reads element 0 (linear and nearest), never a NaN index.
+TEST(ResizeDegenerate, AlignCornersWithInputTimesScaleOneReadsElementZero) {
+  for (ResizeMode mode : {ResizeMode::kLINEAR, ResizeMode::kNEAREST}) {
+    const auto p =
+        params(mode, ResizeCoordinates::kALIGN_CORNERS, ResizeRounding::kROUND_PREFER_FLOOR,
+               makeDims({1, 1, 1, 3}), {1, 1, 1, 0.5f});
+    expectNear(resize(p, makeDims({1, 1, 1, 2}), {7, 9}), {7, 7, 7}, 0, "degenerate align_corners");
+  }
+}
+
+}  // namespace
+}  // namespace kiln::test

@@ -28,8 +28,13 @@ double inputCoordinate(ResizeCoordinates mode, int64_t x, int64_t in, int64_t ou
     case ResizeCoordinates::kALIGN_CORNERS:
       // The ONNX reference (and so its test data) takes the resized length as input * scale,
       // unrounded; with scales from sizes this is the output length.
-      return out == 1 ? 0.0
-                      : xd * static_cast<double>(in - 1) / (static_cast<double>(in) * s - 1.0);
+      {
+        // in * scale == 1 makes the ratio 0/0 or x/0; such an axis reads element 0 (as the
+        // CUDA kernel does) instead of converting NaN or infinity to an index.
+        const double c =
+            out == 1 ? 0.0 : xd * static_cast<double>(in - 1) / (static_cast<double>(in) * s - 1.0);
+        return std::isfinite(c) ? c : 0.0;
+      }
     case ResizeCoordinates::kPYTORCH_HALF_PIXEL:
       return out > 1 ? (xd + 0.5) / s - 0.5 : 0.0;
     case ResizeCoordinates::kTF_HALF_PIXEL_FOR_NN:
