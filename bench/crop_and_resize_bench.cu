@@ -147,6 +147,58 @@ __global__ void baselineCropAndResize(int64_t total, const typename Elem<T>::Raw
   }
 }
 
+// ---- ceiling probes (channels-last, 16-byte units; not CropAndResize, only its traffic) --------
+// writeOnly: the output bytes written once with 16-byte streaming stores (what any kernel that
+// writes this output needs). gatherOnly: every output pixel's 4 corner vectors over all channels
+// read from the channels-last feature map (same boxes, same sample positions up to rounding),
+// nothing stored: the L2 -> SM gather traffic alone.
+__global__ void writeOnly(uint4* out, int64_t n) {
+  const uint4 v = make_uint4(0x3f800000u, 0x3f800000u, 0x3f800000u, 0x3f800000u);
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    __stcs(out + i, v);
+}
+
+__global__ void gatherOnly(const uint4* feature, const float* boxes, const int32_t* indices,
+                           int32_t boxesPerImage, int32_t H, int32_t W, int32_t crop,
+                           int32_t unitsLog2, int32_t tile, int64_t pixels, uint4* sink) {
+  __shared__ int4 off[256];
+  const int64_t tile0 = static_cast<int64_t>(blockIdx.x) * tile;
+  const int count = static_cast<int>(min(static_cast<int64_t>(tile), pixels - tile0));
+  const int t = threadIdx.x;
+  if (t < count) {
+    const int64_t pix = tile0 + t;
+    const int x = static_cast<int>(pix % crop), y = static_cast<int>((pix / crop) % crop);
+    const int64_t k = pix / (crop * crop);
+    const int n = indices ? indices[k] : static_cast<int>(k / boxesPerImage);
+    const float y1 = boxes[4 * k], x1 = boxes[4 * k + 1], y2 = boxes[4 * k + 2],
+                x2 = boxes[4 * k + 3];
+    const float iy = y1 * (H - 1) + y * ((y2 - y1) * (H - 1) / (crop - 1));
+    const float ix = x1 * (W - 1) + x * ((x2 - x1) * (W - 1) / (crop - 1));
+    const int top = min(max(static_cast<int>(floorf(iy)), 0), H - 1);
+    const int bottom = min(max(static_cast<int>(ceilf(iy)), 0), H - 1);
+    const int left = min(max(static_cast<int>(floorf(ix)), 0), W - 1);
+    const int right = min(max(static_cast<int>(ceilf(ix)), 0), W - 1);
+    const int rowU = W << unitsLog2;
+    const int base = n * H * rowU;
+    off[t] = make_int4(base + top * rowU + (left << unitsLog2), base + top * rowU + (right << unitsLog2),
+                       base + bottom * rowU + (left << unitsLog2),
+                       base + bottom * rowU + (right << unitsLog2));
+  }
+  __syncthreads();
+  const int total = count << unitsLog2, mask = (1 << unitsLog2) - 1;
+  uint32_t acc = 0;
+  for (int i = t; i < total; i += 256) {
+    const int4 o = off[i >> unitsLog2];
+    const int u = i & mask;
+    const uint4 a = __ldg(feature + o.x + u), b = __ldg(feature + o.y + u),
+                c = __ldg(feature + o.z + u), d = __ldg(feature + o.w + u);
+    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^
+           d.z ^ d.w;
+  }
+  if (acc == 0x7fc00001u) sink[0] = make_uint4(acc, 0, 0, 0);  // (practically) never
+}
+
 // ---- cases -------------------------------------------------------------------------------------
 
 struct Case {
@@ -247,6 +299,8 @@ struct Row {
   double kilnMs = 0, baselineMs = 0, floorBytes = 0;
   double maxDiff = 0;
   bool checked = false;
+  double writeMs = 0, gatherMs = 0;  // ceiling probes (channels-last rows)
+  double outBytes = 0;
 };
 
 // One buffer set per copy.
@@ -400,12 +454,33 @@ std::vector<Row> runCase(const Case& c, int runs, cudaStream_t stream) {
     }
     row.kilnMs = timeMs(copies, runs, stream, kiln);
     plugin->destroy();
+    const int64_t units = c.C * static_cast<int64_t>(es) / 16;
+    if (isCl && (units & (units - 1)) == 0 && c.C * static_cast<int64_t>(es) % 16 == 0) {
+      row.writeMs = timeMs(copies, runs, stream, [&](int i) {
+        writeOnly<<<132 * 8, 256, 0, stream>>>(static_cast<uint4*>(set[i].output),
+                                               static_cast<int64_t>(outBytes / 16));
+        CHECK_CUDA(cudaGetLastError());
+      });
+      int log2 = 0;
+      while ((int64_t{1} << log2) < units) ++log2;
+      const int tile = static_cast<int>(std::clamp<int64_t>(16 * 256 / units, 1, 256));
+      const int64_t pixels = K * c.crop * c.crop;
+      row.gatherMs = timeMs(copies, runs, stream, [&](int i) {
+        gatherOnly<<<static_cast<unsigned>((pixels + tile - 1) / tile), 256, 0, stream>>>(
+            static_cast<const uint4*>(set[i].feature), boxes, c.nbInputs == 3 ? idx : nullptr,
+            static_cast<int32_t>(c.nbInputs == 2 ? c.boxes : 1), static_cast<int32_t>(c.H),
+            static_cast<int32_t>(c.W), c.crop, log2, tile, pixels,
+            static_cast<uint4*>(set[i].output));
+        CHECK_CUDA(cudaGetLastError());
+      });
+    }
     row.caseName = c.name;
     row.type = typeName(T);
     row.format = isCl ? "channels_last" : "linear";
     row.note = c.nbInputs == 2 && isCl ? " (output linear: rank 5)" : "";
     row.baselineMs = baselineMs;
     row.floorBytes = static_cast<double>(featureBytes + outBytes);
+    row.outBytes = static_cast<double>(outBytes);
     rows.push_back(row);
   }
   for (int i = 0; i < copies; ++i)
@@ -442,7 +517,7 @@ std::map<std::string, double> readTorch(const std::string& path) {
 
 int main(int argc, char** argv) {
   int runs = 50;
-  std::string torchPath, csvPath;
+  std::string torchPath, csvPath, caseFilter = "abc", typeFilter = "fp32,fp16,bf16";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--runs" && i + 1 < argc) {
@@ -451,8 +526,13 @@ int main(int argc, char** argv) {
       torchPath = argv[++i];
     } else if (a == "--csv" && i + 1 < argc) {
       csvPath = argv[++i];
+    } else if (a == "--cases" && i + 1 < argc) {
+      caseFilter = argv[++i];
+    } else if (a == "--types" && i + 1 < argc) {
+      typeFilter = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--runs N] [--torch-results FILE] [--csv FILE]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--runs N] [--torch-results FILE] [--csv FILE] "
+                   "[--cases abc] [--types fp32,fp16,bf16]\n", argv[0]);
       return 2;
     }
   }
@@ -479,11 +559,17 @@ int main(int argc, char** argv) {
       {"c", "[8,256,64,64], 100 boxes per image, 7x7 (2 inputs)", 2, 8, 256, 64, 64, 100, 7},
   };
   std::vector<Row> rows;
+  std::vector<Case> run;
   for (const Case& c : cases) {
+    if (caseFilter.find(c.name) == std::string::npos) continue;
+    run.push_back(c);
     std::fprintf(stderr, "case %s: %s\n", c.name.c_str(), c.label.c_str());
-    for (Row& r : runCase<kiln::DataType::kFLOAT>(c, runs, stream)) rows.push_back(r);
-    for (Row& r : runCase<kiln::DataType::kHALF>(c, runs, stream)) rows.push_back(r);
-    for (Row& r : runCase<kiln::DataType::kBF16>(c, runs, stream)) rows.push_back(r);
+    if (typeFilter.find("fp32") != std::string::npos)
+      for (Row& r : runCase<kiln::DataType::kFLOAT>(c, runs, stream)) rows.push_back(r);
+    if (typeFilter.find("fp16") != std::string::npos)
+      for (Row& r : runCase<kiln::DataType::kHALF>(c, runs, stream)) rows.push_back(r);
+    if (typeFilter.find("bf16") != std::string::npos)
+      for (Row& r : runCase<kiln::DataType::kBF16>(c, runs, stream)) rows.push_back(r);
   }
   CHECK_CUDA(cudaStreamDestroy(stream));
 
@@ -506,7 +592,7 @@ int main(int argc, char** argv) {
   std::printf("%%copy = (feature-map + output bytes) / time / copy bandwidth. baseline: one thread "
               "per output element, linear (TensorRT cropAndResizePlugin scheme).\n");
   bool allMatch = true;
-  for (const Case& c : cases) {
+  for (const Case& c : run) {
     std::printf("\n(%s) %s\n", c.name.c_str(), c.label.c_str());
     std::printf("%-5s %-14s %9s %9s %7s | %9s %7s %8s | %9s %7s %8s | %s\n", "type", "format",
                 "floor MB", "kiln ms", "%copy", "base ms", "%copy", "vs base", "roi ms", "%copy",
@@ -527,6 +613,23 @@ int main(int argc, char** argv) {
       std::printf("%-5s %-14s %9.1f %9.4f %6.1f%% | %9.4f %6.1f%% %7.2fx | %s | %s%s\n",
                   r.type.c_str(), r.format.c_str(), r.floorBytes / 1e6, r.kilnMs, pk,
                   r.baselineMs, pb, r.baselineMs / r.kilnMs, roi, check, r.note.c_str());
+    }
+    bool header = false;
+    for (const Row& r : rows) {
+      if (r.caseName != c.name || r.writeMs <= 0) continue;
+      if (!header) {
+        std::printf("  ceilings (channels-last, same run): write-only = output bytes written once; "
+                    "gather-only = 4 corner vectors per output pixel read, nothing stored\n");
+        std::printf("  %-5s %9s %9s %8s %10s | %9s %8s %11s | %9s %10s\n", "type", "out MB",
+                    "write ms", "GB/s", "floor%copy", "gather ms", "gathr MB", "gather GB/s",
+                    "kiln ms", "kiln/write");
+        header = true;
+      }
+      const double ob = r.outBytes;
+      std::printf("  %-5s %9.1f %9.4f %8.0f %9.1f%% | %9.4f %8.1f %11.0f | %9.4f %9.2fx\n",
+                  r.type.c_str(), ob / 1e6, r.writeMs, ob / (r.writeMs * 1e-3) / 1e9,
+                  r.floorBytes / (r.writeMs * 1e-3) / copyBw * 100, r.gatherMs, 4 * ob / 1e6,
+                  4 * ob / (r.gatherMs * 1e-3) / 1e9, r.kilnMs, r.kilnMs / r.writeMs);
     }
   }
   std::printf("\nvs base / vs roi: how many times faster kiln is (their time / kiln's time).\n");

@@ -3,9 +3,14 @@
 // __fmul_rn / __fdiv_rn in the CPU kernel's order, so no fused multiply-add can change a
 // rounding (the file is also compiled with -fmad=false).
 //
-// Two kernels, chosen by the formats:
+// Three kernels, chosen by the formats:
 //
-// * channels-last feature map and channels-last output: kCropChannelGroups. A group of `lanes`
+// * channels-last feature map and output, 16-byte vectors, C / (16 / element size) a power of
+//   two (the common case): kCropTiles. A block works out the corners of a tile of pixels once
+//   into shared memory, then streams the tile's contiguous output with 16-byte streaming stores
+//   (see the kernel).
+//
+// * other channels-last in and out (odd C, misaligned buffers): kCropChannelGroups. A group of `lanes`
 //   threads (a power of two up to 32) owns one output pixel (box, y, x). Every lane computes the
 //   pixel's corner offsets and weights once, then the group streams the C channels: lane l takes
 //   channel units l, l + lanes, ... where a unit is one 16-byte vector (4 fp32 or 8 fp16/bf16
@@ -46,12 +51,14 @@ constexpr int kBlock = 256;
 struct F32 {
   using Raw = float;
   static constexpr int kVec = 4;  // elements per 16-byte vector
+  static constexpr bool kBf16 = false;
   static __device__ __forceinline__ float toFloat(Raw r) { return r; }
   static __device__ __forceinline__ Raw fromFloat(float v) { return v; }
 };
 struct F16 {
   using Raw = unsigned short;
   static constexpr int kVec = 8;
+  static constexpr bool kBf16 = false;
   static __device__ __forceinline__ float toFloat(Raw r) { return __half2float(__ushort_as_half(r)); }
   static __device__ __forceinline__ Raw fromFloat(float v) {
     return __half_as_ushort(__float2half_rn(v));
@@ -60,6 +67,7 @@ struct F16 {
 struct BF16 {
   using Raw = unsigned short;
   static constexpr int kVec = 8;
+  static constexpr bool kBf16 = true;
   static __device__ __forceinline__ float toFloat(Raw r) {
     return __bfloat162float(__ushort_as_bfloat16(r));
   }
@@ -68,7 +76,9 @@ struct BF16 {
   }
 };
 
-// 16 bytes <-> E::kVec floats, with register moves only (no local-memory array).
+// 16 bytes <-> E::kVec floats, with register moves only (no local-memory array). fp16/bf16 go
+// through the paired conversions (one instruction converts two values, each rounded to nearest
+// even exactly as the scalar conversion does).
 template <class E>
 __device__ __forceinline__ void unpack(const uint4& u, float* out) {
   const uint32_t w[4] = {u.x, u.y, u.z, u.w};
@@ -76,10 +86,25 @@ __device__ __forceinline__ void unpack(const uint4& u, float* out) {
   for (int j = 0; j < 4; ++j) {
     if constexpr (E::kVec == 4) {
       out[j] = __uint_as_float(w[j]);
+    } else if constexpr (E::kBf16) {
+      out[2 * j] = __uint_as_float(w[j] << 16);
+      out[2 * j + 1] = __uint_as_float(w[j] & 0xffff0000u);
     } else {
-      out[2 * j] = E::toFloat(static_cast<typename E::Raw>(w[j] & 0xffffu));
-      out[2 * j + 1] = E::toFloat(static_cast<typename E::Raw>(w[j] >> 16));
+      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&w[j]));
+      out[2 * j] = f.x;
+      out[2 * j + 1] = f.y;
     }
+  }
+}
+
+template <class E>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  if constexpr (E::kBf16) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&h);
+  } else {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&h);
   }
 }
 
@@ -91,8 +116,7 @@ __device__ __forceinline__ uint4 pack(const float* v) {
     if constexpr (E::kVec == 4)
       w[j] = __float_as_uint(v[j]);
     else
-      w[j] = static_cast<uint32_t>(E::fromFloat(v[2 * j])) |
-             (static_cast<uint32_t>(E::fromFloat(v[2 * j + 1])) << 16);
+      w[j] = pack2<E>(v[2 * j], v[2 * j + 1]);
   }
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
@@ -119,6 +143,8 @@ struct Params {
   int64_t units;   // kCropChannelGroups: channel units per pixel
   int64_t chunks;  // kCropPixelLanes: chunks of E::kVec channels per pixel
   int32_t small;   // pixels < 2^31: 32-bit div/mod
+  // kCropTiles: pixels per block (<= kBlock) and log2 of the 16-byte units per pixel.
+  int32_t tilePixels, unitsLog2;
 };
 
 struct Axis {
@@ -307,6 +333,80 @@ __global__ void __launch_bounds__(kBlock) kCropChannelGroups(const Params p) {
   }
 }
 
+// ---- channels-last in and out, 16-byte units, units per pixel a power of two: pixel tiles ------
+//
+// A block owns `tilePixels` consecutive output pixels, whose channels-last output is one
+// contiguous run of tilePixels * units 16-byte vectors. Phase 1: thread t works out pixel t's
+// corners and weights (the §5 arithmetic, once per pixel instead of once per lane) into shared
+// memory. Phase 2: the block streams the run, vector i of the run by thread i mod kBlock, U
+// vectors per thread per step with all 4U corner loads issued before the first use, and
+// 16-byte streaming stores that are coalesced across the whole block. Every output byte is
+// written once by one 16-byte store; the remaining cost is the corner gather (4 vectors read
+// per vector written, mostly L2 hits), which bench/RESULTS.md measures as a ceiling.
+template <class E, class B, int U>
+__global__ void __launch_bounds__(kBlock, U >= 4 ? 2 : 4) kCropTiles(const Params p) {
+  __shared__ int4 sOffset[kBlock];   // corner offsets in 16-byte units; x < 0: extrapolate
+  __shared__ float2 sWeight[kBlock];  // (lx, ly)
+  const int64_t tile0 = static_cast<int64_t>(blockIdx.x) * p.tilePixels;
+  const int32_t count = static_cast<int32_t>(min(static_cast<int64_t>(p.tilePixels), p.pixels - tile0));
+  const int32_t t = static_cast<int32_t>(threadIdx.x);
+  if (t < count) {
+    const Pixel px = setupPixel<B>(p, tile0 + t);
+    constexpr int V = E::kVec;
+    sOffset[t] = px.valid ? make_int4(static_cast<int32_t>(px.tl / V), static_cast<int32_t>(px.tr / V),
+                                      static_cast<int32_t>(px.bl / V), static_cast<int32_t>(px.br / V))
+                          : make_int4(-1, 0, 0, 0);
+    sWeight[t] = make_float2(px.lx, px.ly);
+  }
+  __syncthreads();
+  const uint4* __restrict__ f = static_cast<const uint4*>(p.feature);
+  uint4* __restrict__ o = static_cast<uint4*>(p.output) + tile0 * (int64_t{1} << p.unitsLog2);
+  const int32_t total = count << p.unitsLog2;
+  const int32_t mask = (1 << p.unitsLog2) - 1;
+  float e[E::kVec];
+#pragma unroll
+  for (int j = 0; j < E::kVec; ++j) e[j] = p.extrapolation;
+  const uint4 extrapolated = pack<E>(e);
+  if (p.nearest) {
+    for (int32_t i = t; i < total; i += kBlock) {
+      const int4 off = sOffset[i >> p.unitsLog2];
+      __stcs(o + i, off.x >= 0 ? __ldg(f + off.x + (i & mask)) : extrapolated);
+    }
+    return;
+  }
+  for (int32_t base = t; base < total; base += U * kBlock) {
+    uint4 a[U], b[U], c[U], d[U];
+    float lx[U], ly[U];
+    bool ok[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int32_t i = base + u * kBlock;
+      ok[u] = false;
+      lx[u] = ly[u] = 0.0f;
+      if (i < total) {
+        const int32_t q = i >> p.unitsLog2, unit = i & mask;
+        const int4 off = sOffset[q];
+        const float2 w = sWeight[q];
+        lx[u] = w.x;
+        ly[u] = w.y;
+        ok[u] = off.x >= 0;
+        if (ok[u]) {
+          a[u] = __ldg(f + off.x + unit);
+          b[u] = __ldg(f + off.y + unit);
+          c[u] = __ldg(f + off.z + unit);
+          d[u] = __ldg(f + off.w + unit);
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int32_t i = base + u * kBlock;
+      if (i < total)
+        __stcs(o + i, ok[u] ? lerpVector<E>(a[u], b[u], c[u], d[u], lx[u], ly[u]) : extrapolated);
+    }
+  }
+}
+
 // ---- every other format combination: one pixel per thread, chunks of channels ------------------
 
 // fp32 (16 loads in flight per thread): at least 4 blocks (1024 threads) per SM, at most 64
@@ -409,6 +509,26 @@ std::string launch(const CropAndResizeCudaArgs& a, Params p, cudaStream_t stream
   p.vecIn = featureCl && rowBytes16 && aligned16(a.feature);
   p.vecOut = outputCl && rowBytes16 && aligned16(a.output);
 
+  if (featureCl && outputCl && p.vecIn && p.vecOut) {
+    const int64_t units = a.c / E::kVec;
+    // Offsets in 16-byte units must fit in int32.
+    if ((units & (units - 1)) == 0 && units <= (int64_t{1} << 22) &&
+        a.n * a.h * a.w * units < (int64_t{1} << 31)) {
+      int32_t log2 = 0;
+      while ((int64_t{1} << log2) < units) ++log2;
+      p.unitsLog2 = log2;
+      // 16 vectors per thread per block (8 steps of 2; measured on the H200: 2 vectors per step
+      // at 4 blocks per SM beat 4 per step at 2 blocks, and 16 per thread beat 8 and 32).
+      p.tilePixels = static_cast<int32_t>(std::clamp<int64_t>(16 * kBlock / units, 1, kBlock));
+      const int64_t blocks = (p.pixels + p.tilePixels - 1) / p.tilePixels;
+      if (blocks <= maxBlocks) {
+        kCropTiles<E, B, 2><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(p);
+        e = cudaGetLastError();
+        if (e != cudaSuccess) return cudaError("CropAndResize kernel launch", e);
+        return {};
+      }
+    }
+  }
   if (featureCl && outputCl) {
     const bool vec = p.vecIn && p.vecOut;
     p.units = vec ? a.c / E::kVec : a.c;
