@@ -56,6 +56,38 @@ HostData freshInputs(unsigned seed) {
   return d;
 }
 
+// The demo's inputs and output in device memory, bound to one context.
+struct DeviceIo {
+  cuda::DeviceBuffer image, boxes, indices, scores;
+  size_t scoreCount = 0;
+
+  Status setUp(IExecutionContext& ctx, const HostData& in, size_t outCount) {
+    scoreCount = outCount;
+    KILN_RETURN_IF_ERROR(image.allocate(in.image.size() * 4, "image"));
+    KILN_RETURN_IF_ERROR(boxes.allocate(in.boxes.size() * 4, "boxes"));
+    KILN_RETURN_IF_ERROR(indices.allocate(in.indices.size() * 4, "indices"));
+    KILN_RETURN_IF_ERROR(scores.allocate(outCount * 4, "class_scores"));
+    KILN_RETURN_IF_ERROR(upload(in));
+    KILN_RETURN_IF_ERROR(ctx.setTensorAddress("image", image.data()));
+    KILN_RETURN_IF_ERROR(ctx.setTensorAddress("boxes", boxes.data()));
+    KILN_RETURN_IF_ERROR(ctx.setTensorAddress("box_indices", indices.data()));
+    return ctx.setTensorAddress("class_scores", scores.data());
+  }
+  // New input values; the output is poisoned (NaN bytes) so an unwritten element shows.
+  Status upload(const HostData& in) {
+    KILN_RETURN_IF_ERROR(cuda::copyToDevice(image.data(), in.image.data(), in.image.size() * 4));
+    KILN_RETURN_IF_ERROR(cuda::copyToDevice(boxes.data(), in.boxes.data(), in.boxes.size() * 4));
+    KILN_RETURN_IF_ERROR(
+        cuda::copyToDevice(indices.data(), in.indices.data(), in.indices.size() * 4));
+    const std::vector<float> poison(scoreCount, NAN);
+    return cuda::copyToDevice(scores.data(), poison.data(), scoreCount * 4);
+  }
+  Status download(std::vector<float>& out) const {
+    out.resize(scoreCount);
+    return cuda::copyToHost(out.data(), scores.data(), scoreCount * 4);
+  }
+};
+
 // Runs one context of `engine` on host data; CPU and CUDA engines alike.
 std::vector<float> runOnce(IEngine& engine, const HostData& in) {
   std::unique_ptr<IExecutionContext> ctx;
@@ -75,25 +107,15 @@ std::vector<float> runOnce(IEngine& engine, const HostData& in) {
     EXPECT_TRUE(s.isOk()) << s.toString();
     return out;
   }
-  cuda::DeviceBuffer image, boxes, indices, scores;
   cuda::StreamHandle stream;
+  DeviceIo io;
   EXPECT_TRUE(stream.create().isOk());
-  EXPECT_TRUE(image.allocate(in.image.size() * 4, "image").isOk());
-  EXPECT_TRUE(boxes.allocate(in.boxes.size() * 4, "boxes").isOk());
-  EXPECT_TRUE(indices.allocate(in.indices.size() * 4, "indices").isOk());
-  EXPECT_TRUE(scores.allocate(out.size() * 4, "class_scores").isOk());
-  EXPECT_TRUE(cuda::copyToDevice(image.data(), in.image.data(), in.image.size() * 4).isOk());
-  EXPECT_TRUE(cuda::copyToDevice(boxes.data(), in.boxes.data(), in.boxes.size() * 4).isOk());
-  EXPECT_TRUE(cuda::copyToDevice(indices.data(), in.indices.data(), in.indices.size() * 4).isOk());
-  EXPECT_TRUE(cuda::copyToDevice(scores.data(), out.data(), out.size() * 4).isOk());  // NaN
-  EXPECT_TRUE(ctx->setTensorAddress("image", image.data()).isOk());
-  EXPECT_TRUE(ctx->setTensorAddress("boxes", boxes.data()).isOk());
-  EXPECT_TRUE(ctx->setTensorAddress("box_indices", indices.data()).isOk());
-  EXPECT_TRUE(ctx->setTensorAddress("class_scores", scores.data()).isOk());
+  s = io.setUp(*ctx, in, out.size());
+  EXPECT_TRUE(s.isOk()) << s.toString();
   s = ctx->enqueue(stream.get());
   EXPECT_TRUE(s.isOk()) << s.toString();
   EXPECT_TRUE(cuda::synchronize(stream.get()).isOk());
-  EXPECT_TRUE(cuda::copyToHost(out.data(), scores.data(), out.size() * 4).isOk());
+  EXPECT_TRUE(io.download(out).isOk());
   return out;
 }
 
@@ -146,7 +168,7 @@ TEST(CudaRuntime, SeveralContextsOnSeveralStreamsAgreeBitForBit) {
   struct Slot {
     std::unique_ptr<IExecutionContext> ctx;
     cuda::StreamHandle stream;
-    cuda::DeviceBuffer image, boxes, indices, scores;
+    DeviceIo io;
     std::vector<float> out;
     Status status;
   };
@@ -155,18 +177,7 @@ TEST(CudaRuntime, SeveralContextsOnSeveralStreamsAgreeBitForBit) {
   for (Slot& s : slots) {
     ASSERT_TRUE(engine->createExecutionContext(s.ctx).isOk());
     ASSERT_TRUE(s.stream.create().isOk());
-    ASSERT_TRUE(s.image.allocate(in.image.size() * 4, "image").isOk());
-    ASSERT_TRUE(s.boxes.allocate(in.boxes.size() * 4, "boxes").isOk());
-    ASSERT_TRUE(s.indices.allocate(in.indices.size() * 4, "indices").isOk());
-    ASSERT_TRUE(s.scores.allocate(outCount * 4, "class_scores").isOk());
-    ASSERT_TRUE(cuda::copyToDevice(s.image.data(), in.image.data(), in.image.size() * 4).isOk());
-    ASSERT_TRUE(cuda::copyToDevice(s.boxes.data(), in.boxes.data(), in.boxes.size() * 4).isOk());
-    ASSERT_TRUE(
-        cuda::copyToDevice(s.indices.data(), in.indices.data(), in.indices.size() * 4).isOk());
-    ASSERT_TRUE(s.ctx->setTensorAddress("image", s.image.data()).isOk());
-    ASSERT_TRUE(s.ctx->setTensorAddress("boxes", s.boxes.data()).isOk());
-    ASSERT_TRUE(s.ctx->setTensorAddress("box_indices", s.indices.data()).isOk());
-    ASSERT_TRUE(s.ctx->setTensorAddress("class_scores", s.scores.data()).isOk());
+    ASSERT_TRUE(s.io.setUp(*s.ctx, in, outCount).isOk());
   }
   std::vector<std::thread> threads;
   for (Slot& s : slots) {
@@ -178,8 +189,7 @@ TEST(CudaRuntime, SeveralContextsOnSeveralStreamsAgreeBitForBit) {
   for (auto& t : threads) t.join();
   for (Slot& s : slots) {
     ASSERT_TRUE(s.status.isOk()) << s.status.toString();
-    s.out.resize(outCount);
-    ASSERT_TRUE(cuda::copyToHost(s.out.data(), s.scores.data(), outCount * 4).isOk());
+    ASSERT_TRUE(s.io.download(s.out).isOk());
     EXPECT_EQ(0, std::memcmp(s.out.data(), slots[0].out.data(), outCount * 4));
   }
   auto cpu = load(buildDemo("cpu"));
@@ -197,17 +207,8 @@ TEST(CudaRuntime, WholeEnqueueCapturedInACudaGraphReplaysIdentically) {
   ASSERT_TRUE(stream.create().isOk());
   HostData in = freshInputs(std::random_device{}());
   const size_t outCount = static_cast<size_t>(volume(engine->getTensorDesc("class_scores").dims));
-  cuda::DeviceBuffer image, boxes, indices, scores;
-  ASSERT_TRUE(image.allocate(in.image.size() * 4, "image").isOk());
-  ASSERT_TRUE(boxes.allocate(in.boxes.size() * 4, "boxes").isOk());
-  ASSERT_TRUE(indices.allocate(in.indices.size() * 4, "indices").isOk());
-  ASSERT_TRUE(scores.allocate(outCount * 4, "class_scores").isOk());
-  ASSERT_TRUE(cuda::copyToDevice(boxes.data(), in.boxes.data(), in.boxes.size() * 4).isOk());
-  ASSERT_TRUE(cuda::copyToDevice(indices.data(), in.indices.data(), in.indices.size() * 4).isOk());
-  ASSERT_TRUE(ctx->setTensorAddress("image", image.data()).isOk());
-  ASSERT_TRUE(ctx->setTensorAddress("boxes", boxes.data()).isOk());
-  ASSERT_TRUE(ctx->setTensorAddress("box_indices", indices.data()).isOk());
-  ASSERT_TRUE(ctx->setTensorAddress("class_scores", scores.data()).isOk());
+  DeviceIo io;
+  ASSERT_TRUE(io.setUp(*ctx, in, outCount).isOk());
 
   cuda::CapturedGraph graph;
   Status s = graph.capture(stream.get(), [&] { return ctx->enqueue(stream.get()); });
@@ -218,18 +219,17 @@ TEST(CudaRuntime, WholeEnqueueCapturedInACudaGraphReplaysIdentically) {
   for (int round = 0; round < 3; ++round) {
     in = captured;
     in.image = freshInputs(std::random_device{}()).image;
-    ASSERT_TRUE(cuda::copyToDevice(image.data(), in.image.data(), in.image.size() * 4).isOk());
-    ASSERT_TRUE(cuda::fillBytesAsync(scores.data(), 0xFF, outCount * 4, stream.get()).isOk());
+    ASSERT_TRUE(io.upload(in).isOk());
     ASSERT_TRUE(graph.launch(stream.get()).isOk());
     ASSERT_TRUE(cuda::synchronize(stream.get()).isOk());
-    std::vector<float> replayed(outCount);
-    ASSERT_TRUE(cuda::copyToHost(replayed.data(), scores.data(), outCount * 4).isOk());
+    std::vector<float> replayed;
+    ASSERT_TRUE(io.download(replayed).isOk());
     expectClose(replayed, runOnce(*cpu, in), 1e-4);
     // And a direct enqueue gives exactly the replay's bits.
     ASSERT_TRUE(ctx->enqueue(stream.get()).isOk());
     ASSERT_TRUE(cuda::synchronize(stream.get()).isOk());
-    std::vector<float> direct(outCount);
-    ASSERT_TRUE(cuda::copyToHost(direct.data(), scores.data(), outCount * 4).isOk());
+    std::vector<float> direct;
+    ASSERT_TRUE(io.download(direct).isOk());
     EXPECT_EQ(0, std::memcmp(direct.data(), replayed.data(), outCount * 4));
   }
 }
