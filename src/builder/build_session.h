@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -95,6 +96,10 @@ class BuildSession {
 
   // tactic_selection.cpp
   Status chooseTactic(BuildStep& step);
+  // tactic_choice.h: the choice itself, for either backend's tactic list.
+  template <typename Tactic, typename Time>
+  Status chooseFastest(BuildStep& step, const KernelConfig& config, std::span<const Tactic> tactics,
+                       const char* backend, Time&& time);
 
   // cuda_tactic_selection.cpp: the same choices on the GPU, timed with CUDA events
   Status chooseCudaTactic(BuildStep& step);

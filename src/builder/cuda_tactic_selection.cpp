@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "builder/build_session.h"
+#include "builder/tactic_choice.h"
 #include "core/aligned_buffer.h"
 #include "core/random_fill.h"
 
@@ -119,25 +120,6 @@ Status BuildSession::chooseCudaTactic(BuildStep& step) {
     config.outputs.push_back({t.dims, t.type, t.format, DeviceKind::kCUDA});
   }
 
-  const std::string cacheKey = config_.timingCachePath.empty() ? "" : TimingCache::key(config);
-  std::string cachedTactic;
-  double cachedMs = 0;
-  if (!cacheKey.empty() && timingCache_.find(cacheKey, cachedTactic, cachedMs)) {
-    const cuda::Tactic* tactic = cuda::findTactic(step.type, cachedTactic);
-    std::string why;
-    std::unique_ptr<cuda::Kernel> kernel = tactic ? tactic->create(config, &why) : nullptr;
-    if (kernel && kernel->workspaceSize() <= config_.maxWorkspaceBytes) {
-      step.tactic = tactic->name;
-      step.medianMs = cachedMs;
-      step.workspaceBytes = kernel->workspaceSize();
-      step.candidates.push_back({tactic->name, cachedMs, ""});
-      logVerbose(std::string("layer '") + step.name + "' (" + layerTypeName(step.type) +
-                 "): chose " + step.tactic + " at " + std::to_string(cachedMs) +
-                 " ms (from the timing cache)");
-      return Status::ok();
-    }
-  }
-
   CudaTimingState* timing = nullptr;
   KILN_RETURN_IF_ERROR(cudaTiming(timing));
   std::vector<cuda::DeviceBuffer> inBuffers(config.inputs.size()),
@@ -163,57 +145,19 @@ Status BuildSession::chooseCudaTactic(BuildStep& step) {
     outs.push_back(outBuffers[o].data());
   }
 
-  double best = std::numeric_limits<double>::infinity();
-  std::string reasons;
-  for (const cuda::Tactic& tactic : cuda::tacticsFor(step.type)) {
-    plan::Candidate candidate;
-    candidate.name = tactic.name;
-    std::string why;
-    std::unique_ptr<cuda::Kernel> kernel = tactic.create(config, &why);
-    if (kernel && kernel->workspaceSize() > config_.maxWorkspaceBytes) {
-      why = "needs " + std::to_string(kernel->workspaceSize()) +
-            " workspace bytes, more than the builder's limit";
-      kernel.reset();
-    }
-    if (!kernel) {
-      candidate.rejectedBecause = why.empty() ? "declined" : why;
-      logVerbose("  layer '" + step.name + "': tactic " + tactic.name +
-                 " rejected: " + candidate.rejectedBecause);
-      reasons +=
-          std::string(reasons.empty() ? "" : "; ") + tactic.name + ": " + candidate.rejectedBecause;
-      step.candidates.push_back(std::move(candidate));
-      continue;
-    }
-    if (kernel->usesLibraries()) KILN_RETURN_IF_ERROR(timing->libraries.createAll());
-    cuda::DeviceBuffer workspace;
-    KILN_RETURN_IF_ERROR(workspace.allocate(kernel->workspaceSize(), "a timing workspace"));
-    cuda::RunContext ctx;
-    ctx.stream = timing->stream.get();
-    ctx.libraries = &timing->libraries;
-    double ms = 0;
-    Status s = medianEventMs(
-        config_.warmupRuns, config_.timingRuns, ctx.stream,
-        [&] { return kernel->run(ins.data(), outs.data(), workspace.data(), ctx); }, ms);
-    if (!s) return s.withContext("timing CUDA tactic " + std::string(tactic.name));
-    candidate.medianMs = ms;
-    logVerbose("  layer '" + step.name + "': tactic " + tactic.name + " " + std::to_string(ms) +
-               " ms");
-    if (ms < best) {
-      best = ms;
-      step.tactic = tactic.name;
-      step.medianMs = ms;
-      step.workspaceBytes = kernel->workspaceSize();
-    }
-    step.candidates.push_back(std::move(candidate));
-  }
-  if (step.tactic.empty()) {
-    return unsupported(std::string("no CUDA implementation of ") + layerTypeName(step.type) +
-                       " accepts this layer (" + (reasons.empty() ? "none exists" : reasons) + ")");
-  }
-  logVerbose(std::string("layer '") + step.name + "' (" + layerTypeName(step.type) + "): chose " +
-             step.tactic + " at " + std::to_string(step.medianMs) + " ms");
-  timingCache_.record(cacheKey, step.tactic, step.medianMs);
-  return Status::ok();
+  cuda::RunContext ctx;
+  ctx.stream = timing->stream.get();
+  ctx.libraries = &timing->libraries;
+  return chooseFastest(
+      step, config, cuda::tacticsFor(step.type), "CUDA",
+      [&](const cuda::Kernel& kernel, double& ms) {
+        if (kernel.usesLibraries()) KILN_RETURN_IF_ERROR(timing->libraries.createAll());
+        cuda::DeviceBuffer workspace;
+        KILN_RETURN_IF_ERROR(workspace.allocate(kernel.workspaceSize(), "a timing workspace"));
+        return medianEventMs(
+            config_.warmupRuns, config_.timingRuns, ctx.stream,
+            [&] { return kernel.run(ins.data(), outs.data(), workspace.data(), ctx); }, ms);
+      });
 }
 
 Status BuildSession::reformatCostCuda(const KernelConfig& config, double& ms) {

@@ -6,6 +6,7 @@
 
 #include "backends/cpu/kernel.h"
 #include "builder/build_session.h"
+#include "builder/tactic_choice.h"
 #include "builder/timing.h"
 #include "core/aligned_buffer.h"
 #include "core/random_fill.h"
@@ -51,72 +52,13 @@ Status BuildSession::chooseTactic(BuildStep& step) {
     outs.push_back(outBuffers.back().data());
   }
 
-  // A timing cache hit for a tactic that still accepts the configuration skips the timing.
-  const std::string cacheKey = config_.timingCachePath.empty() ? "" : TimingCache::key(config);
-  std::string cachedTactic;
-  double cachedMs = 0;
-  if (!cacheKey.empty() && timingCache_.find(cacheKey, cachedTactic, cachedMs)) {
-    const cpu::Tactic* tactic = cpu::findTactic(step.type, cachedTactic);
-    std::string why;
-    std::unique_ptr<cpu::Kernel> kernel = tactic ? tactic->create(config, &why) : nullptr;
-    if (kernel && kernel->workspaceSize() <= config_.maxWorkspaceBytes) {
-      step.tactic = tactic->name;
-      step.medianMs = cachedMs;
-      step.workspaceBytes = kernel->workspaceSize();
-      step.candidates.push_back({tactic->name, cachedMs, ""});
-      logVerbose(std::string("layer '") + step.name + "' (" + layerTypeName(step.type) +
-                 "): chose " + step.tactic + " at " + std::to_string(cachedMs) +
-                 " ms (from the timing cache)");
-      return Status::ok();
-    }
-  }
-
-  double best = std::numeric_limits<double>::infinity();
-  std::string reasons;
-  for (const cpu::Tactic& tactic : cpu::tacticsFor(step.type)) {
-    plan::Candidate candidate;
-    candidate.name = tactic.name;
-    std::string why;
-    std::unique_ptr<cpu::Kernel> kernel = tactic.create(config, &why);
-    if (kernel && kernel->workspaceSize() > config_.maxWorkspaceBytes) {
-      why = "needs " + std::to_string(kernel->workspaceSize()) +
-            " workspace bytes, more than the builder's limit";
-      kernel.reset();
-    }
-    if (!kernel) {
-      candidate.rejectedBecause = why.empty() ? "declined" : why;
-      logVerbose("  layer '" + step.name + "': tactic " + tactic.name +
-                 " rejected: " + candidate.rejectedBecause);
-      reasons +=
-          std::string(reasons.empty() ? "" : "; ") + tactic.name + ": " + candidate.rejectedBecause;
-      step.candidates.push_back(std::move(candidate));
-      continue;
-    }
-    AlignedBuffer workspace(kernel->workspaceSize());
-    double ms = 0;
-    Status s = medianMilliseconds(
-        config_.warmupRuns, config_.timingRuns,
-        [&] { return kernel->run(ins.data(), outs.data(), workspace.data()); }, ms);
-    if (!s) return s.withContext("timing tactic " + std::string(tactic.name));
-    candidate.medianMs = ms;
-    logVerbose("  layer '" + step.name + "': tactic " + tactic.name + " " + std::to_string(ms) +
-               " ms");
-    if (ms < best) {
-      best = ms;
-      step.tactic = tactic.name;
-      step.medianMs = ms;
-      step.workspaceBytes = kernel->workspaceSize();
-    }
-    step.candidates.push_back(std::move(candidate));
-  }
-  if (step.tactic.empty()) {
-    return unsupported(std::string("no CPU implementation of ") + layerTypeName(step.type) +
-                       " accepts this layer (" + (reasons.empty() ? "none exists" : reasons) + ")");
-  }
-  logVerbose(std::string("layer '") + step.name + "' (" + layerTypeName(step.type) + "): chose " +
-             step.tactic + " at " + std::to_string(step.medianMs) + " ms");
-  timingCache_.record(cacheKey, step.tactic, step.medianMs);
-  return Status::ok();
+  return chooseFastest(
+      step, config, cpu::tacticsFor(step.type), "CPU", [&](const cpu::Kernel& kernel, double& ms) {
+        AlignedBuffer workspace(kernel.workspaceSize());
+        return medianMilliseconds(
+            config_.warmupRuns, config_.timingRuns,
+            [&] { return kernel.run(ins.data(), outs.data(), workspace.data()); }, ms);
+      });
 }
 
 Status BuildSession::chooseTactics() {
