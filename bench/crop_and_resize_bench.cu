@@ -427,10 +427,18 @@ std::vector<Row> runCase(const Case& c, int runs, cudaStream_t stream) {
       die(std::string("configurePlugin: ") +
           (plugin->getLastError() ? plugin->getLastError() : "?"));
     std::vector<Copy>& set = isCl ? cl : linear;
+    // The workspace the plugin asks for (a channels-last copy of a linear feature map), as an
+    // engine would allocate it; its pass counts in kiln's time.
+    size_t workspaceBytes = 0;
+    if (plugin->getWorkspaceSize(in.data(), c.nbInputs, &out, 1, &workspaceBytes) !=
+        kiln::kPLUGIN_SUCCESS)
+      die("getWorkspaceSize failed");
+    void* workspace = nullptr;
+    if (workspaceBytes > 0) CHECK_CUDA(cudaMalloc(&workspace, workspaceBytes));
     auto kiln = [&](int i) {
       const void* ins[] = {set[i].feature, boxes, idx};
       void* outs[] = {set[i].output};
-      if (plugin->enqueue(in.data(), &out, ins, outs, nullptr, stream) != kiln::kPLUGIN_SUCCESS)
+      if (plugin->enqueue(in.data(), &out, ins, outs, workspace, stream) != kiln::kPLUGIN_SUCCESS)
         die(std::string("enqueue: ") + (plugin->getLastError() ? plugin->getLastError() : "?"));
     };
     // Check against the baseline on copy 0 (poisoned first).
@@ -454,6 +462,7 @@ std::vector<Row> runCase(const Case& c, int runs, cudaStream_t stream) {
     }
     row.kilnMs = timeMs(copies, runs, stream, kiln);
     plugin->destroy();
+    if (workspace) CHECK_CUDA(cudaFree(workspace));
     const int64_t units = c.C * static_cast<int64_t>(es) / 16;
     if (isCl && (units & (units - 1)) == 0 && c.C * static_cast<int64_t>(es) % 16 == 0) {
       row.writeMs = timeMs(copies, runs, stream, [&](int i) {

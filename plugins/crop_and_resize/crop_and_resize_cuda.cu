@@ -19,6 +19,16 @@
 //   so the output stream does not push the feature map out of L2. Neighbouring pixels of a box
 //   sit in the same block and share corners through L1.
 //
+// * a linear feature map with a workspace (C * element size a multiple of 16; fp32 only with an
+//   output of at least 4x the feature map): kToChannelsLast copies it to channels-last in the
+//   workspace first (32x32 tiles through shared memory), then one of the channels-last kernels
+//   runs on the copy.
+//
+// * channels-last feature map (16-byte vectors) and linear output: kCropPlanes. A block owns a
+//   box's pixels and chunks of 8 channel units, gathers 16-byte corner vectors, stages the
+//   results as [channel][pixel] in shared memory and writes the box's planes, which are
+//   contiguous in the linear output, with coalesced 32-bit stores.
+//
 // * every other combination (linear feature map and/or linear output): kCropPixelLanes.
 //   Consecutive threads own consecutive output pixels of a box (x fastest, then y, then box), so
 //   that a warp's store of one channel is coalesced along x (and across rows and boxes, since a
@@ -145,6 +155,11 @@ struct Params {
   int32_t small;   // pixels < 2^31: 32-bit div/mod
   // kCropTiles: pixels per block (<= kBlock) and log2 of the 16-byte units per pixel.
   int32_t tilePixels, unitsLog2;
+  // kCropPlanes: pixels per box, pixel tiles per box, shared-memory row stride (odd), 16-byte
+  // units per channel chunk, 16-byte units per pixel, whether the output takes 32-bit stores.
+  int32_t boxPixels, tilesPerBox, rowStride, chunkUnits;
+  int32_t unitsPerPixel;
+  int32_t wordOut;
 };
 
 struct Axis {
@@ -407,6 +422,189 @@ __global__ void __launch_bounds__(kBlock, U >= 4 ? 2 : 4) kCropTiles(const Param
   }
 }
 
+// ---- linear feature map -> channels-last copy in the workspace ---------------------------------
+//
+// Image n's [C, H*W] becomes [H*W, C]: 32x32 tiles through shared memory (padded against bank
+// conflicts), read and written along rows of 32 consecutive elements. Plain stores, so the copy
+// stays in L2 for the gather that follows.
+template <class E>
+__global__ void __launch_bounds__(256) kToChannelsLast(const typename E::Raw* __restrict__ in,
+                                                       typename E::Raw* __restrict__ out,
+                                                       int64_t c, int64_t hw) {
+  __shared__ uint32_t tile[32][33];
+  const int64_t n = blockIdx.z;
+  const int64_t s0 = static_cast<int64_t>(blockIdx.x) * 32, c0 = static_cast<int64_t>(blockIdx.y) * 32;
+  const typename E::Raw* src = in + n * c * hw;
+  typename E::Raw* dst = out + n * c * hw;
+  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+#pragma unroll
+  for (int r = ty; r < 32; r += 8) {
+    const int64_t ch = c0 + r, s = s0 + tx;
+    if (ch < c && s < hw) {
+      if constexpr (E::kVec == 4)
+        tile[r][tx] = __float_as_uint(__ldg(src + ch * hw + s));
+      else
+        tile[r][tx] = __ldg(src + ch * hw + s);
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int r = ty; r < 32; r += 8) {
+    const int64_t s = s0 + r, ch = c0 + tx;
+    if (ch < c && s < hw) {
+      if constexpr (E::kVec == 4)
+        dst[s * c + ch] = __uint_as_float(tile[tx][r]);
+      else
+        dst[s * c + ch] = static_cast<typename E::Raw>(tile[tx][r]);
+    }
+  }
+}
+
+// ---- channels-last feature map, linear output: box planes through shared memory ---------------
+//
+// A block owns a tile of up to kBlock pixels of one box (the whole box when crop_h * crop_w <=
+// kBlock) and loops over chunks of chunkUnits 16-byte channel units. Phase 1 (once per block):
+// pixel t's corners and weights into shared memory. Phase 2: item i = (pixel i / chunkUnits,
+// unit i % chunkUnits); a warp covers 4 pixels x 8 units, so each corner load is 128 contiguous
+// bytes; two items per thread per step with all 8 corner loads issued first; the V results go
+// to the chunk's [channel][pixel] staging rows (odd row stride: no bank conflicts). Phase 3: the
+// staged planes are written out. With the whole box in the tile, the chunk's planes are one
+// contiguous run of the linear output (planes (box, c) of crop_h * crop_w elements follow each
+// other), written with coalesced 32-bit streaming stores (2 elements per store in fp16/bf16);
+// otherwise element by element, coalesced along each plane's row.
+template <class E, class B>
+__global__ void __launch_bounds__(kBlock, 4) kCropPlanes(const Params p) {
+  using Raw = typename E::Raw;
+  constexpr int V = E::kVec;
+  __shared__ int4 sOffset[kBlock];  // 16-byte units; x < 0: extrapolate
+  __shared__ float2 sWeight[kBlock];
+  extern __shared__ __align__(16) unsigned char sDynamic[];
+  Raw* sOut = reinterpret_cast<Raw*>(sDynamic);
+
+  const int32_t box = static_cast<int32_t>(blockIdx.x / p.tilesPerBox);
+  const int32_t tile = static_cast<int32_t>(blockIdx.x - static_cast<int64_t>(box) * p.tilesPerBox);
+  const int32_t p0 = tile * kBlock;
+  const int32_t count = min(kBlock, p.boxPixels - p0);
+  const int32_t t = static_cast<int32_t>(threadIdx.x);
+  if (t < count) {
+    const Pixel px = setupPixel<B>(p, static_cast<int64_t>(box) * p.boxPixels + p0 + t);
+    sOffset[t] = px.valid ? make_int4(static_cast<int32_t>(px.tl / V), static_cast<int32_t>(px.tr / V),
+                                      static_cast<int32_t>(px.bl / V), static_cast<int32_t>(px.br / V))
+                          : make_int4(-1, 0, 0, 0);
+    sWeight[t] = make_float2(px.lx, px.ly);
+  }
+  const uint4* __restrict__ f = static_cast<const uint4*>(p.feature);
+  Raw* __restrict__ output = static_cast<Raw*>(p.output);
+  const Raw extrapolated = E::fromFloat(p.extrapolation);
+  const int32_t stride = p.rowStride;
+  const int32_t chunks = (p.unitsPerPixel + p.chunkUnits - 1) / p.chunkUnits;
+  const bool whole = count == p.boxPixels;
+
+  for (int32_t chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
+    __syncthreads();  // phase 1 done / the previous chunk's staging rows written out
+    const int32_t u0 = chunk * p.chunkUnits;
+    const int32_t ub = min(p.chunkUnits, p.unitsPerPixel - u0);
+    const int32_t items = ub * count;
+    // Phase 2.
+    for (int32_t base = t; base < items; base += 2 * kBlock) {
+      uint4 a[2], b[2], c[2], d[2];
+      int32_t q[2], unit[2];
+      bool ok[2];
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        const int32_t i = base + u * kBlock;
+        q[u] = i / ub;
+        unit[u] = i - q[u] * ub;
+        ok[u] = false;
+        if (i < items) {
+          const int4 off = sOffset[q[u]];
+          ok[u] = off.x >= 0;
+          if (ok[u]) {
+            const int32_t g = u0 + unit[u];
+            a[u] = __ldg(f + off.x + g);
+            if (!p.nearest) {
+              b[u] = __ldg(f + off.y + g);
+              c[u] = __ldg(f + off.z + g);
+              d[u] = __ldg(f + off.w + g);
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        const int32_t i = base + u * kBlock;
+        if (i >= items) continue;
+        Raw* row = sOut + unit[u] * V * stride + q[u];
+        if (!ok[u]) {
+#pragma unroll
+          for (int j = 0; j < V; ++j) row[j * stride] = extrapolated;
+          continue;
+        }
+        float v[V];
+        if (p.nearest) {
+          unpack<E>(a[u], v);
+        } else {
+          const float2 w = sWeight[q[u]];
+          float fa[V], fb[V], fc[V], fd[V];
+          unpack<E>(a[u], fa);
+          unpack<E>(b[u], fb);
+          unpack<E>(c[u], fc);
+          unpack<E>(d[u], fd);
+#pragma unroll
+          for (int j = 0; j < V; ++j) v[j] = bilinear(fa[j], fb[j], fc[j], fd[j], w.x, w.y);
+        }
+        if constexpr (V == 4) {
+#pragma unroll
+          for (int j = 0; j < V; ++j) row[j * stride] = v[j];
+        } else {
+#pragma unroll
+          for (int j = 0; j < V; j += 2) {
+            const uint32_t w2 = pack2<E>(v[j], v[j + 1]);
+            row[j * stride] = static_cast<Raw>(w2 & 0xffffu);
+            row[(j + 1) * stride] = static_cast<Raw>(w2 >> 16);
+          }
+        }
+      }
+    }
+    __syncthreads();
+    // Phase 3.
+    const int32_t elements = ub * V * count;
+    Raw* planes = output + (static_cast<int64_t>(box) * p.c + static_cast<int64_t>(u0) * V) * p.boxPixels + p0;
+    if (whole && p.wordOut) {
+      // One contiguous run; element e is (channel e / P, pixel e % P).
+      constexpr int kPer = 4 / static_cast<int>(sizeof(Raw));  // elements per 32-bit store
+      const int32_t P = p.boxPixels;
+      const int32_t step = kPer * kBlock, dc = step / P, dq = step - dc * P;
+      int32_t e = t * kPer;
+      int32_t ch = e / P, q = e - ch * P;
+      uint32_t* words = reinterpret_cast<uint32_t*>(planes);
+      for (; e < elements; e += step) {
+        uint32_t word;
+        if constexpr (kPer == 1) {
+          word = __float_as_uint(sOut[ch * stride + q]);
+        } else {
+          const uint32_t lo = sOut[ch * stride + q];
+          const int32_t q1 = q + 1 == P ? 0 : q + 1, ch1 = q + 1 == P ? ch + 1 : ch;
+          const uint32_t hi = sOut[ch1 * stride + q1];
+          word = lo | (hi << 16);
+        }
+        __stcs(words + e / kPer, word);
+        q += dq;
+        ch += dc;
+        if (q >= P) {
+          q -= P;
+          ++ch;
+        }
+      }
+    } else {
+      for (int32_t e = t; e < elements; e += kBlock) {
+        const int32_t ch = e / count, q = e - ch * count;
+        __stcs(planes + static_cast<int64_t>(ch) * p.boxPixels + q, sOut[ch * stride + q]);
+      }
+    }
+  }
+}
+
 // ---- every other format combination: one pixel per thread, chunks of channels ------------------
 
 // fp32 (16 loads in flight per thread): at least 4 blocks (1024 threads) per SM, at most 64
@@ -487,6 +685,9 @@ __global__ void __launch_bounds__(kBlock, E::kVec == 4 ? 4 : 2) kCropPixelLanes(
 
 // ---- launch ------------------------------------------------------------------------------------
 
+thread_local void* tWorkspace = nullptr;
+thread_local size_t tWorkspaceBytes = 0;
+
 std::string cudaError(const char* what, cudaError_t e) {
   return std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
 }
@@ -503,12 +704,64 @@ std::string launch(const CropAndResizeCudaArgs& a, Params p, cudaStream_t stream
   const int64_t targetThreads = static_cast<int64_t>(std::max(sms, 1)) * 2048 * 4;
   const int64_t maxBlocks = INT_MAX;
   const int64_t es = static_cast<int64_t>(sizeof(typename E::Raw));
-  const bool featureCl = a.featureFormat == TensorFormat::kCHANNELS_LAST;
+  bool featureCl = a.featureFormat == TensorFormat::kCHANNELS_LAST;
+  // A linear feature map goes to channels-last in the workspace first, when there is one.
+  const size_t copyBytes = featureCl ? 0
+                                     : cropAndResizeCudaWorkspaceSize(
+                                           a.featureType, a.featureFormat, a.n, a.c, a.h, a.w,
+                                           p.pixels * a.c);
+  if (copyBytes > 0 && tWorkspace && tWorkspaceBytes >= copyBytes && aligned16(tWorkspace) &&
+      a.n <= 65535 && (a.c + 31) / 32 <= 65535) {
+    const int64_t hw = a.h * a.w;
+    const dim3 grid(static_cast<unsigned>((hw + 31) / 32), static_cast<unsigned>((a.c + 31) / 32),
+                    static_cast<unsigned>(a.n));
+    if ((hw + 31) / 32 <= maxBlocks) {
+      using Raw = typename E::Raw;
+      kToChannelsLast<E><<<grid, 256, 0, stream>>>(static_cast<const Raw*>(a.feature),
+                                                   static_cast<Raw*>(tWorkspace), a.c, hw);
+      p.feature = tWorkspace;
+      p.fsC = 1;
+      p.fsH = a.w * a.c;
+      p.fsW = a.c;
+      featureCl = true;
+    }
+  }
+  const void* featurePtr = p.feature;
   const bool outputCl = a.outputFormat == TensorFormat::kCHANNELS_LAST;
   const bool rowBytes16 = (a.c * es) % 16 == 0;
-  p.vecIn = featureCl && rowBytes16 && aligned16(a.feature);
+  p.vecIn = featureCl && rowBytes16 && aligned16(featurePtr);
   p.vecOut = outputCl && rowBytes16 && aligned16(a.output);
 
+  if (featureCl && !outputCl && p.vecIn && a.c % E::kVec == 0 &&
+      a.n * a.h * a.w * (a.c / E::kVec) < (int64_t{1} << 31) &&
+      a.c * a.cropHeight * a.cropWidth < (int64_t{1} << 31)) {
+    const int64_t boxPixels = static_cast<int64_t>(a.cropHeight) * a.cropWidth;
+    const int64_t tiles = (boxPixels + kBlock - 1) / kBlock;
+    const int64_t units = a.c / E::kVec;
+    const int64_t chunkUnits = std::min<int64_t>(8, units);
+    const int64_t chunks = (units + chunkUnits - 1) / chunkUnits;
+    const int64_t tilePixels = std::min<int64_t>(boxPixels, kBlock);
+    p.boxPixels = static_cast<int32_t>(boxPixels);
+    p.tilesPerBox = static_cast<int32_t>(tiles);
+    p.rowStride = static_cast<int32_t>(tilePixels | 1);
+    p.chunkUnits = static_cast<int32_t>(chunkUnits);
+    p.unitsPerPixel = static_cast<int32_t>(units);
+    p.wordOut = (reinterpret_cast<uintptr_t>(a.output) & 3u) == 0 ? 1 : 0;
+    const int64_t blocksX = a.numBoxes * tiles;
+    if (blocksX <= maxBlocks) {
+      // Chunks of a block share its phase-1 setup; split them over gridDim.y only as far as
+      // needed for a few waves.
+      const int64_t wanted = static_cast<int64_t>(std::max(sms, 1)) * 32;
+      int64_t rows = std::clamp<int64_t>((wanted + blocksX - 1) / blocksX, 1, std::min<int64_t>(chunks, 65535));
+      rows = (chunks + (chunks + rows - 1) / rows - 1) / ((chunks + rows - 1) / rows);  // even split
+      const size_t smem = static_cast<size_t>(chunkUnits * E::kVec * p.rowStride) * sizeof(typename E::Raw);
+      const dim3 grid(static_cast<unsigned>(blocksX), static_cast<unsigned>(rows));
+      kCropPlanes<E, B><<<grid, kBlock, smem, stream>>>(p);
+      e = cudaGetLastError();
+      if (e != cudaSuccess) return cudaError("CropAndResize kernel launch", e);
+      return {};
+    }
+  }
   if (featureCl && outputCl && p.vecIn && p.vecOut) {
     const int64_t units = a.c / E::kVec;
     // Offsets in 16-byte units must fit in int32.
@@ -568,6 +821,34 @@ std::string launchWithBoxes(const CropAndResizeCudaArgs& a, const Params& p, cud
 }
 
 }  // namespace
+
+size_t cropAndResizeCudaWorkspaceSize(DataType type, TensorFormat featureFormat, int64_t n,
+                                      int64_t c, int64_t h, int64_t w, int64_t outputElements) {
+  if (featureFormat != TensorFormat::kLINEAR) return 0;
+  if (type != DataType::kFLOAT && type != DataType::kHALF && type != DataType::kBF16) return 0;
+  const int64_t es = type == DataType::kFLOAT ? 4 : 2;
+  if (n <= 0 || c <= 0 || h <= 0 || w <= 0 || (c * es) % 16 != 0) return 0;
+  int64_t elements = 1;
+  for (int64_t d : {n, c, h, w})
+    if (__builtin_mul_overflow(elements, d, &elements)) return 0;
+  // fp16/bf16: the scalar gather costs per element, the copy always paid off on the H200.
+  // fp32: only where the gather dominates (output >= 4x the feature map); with output about
+  // the feature map's size the copy cost more than it saved in one of two cases measured
+  // (bench/RESULTS.md).
+  if (es == 4 && outputElements / 4 < elements) return 0;
+  return static_cast<size_t>(elements) * static_cast<size_t>(es);
+}
+
+CropAndResizeCudaWorkspace::CropAndResizeCudaWorkspace(void* ptr, size_t bytes) noexcept
+    : previousPtr_(tWorkspace), previousBytes_(tWorkspaceBytes) {
+  tWorkspace = ptr;
+  tWorkspaceBytes = ptr ? bytes : 0;
+}
+
+CropAndResizeCudaWorkspace::~CropAndResizeCudaWorkspace() {
+  tWorkspace = previousPtr_;
+  tWorkspaceBytes = previousBytes_;
+}
 
 std::string cropAndResizeCuda(const CropAndResizeCudaArgs& a, void* stream) {
   auto isFloat = [](DataType t) {

@@ -4,6 +4,8 @@
 // toolkit.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "crop_and_resize_cpu.h"
@@ -19,6 +21,30 @@ using CropAndResizeCudaArgs = CropAndResizeCpuArgs;
 // Asynchronous: no allocation, no synchronisation, so it can be captured in a CUDA graph.
 // A zero-size output launches nothing. Returns "" on success, else what went wrong (an argument
 // the kernel cannot take, or the launch error from cudaGetLastError).
+// With a workspace (below) and a linear feature map whose C * element size is a multiple of 16
+// (fp32: and an output of at least 4x its size), the feature map is first transposed to channels-last in the workspace (one coalesced pass),
+// then gathered with 16-byte vectors; without one, the linear kernel gathers scalars.
 std::string cropAndResizeCuda(const CropAndResizeCudaArgs& args, void* stream);
+
+// Bytes of device workspace cropAndResizeCuda can use for a feature map of this type, format and
+// [n, c, h, w] and an output of `outputElements` (0 where it uses none: channels-last, C *
+// element size not a multiple of 16, or fp32 with an output under 4x the feature map's size).
+size_t cropAndResizeCudaWorkspaceSize(DataType type, TensorFormat featureFormat, int64_t n,
+                                      int64_t c, int64_t h, int64_t w, int64_t outputElements);
+
+// While one of these lives, cropAndResizeCuda calls made on this thread may use `bytes` of device
+// workspace at `ptr` (the plugin's enqueue sets it around its checks). The previous one is
+// restored on destruction. A null or too small workspace: the kernel runs without it.
+class CropAndResizeCudaWorkspace {
+ public:
+  CropAndResizeCudaWorkspace(void* ptr, size_t bytes) noexcept;
+  ~CropAndResizeCudaWorkspace();
+  CropAndResizeCudaWorkspace(const CropAndResizeCudaWorkspace&) = delete;
+  CropAndResizeCudaWorkspace& operator=(const CropAndResizeCudaWorkspace&) = delete;
+
+ private:
+  void* previousPtr_;
+  size_t previousBytes_;
+};
 
 }  // namespace kiln::plugins

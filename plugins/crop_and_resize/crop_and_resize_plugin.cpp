@@ -1,6 +1,9 @@
 #include "crop_and_resize_plugin.h"
 
 #include "crop_and_resize_serial.h"
+#if defined(KILN_PLUGINS_CUDA) && KILN_PLUGINS_CUDA
+#include "crop_and_resize_cuda.h"
+#endif
 
 namespace kiln::plugins {
 namespace {
@@ -35,6 +38,21 @@ bool knownDims(const Dims& d) {
     if (d.d[i] < 0) return false;
   return true;
 }
+
+#if defined(KILN_PLUGINS_CUDA) && KILN_PLUGINS_CUDA
+// The CUDA kernel's workspace for a [N,C,H,W] feature map (known dims) and this output.
+size_t cudaWorkspaceBytes(const PluginTensorDesc& feature, const PluginTensorDesc& output) {
+  if (output.dims.nbDims < 0 || output.dims.nbDims > Dims::kMaxDims) return 0;
+  int64_t outputElements = 1;
+  for (int32_t i = 0; i < output.dims.nbDims; ++i)
+    if (output.dims.d[i] < 0 ||
+        __builtin_mul_overflow(outputElements, output.dims.d[i], &outputElements))
+      return 0;
+  return cropAndResizeCudaWorkspaceSize(feature.type, feature.format, feature.dims.d[0],
+                                        feature.dims.d[1], feature.dims.d[2], feature.dims.d[3],
+                                        outputElements);
+}
+#endif
 
 const char* tensorName(int32_t index, int32_t nbInputs) {
   static const char* const kTwo[] = {"feature_maps", "rois", "output"};
@@ -196,12 +214,23 @@ int32_t CropAndResizePlugin::configurePlugin(const PluginTensorDesc* inputs, int
   }
 }
 
-int32_t CropAndResizePlugin::getWorkspaceSize(const PluginTensorDesc*, int32_t,
-                                              const PluginTensorDesc*, int32_t,
+int32_t CropAndResizePlugin::getWorkspaceSize(const PluginTensorDesc* inputs, int32_t nbInputs,
+                                              const PluginTensorDesc* outputs, int32_t nbOutputs,
                                               size_t* bytes) const noexcept {
   if (!bytes) return fail(kPLUGIN_INVALID_ARGUMENT, "getWorkspaceSize", "null result pointer");
-  // The CPU kernel keeps its two small per-box tables on the heap; the CUDA kernel needs none.
+  // The CPU kernel keeps its two small per-box tables on the heap. The CUDA kernel can use a
+  // channels-last copy of a linear feature map (unknown dims: none, it then runs without).
   *bytes = 0;
+#if defined(KILN_PLUGINS_CUDA) && KILN_PLUGINS_CUDA
+  if (inputs && nbInputs >= 1 && inputs[0].device == DeviceKind::kCUDA &&
+      inputs[0].dims.nbDims == 4 && knownDims(inputs[0].dims) && outputs && nbOutputs >= 1)
+    *bytes = cudaWorkspaceBytes(inputs[0], outputs[0]);
+#else
+  (void)inputs;
+  (void)nbInputs;
+  (void)outputs;
+  (void)nbOutputs;
+#endif
   return kPLUGIN_SUCCESS;
 }
 
@@ -242,9 +271,20 @@ IPlugin* CropAndResizePlugin::clone() const noexcept {
 
 int32_t CropAndResizePlugin::enqueue(const PluginTensorDesc* inputDesc,
                                      const PluginTensorDesc* outputDesc, const void* const* inputs,
-                                     void* const* outputs, void* /*workspace*/,
+                                     void* const* outputs, void* workspace,
                                      Stream stream) noexcept {
   try {
+#if defined(KILN_PLUGINS_CUDA) && KILN_PLUGINS_CUDA
+    // The workspace getWorkspaceSize asked for, for the CUDA kernel (these dims are at most the
+    // ones it was sized for).
+    size_t bytes = 0;
+    if (workspace && inputDesc && outputDesc && config_.device == DeviceKind::kCUDA &&
+        inputDesc[0].dims.nbDims == 4 && knownDims(inputDesc[0].dims))
+      bytes = cudaWorkspaceBytes(inputDesc[0], outputDesc[0]);
+    const CropAndResizeCudaWorkspace scope(bytes ? workspace : nullptr, bytes);
+#else
+    (void)workspace;
+#endif
     return enqueueChecked(inputDesc, outputDesc, inputs, outputs, stream);
   } catch (...) {
     return fail(kPLUGIN_FAILURE, "enqueue", "out of memory");

@@ -314,6 +314,9 @@ struct CudaRunOptions {
   int64_t featureOffsetElements = 0;  // shift the feature map (and output) off 16-byte alignment
   int64_t outputOffsetElements = 0;
   bool graph = false;  // capture the enqueue in a CUDA graph and launch that
+  // Give the enqueue the workspace getWorkspaceSize asks for (poisoned); false: none, so the
+  // kernel runs without (a linear feature map is then gathered in place).
+  bool workspace = true;
 };
 
 // Copies the inputs to the device, poisons the output, enqueues `plugin` on a fresh stream and
@@ -342,12 +345,20 @@ void runCuda(IPlugin& plugin, const Problem& p, const CudaRunOptions& options,
   ASSERT_CUDA(cudaMalloc(&out.ptr, outBytes + outOffset + 1));
   ASSERT_CUDA(cudaMemset(out.ptr, 0xff, outBytes + outOffset + 1));  // poison: NaN in every type
   void* outs[] = {static_cast<char*>(out.ptr) + outOffset};
+  DeviceBuffer workspace;
+  size_t workspaceBytes = 0;
+  ASSERT_EQ(plugin.getWorkspaceSize(t.inDescs.data(), p.nbInputs, &t.outDesc, 1, &workspaceBytes),
+            kPLUGIN_SUCCESS);
+  if (options.workspace && workspaceBytes > 0) {
+    ASSERT_CUDA(cudaMalloc(&workspace.ptr, workspaceBytes));
+    ASSERT_CUDA(cudaMemset(workspace.ptr, 0xff, workspaceBytes));
+  }
   CudaStream s;
   ASSERT_CUDA(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
   if (options.graph) {
     ASSERT_CUDA(cudaStreamBeginCapture(s.stream, cudaStreamCaptureModeThreadLocal));
     const int32_t status =
-        plugin.enqueue(t.inDescs.data(), &t.outDesc, ins.data(), outs, nullptr, s.stream);
+        plugin.enqueue(t.inDescs.data(), &t.outDesc, ins.data(), outs, workspace.ptr, s.stream);
     cudaGraph_t graph = nullptr;
     const cudaError_t end = cudaStreamEndCapture(s.stream, &graph);
     ASSERT_EQ(status, kPLUGIN_SUCCESS) << lastError(&plugin);
@@ -362,8 +373,9 @@ void runCuda(IPlugin& plugin, const Problem& p, const CudaRunOptions& options,
     ASSERT_CUDA(launch);
     ASSERT_CUDA(sync);
   } else {
-    ASSERT_EQ(plugin.enqueue(t.inDescs.data(), &t.outDesc, ins.data(), outs, nullptr, s.stream),
-              kPLUGIN_SUCCESS)
+    ASSERT_EQ(
+        plugin.enqueue(t.inDescs.data(), &t.outDesc, ins.data(), outs, workspace.ptr, s.stream),
+        kPLUGIN_SUCCESS)
         << lastError(&plugin);
     ASSERT_CUDA(cudaStreamSynchronize(s.stream));
   }
@@ -452,7 +464,9 @@ class CropAndResizeCudaTest : public SeededTest {
             if (nbInputs == 2 && of == CL) continue;  // rank-5 output: linear only
             for (bool nearest : {false, true})
               for (int i = 0; i < cases; ++i) {
-                check(randomProblem(rng_, nbInputs, type, boxesType, ff, of, nearest));
+                CudaRunOptions o;
+                o.workspace = i != 0;  // the first case without workspace
+                check(randomProblem(rng_, nbInputs, type, boxesType, ff, of, nearest), o);
                 if (HasFailure()) return;  // one case's report is enough
               }
           }
@@ -489,6 +503,32 @@ TEST_F(CropAndResizeCudaTest, MisalignedBuffersAndOddChannels) {
             check(p, o);
             if (HasFailure()) return;
           }
+        }
+}
+
+// Crops of more than 256 pixels (a box's pixels split over several blocks of the planes
+// kernel), channel counts of several 8-unit chunks and a partial one, with and without workspace.
+TEST_F(CropAndResizeCudaTest, LargeCropsAndManyChannels) {
+  const auto L = TensorFormat::kLINEAR, CL = TensorFormat::kCHANNELS_LAST;
+  for (DataType type : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16})
+    for (TensorFormat ff : {L, CL})
+      for (int nbInputs : {2, 3})
+        for (bool workspace : {true, false}) {
+          Problem p = randomProblem(rng_, nbInputs, type, DataType::kFLOAT, ff, L, false);
+          p.ch = 17;
+          p.cw = 20;
+          p.C = type == DataType::kFLOAT ? 72 : 80;  // 18 or 10 units: 3 or 2 chunks
+          p.H = 9;
+          p.W = 11;
+          p.image.assign(static_cast<size_t>(p.N * p.C * p.H * p.W), 0.0f);
+          std::uniform_real_distribution<float> value(-8.0f, 8.0f);
+          for (float& v : p.image) v = roundTo(type, value(rng_));
+          for (float& v : p.image)
+            if (v == 0.0f) v = 1.25f;
+          CudaRunOptions o;
+          o.workspace = workspace;
+          check(p, o);
+          if (HasFailure()) return;
         }
 }
 
