@@ -34,14 +34,14 @@
 
 namespace {
 
-#define CHECK_CUDA(call)                                                                        \
-  do {                                                                                          \
-    const cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) {                                                                    \
+#define CHECK_CUDA(call)                                                                      \
+  do {                                                                                        \
+    const cudaError_t e_ = (call);                                                            \
+    if (e_ != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "error: %s failed at %s:%d: %s (%s)\n", #call, __FILE__, __LINE__, \
-                   cudaGetErrorName(e_), cudaGetErrorString(e_));                               \
-      std::exit(1);                                                                             \
-    }                                                                                           \
+                   cudaGetErrorName(e_), cudaGetErrorString(e_));                             \
+      std::exit(1);                                                                           \
+    }                                                                                         \
   } while (0)
 
 [[noreturn]] void die(const std::string& message) {
@@ -181,9 +181,9 @@ __global__ void gatherOnly(const uint4* feature, const float* boxes, const int32
     const int right = min(max(static_cast<int>(ceilf(ix)), 0), W - 1);
     const int rowU = W << unitsLog2;
     const int base = n * H * rowU;
-    off[t] = make_int4(base + top * rowU + (left << unitsLog2), base + top * rowU + (right << unitsLog2),
-                       base + bottom * rowU + (left << unitsLog2),
-                       base + bottom * rowU + (right << unitsLog2));
+    off[t] = make_int4(
+        base + top * rowU + (left << unitsLog2), base + top * rowU + (right << unitsLog2),
+        base + bottom * rowU + (left << unitsLog2), base + bottom * rowU + (right << unitsLog2));
   }
   __syncthreads();
   const int total = count << unitsLog2, mask = (1 << unitsLog2) - 1;
@@ -193,8 +193,8 @@ __global__ void gatherOnly(const uint4* feature, const float* boxes, const int32
     const int u = i & mask;
     const uint4 a = __ldg(feature + o.x + u), b = __ldg(feature + o.y + u),
                 c = __ldg(feature + o.z + u), d = __ldg(feature + o.w + u);
-    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^
-           d.z ^ d.w;
+    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^
+           d.w;
   }
   if (acc == 0x7fc00001u) sink[0] = make_uint4(acc, 0, 0, 0);  // (practically) never
 }
@@ -384,8 +384,8 @@ std::vector<Row> runCase(const Case& c, int runs, cudaStream_t stream) {
   const double baselineMs = timeMs(copies, runs, stream, baseline);
   baseline(0);
   std::vector<uint8_t> want(outBytes);
-  CHECK_CUDA(cudaMemcpyAsync(want.data(), linear[0].output, outBytes, cudaMemcpyDeviceToHost,
-                             stream));
+  CHECK_CUDA(
+      cudaMemcpyAsync(want.data(), linear[0].output, outBytes, cudaMemcpyDeviceToHost, stream));
   CHECK_CUDA(cudaStreamSynchronize(stream));
 
   std::vector<Row> rows;
@@ -402,8 +402,7 @@ std::vector<Row> runCase(const Case& c, int runs, cudaStream_t stream) {
                             kiln::TensorFormat::kLINEAR));
       out = cudaDesc(makeDims({c.N, c.boxes, c.C, c.crop, c.crop}), T, outFormat);
     } else {
-      in.push_back(
-          cudaDesc(makeDims({K, 4}), kiln::DataType::kFLOAT, kiln::TensorFormat::kLINEAR));
+      in.push_back(cudaDesc(makeDims({K, 4}), kiln::DataType::kFLOAT, kiln::TensorFormat::kLINEAR));
       in.push_back(cudaDesc(makeDims({K}), kiln::DataType::kINT32, kiln::TensorFormat::kLINEAR));
       out = cudaDesc(makeDims({K, c.C, c.crop, c.crop}), T, outFormat);
     }
@@ -414,7 +413,8 @@ std::vector<Row> runCase(const Case& c, int runs, cudaStream_t stream) {
     const kiln::PluginField fields[] = {
         {"crop_height", &crop, kiln::PluginFieldType::kINT32, 1},
         {"crop_width", &crop, kiln::PluginFieldType::kINT32, 1},
-        {"method", method, kiln::PluginFieldType::kSTRING, static_cast<int32_t>(std::strlen(method))},
+        {"method", method, kiln::PluginFieldType::kSTRING,
+         static_cast<int32_t>(std::strlen(method))},
         {"extrapolation_value", &extrapolation, kiln::PluginFieldType::kFLOAT32, 1}};
     const kiln::PluginFieldCollection fc{4, fields};
     kiln::IPluginCreator* creator = cropCreator();
@@ -445,7 +445,8 @@ std::vector<Row> runCase(const Case& c, int runs, cudaStream_t stream) {
     CHECK_CUDA(cudaMemsetAsync(set[0].output, 0xff, outBytes, stream));
     kiln(0);
     std::vector<uint8_t> got(outBytes);
-    CHECK_CUDA(cudaMemcpyAsync(got.data(), set[0].output, outBytes, cudaMemcpyDeviceToHost, stream));
+    CHECK_CUDA(
+        cudaMemcpyAsync(got.data(), set[0].output, outBytes, cudaMemcpyDeviceToHost, stream));
     CHECK_CUDA(cudaStreamSynchronize(stream));
     Row row;
     row.checked = true;
@@ -540,8 +541,10 @@ int main(int argc, char** argv) {
     } else if (a == "--types" && i + 1 < argc) {
       typeFilter = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--runs N] [--torch-results FILE] [--csv FILE] "
-                   "[--cases abc] [--types fp32,fp16,bf16]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--runs N] [--torch-results FILE] [--csv FILE] "
+                   "[--cases abc] [--types fp32,fp16,bf16]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -587,19 +590,21 @@ int main(int argc, char** argv) {
     f << "case,type,format,kiln_ms,baseline_ms,roi_align_ms,floor_bytes,copy_bw,max_diff\n";
     for (const Row& r : rows) {
       const auto t = torch.find(r.caseName + "," + r.type + "," + r.format);
-      f << r.caseName << "," << r.type << "," << r.format << "," << r.kilnMs << ","
-        << r.baselineMs << "," << (t == torch.end() ? 0.0 : t->second) << "," << r.floorBytes
-        << "," << copyBw << "," << r.maxDiff << "\n";
+      f << r.caseName << "," << r.type << "," << r.format << "," << r.kilnMs << "," << r.baselineMs
+        << "," << (t == torch.end() ? 0.0 : t->second) << "," << r.floorBytes << "," << copyBw
+        << "," << r.maxDiff << "\n";
     }
   }
 
   // The table, last.
-  std::printf("\nCropAndResize on %s (sm_%d%d, %d SMs, %.0f MiB L2); copy bandwidth %.0f GB/s "
-              "(D2D, read + written); median of %d runs, inputs rotated\n",
-              prop.name, prop.major, prop.minor, prop.multiProcessorCount,
-              prop.l2CacheSize / 1048576.0, copyBw / 1e9, runs);
-  std::printf("%%copy = (feature-map + output bytes) / time / copy bandwidth. baseline: one thread "
-              "per output element, linear (TensorRT cropAndResizePlugin scheme).\n");
+  std::printf(
+      "\nCropAndResize on %s (sm_%d%d, %d SMs, %.0f MiB L2); copy bandwidth %.0f GB/s "
+      "(D2D, read + written); median of %d runs, inputs rotated\n",
+      prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize / 1048576.0,
+      copyBw / 1e9, runs);
+  std::printf(
+      "%%copy = (feature-map + output bytes) / time / copy bandwidth. baseline: one thread "
+      "per output element, linear (TensorRT cropAndResizePlugin scheme).\n");
   bool allMatch = true;
   for (const Case& c : run) {
     std::printf("\n(%s) %s\n", c.name.c_str(), c.label.c_str());
@@ -620,15 +625,16 @@ int main(int argc, char** argv) {
       char check[64];
       std::snprintf(check, sizeof check, "%s (max diff %g)", match ? "same" : "DIFFERS", r.maxDiff);
       std::printf("%-5s %-14s %9.1f %9.4f %6.1f%% | %9.4f %6.1f%% %7.2fx | %s | %s%s\n",
-                  r.type.c_str(), r.format.c_str(), r.floorBytes / 1e6, r.kilnMs, pk,
-                  r.baselineMs, pb, r.baselineMs / r.kilnMs, roi, check, r.note.c_str());
+                  r.type.c_str(), r.format.c_str(), r.floorBytes / 1e6, r.kilnMs, pk, r.baselineMs,
+                  pb, r.baselineMs / r.kilnMs, roi, check, r.note.c_str());
     }
     bool header = false;
     for (const Row& r : rows) {
       if (r.caseName != c.name || r.writeMs <= 0) continue;
       if (!header) {
-        std::printf("  ceilings (channels-last, same run): write-only = output bytes written once; "
-                    "gather-only = 4 corner vectors per output pixel read, nothing stored\n");
+        std::printf(
+            "  ceilings (channels-last, same run): write-only = output bytes written once; "
+            "gather-only = 4 corner vectors per output pixel read, nothing stored\n");
         std::printf("  %-5s %9s %9s %8s %10s | %9s %8s %11s | %9s %10s\n", "type", "out MB",
                     "write ms", "GB/s", "floor%copy", "gather ms", "gathr MB", "gather GB/s",
                     "kiln ms", "kiln/write");

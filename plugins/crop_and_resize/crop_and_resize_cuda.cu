@@ -10,7 +10,8 @@
 //   into shared memory, then streams the tile's contiguous output with 16-byte streaming stores
 //   (see the kernel).
 //
-// * other channels-last in and out (odd C, misaligned buffers): kCropChannelGroups. A group of `lanes`
+// * other channels-last in and out (odd C, misaligned buffers): kCropChannelGroups. A group of
+// `lanes`
 //   threads (a power of two up to 32) owns one output pixel (box, y, x). Every lane computes the
 //   pixel's corner offsets and weights once, then the group streams the C channels: lane l takes
 //   channel units l, l + lanes, ... where a unit is one 16-byte vector (4 fp32 or 8 fp16/bf16
@@ -69,7 +70,9 @@ struct F16 {
   using Raw = unsigned short;
   static constexpr int kVec = 8;
   static constexpr bool kBf16 = false;
-  static __device__ __forceinline__ float toFloat(Raw r) { return __half2float(__ushort_as_half(r)); }
+  static __device__ __forceinline__ float toFloat(Raw r) {
+    return __half2float(__ushort_as_half(r));
+  }
   static __device__ __forceinline__ Raw fromFloat(float v) {
     return __half_as_ushort(__float2half_rn(v));
   }
@@ -168,8 +171,8 @@ struct Axis {
   float lerp;
 };
 
-__device__ __forceinline__ Axis sampleAxis(float c1, float c2, int64_t size, int32_t crop, int32_t i,
-                                           bool nearest) {
+__device__ __forceinline__ Axis sampleAxis(float c1, float c2, int64_t size, int32_t crop,
+                                           int32_t i, bool nearest) {
   const float last = static_cast<float>(size - 1);
   float in;
   if (crop > 1) {
@@ -360,17 +363,19 @@ __global__ void __launch_bounds__(kBlock) kCropChannelGroups(const Params p) {
 // per vector written, mostly L2 hits), which bench/RESULTS.md measures as a ceiling.
 template <class E, class B, int U>
 __global__ void __launch_bounds__(kBlock, U >= 4 ? 2 : 4) kCropTiles(const Params p) {
-  __shared__ int4 sOffset[kBlock];   // corner offsets in 16-byte units; x < 0: extrapolate
+  __shared__ int4 sOffset[kBlock];    // corner offsets in 16-byte units; x < 0: extrapolate
   __shared__ float2 sWeight[kBlock];  // (lx, ly)
   const int64_t tile0 = static_cast<int64_t>(blockIdx.x) * p.tilePixels;
-  const int32_t count = static_cast<int32_t>(min(static_cast<int64_t>(p.tilePixels), p.pixels - tile0));
+  const int32_t count =
+      static_cast<int32_t>(min(static_cast<int64_t>(p.tilePixels), p.pixels - tile0));
   const int32_t t = static_cast<int32_t>(threadIdx.x);
   if (t < count) {
     const Pixel px = setupPixel<B>(p, tile0 + t);
     constexpr int V = E::kVec;
-    sOffset[t] = px.valid ? make_int4(static_cast<int32_t>(px.tl / V), static_cast<int32_t>(px.tr / V),
-                                      static_cast<int32_t>(px.bl / V), static_cast<int32_t>(px.br / V))
-                          : make_int4(-1, 0, 0, 0);
+    sOffset[t] = px.valid
+                     ? make_int4(static_cast<int32_t>(px.tl / V), static_cast<int32_t>(px.tr / V),
+                                 static_cast<int32_t>(px.bl / V), static_cast<int32_t>(px.br / V))
+                     : make_int4(-1, 0, 0, 0);
     sWeight[t] = make_float2(px.lx, px.ly);
   }
   __syncthreads();
@@ -428,12 +433,13 @@ __global__ void __launch_bounds__(kBlock, U >= 4 ? 2 : 4) kCropTiles(const Param
 // conflicts), read and written along rows of 32 consecutive elements. Plain stores, so the copy
 // stays in L2 for the gather that follows.
 template <class E>
-__global__ void __launch_bounds__(256) kToChannelsLast(const typename E::Raw* __restrict__ in,
-                                                       typename E::Raw* __restrict__ out,
-                                                       int64_t c, int64_t hw) {
+__global__ void __launch_bounds__(256)
+    kToChannelsLast(const typename E::Raw* __restrict__ in, typename E::Raw* __restrict__ out,
+                    int64_t c, int64_t hw) {
   __shared__ uint32_t tile[32][33];
   const int64_t n = blockIdx.z;
-  const int64_t s0 = static_cast<int64_t>(blockIdx.x) * 32, c0 = static_cast<int64_t>(blockIdx.y) * 32;
+  const int64_t s0 = static_cast<int64_t>(blockIdx.x) * 32,
+                c0 = static_cast<int64_t>(blockIdx.y) * 32;
   const typename E::Raw* src = in + n * c * hw;
   typename E::Raw* dst = out + n * c * hw;
   const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
@@ -488,9 +494,10 @@ __global__ void __launch_bounds__(kBlock, 4) kCropPlanes(const Params p) {
   const int32_t t = static_cast<int32_t>(threadIdx.x);
   if (t < count) {
     const Pixel px = setupPixel<B>(p, static_cast<int64_t>(box) * p.boxPixels + p0 + t);
-    sOffset[t] = px.valid ? make_int4(static_cast<int32_t>(px.tl / V), static_cast<int32_t>(px.tr / V),
-                                      static_cast<int32_t>(px.bl / V), static_cast<int32_t>(px.br / V))
-                          : make_int4(-1, 0, 0, 0);
+    sOffset[t] = px.valid
+                     ? make_int4(static_cast<int32_t>(px.tl / V), static_cast<int32_t>(px.tr / V),
+                                 static_cast<int32_t>(px.bl / V), static_cast<int32_t>(px.br / V))
+                     : make_int4(-1, 0, 0, 0);
     sWeight[t] = make_float2(px.lx, px.ly);
   }
   const uint4* __restrict__ f = static_cast<const uint4*>(p.feature);
@@ -569,7 +576,9 @@ __global__ void __launch_bounds__(kBlock, 4) kCropPlanes(const Params p) {
     __syncthreads();
     // Phase 3.
     const int32_t elements = ub * V * count;
-    Raw* planes = output + (static_cast<int64_t>(box) * p.c + static_cast<int64_t>(u0) * V) * p.boxPixels + p0;
+    Raw* planes = output +
+                  (static_cast<int64_t>(box) * p.c + static_cast<int64_t>(u0) * V) * p.boxPixels +
+                  p0;
     if (whole && p.wordOut) {
       // One contiguous run; element e is (channel e / P, pixel e % P).
       constexpr int kPer = 4 / static_cast<int>(sizeof(Raw));  // elements per 32-bit store
@@ -685,9 +694,6 @@ __global__ void __launch_bounds__(kBlock, E::kVec == 4 ? 4 : 2) kCropPixelLanes(
 
 // ---- launch ------------------------------------------------------------------------------------
 
-thread_local void* tWorkspace = nullptr;
-thread_local size_t tWorkspaceBytes = 0;
-
 std::string cudaError(const char* what, cudaError_t e) {
   return std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
 }
@@ -695,7 +701,8 @@ std::string cudaError(const char* what, cudaError_t e) {
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 template <class E, class B>
-std::string launch(const CropAndResizeCudaArgs& a, Params p, cudaStream_t stream) {
+std::string launch(const CropAndResizeCudaArgs& a, Params p, void* workspace, size_t workspaceBytes,
+                   cudaStream_t stream) {
   int device = 0, sms = 0;
   cudaError_t e = cudaGetDevice(&device);
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
@@ -706,11 +713,11 @@ std::string launch(const CropAndResizeCudaArgs& a, Params p, cudaStream_t stream
   const int64_t es = static_cast<int64_t>(sizeof(typename E::Raw));
   bool featureCl = a.featureFormat == TensorFormat::kCHANNELS_LAST;
   // A linear feature map goes to channels-last in the workspace first, when there is one.
-  const size_t copyBytes = featureCl ? 0
-                                     : cropAndResizeCudaWorkspaceSize(
-                                           a.featureType, a.featureFormat, a.n, a.c, a.h, a.w,
-                                           p.pixels * a.c);
-  if (copyBytes > 0 && tWorkspace && tWorkspaceBytes >= copyBytes && aligned16(tWorkspace) &&
+  const size_t copyBytes = featureCl
+                               ? 0
+                               : cropAndResizeCudaWorkspaceSize(a.featureType, a.featureFormat, a.n,
+                                                                a.c, a.h, a.w, p.pixels * a.c);
+  if (copyBytes > 0 && workspace && workspaceBytes >= copyBytes && aligned16(workspace) &&
       a.n <= 65535 && (a.c + 31) / 32 <= 65535) {
     const int64_t hw = a.h * a.w;
     const dim3 grid(static_cast<unsigned>((hw + 31) / 32), static_cast<unsigned>((a.c + 31) / 32),
@@ -718,8 +725,8 @@ std::string launch(const CropAndResizeCudaArgs& a, Params p, cudaStream_t stream
     if ((hw + 31) / 32 <= maxBlocks) {
       using Raw = typename E::Raw;
       kToChannelsLast<E><<<grid, 256, 0, stream>>>(static_cast<const Raw*>(a.feature),
-                                                   static_cast<Raw*>(tWorkspace), a.c, hw);
-      p.feature = tWorkspace;
+                                                   static_cast<Raw*>(workspace), a.c, hw);
+      p.feature = workspace;
       p.fsC = 1;
       p.fsH = a.w * a.c;
       p.fsW = a.c;
@@ -752,9 +759,12 @@ std::string launch(const CropAndResizeCudaArgs& a, Params p, cudaStream_t stream
       // Chunks of a block share its phase-1 setup; split them over gridDim.y only as far as
       // needed for a few waves.
       const int64_t wanted = static_cast<int64_t>(std::max(sms, 1)) * 32;
-      int64_t rows = std::clamp<int64_t>((wanted + blocksX - 1) / blocksX, 1, std::min<int64_t>(chunks, 65535));
-      rows = (chunks + (chunks + rows - 1) / rows - 1) / ((chunks + rows - 1) / rows);  // even split
-      const size_t smem = static_cast<size_t>(chunkUnits * E::kVec * p.rowStride) * sizeof(typename E::Raw);
+      int64_t rows = std::clamp<int64_t>((wanted + blocksX - 1) / blocksX, 1,
+                                         std::min<int64_t>(chunks, 65535));
+      rows =
+          (chunks + (chunks + rows - 1) / rows - 1) / ((chunks + rows - 1) / rows);  // even split
+      const size_t smem =
+          static_cast<size_t>(chunkUnits * E::kVec * p.rowStride) * sizeof(typename E::Raw);
       const dim3 grid(static_cast<unsigned>(blocksX), static_cast<unsigned>(rows));
       kCropPlanes<E, B><<<grid, kBlock, smem, stream>>>(p);
       e = cudaGetLastError();
@@ -798,9 +808,8 @@ std::string launch(const CropAndResizeCudaArgs& a, Params p, cudaStream_t stream
     p.chunks = (a.c + E::kVec - 1) / E::kVec;
     const int64_t blocks = std::min((p.pixels + kBlock - 1) / kBlock, maxBlocks);
     // Chunk rows in parallel (gridDim.y) only as far as needed to fill the device.
-    const int64_t rows =
-        std::clamp<int64_t>(targetThreads / std::max<int64_t>(blocks * kBlock, 1), 1,
-                            std::min<int64_t>(p.chunks, 65535));
+    const int64_t rows = std::clamp<int64_t>(targetThreads / std::max<int64_t>(blocks * kBlock, 1),
+                                             1, std::min<int64_t>(p.chunks, 65535));
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(rows));
     if (featureCl)
       kCropPixelLanes<E, B, true, false><<<grid, kBlock, 0, stream>>>(p);
@@ -815,9 +824,10 @@ std::string launch(const CropAndResizeCudaArgs& a, Params p, cudaStream_t stream
 }
 
 template <class E>
-std::string launchWithBoxes(const CropAndResizeCudaArgs& a, const Params& p, cudaStream_t s) {
-  if (a.boxesType == DataType::kFLOAT) return launch<E, F32>(a, p, s);
-  return launch<E, E>(a, p, s);
+std::string launchWithBoxes(const CropAndResizeCudaArgs& a, const Params& p, void* workspace,
+                            size_t workspaceBytes, cudaStream_t s) {
+  if (a.boxesType == DataType::kFLOAT) return launch<E, F32>(a, p, workspace, workspaceBytes, s);
+  return launch<E, E>(a, p, workspace, workspaceBytes, s);
 }
 
 }  // namespace
@@ -839,18 +849,8 @@ size_t cropAndResizeCudaWorkspaceSize(DataType type, TensorFormat featureFormat,
   return static_cast<size_t>(elements) * static_cast<size_t>(es);
 }
 
-CropAndResizeCudaWorkspace::CropAndResizeCudaWorkspace(void* ptr, size_t bytes) noexcept
-    : previousPtr_(tWorkspace), previousBytes_(tWorkspaceBytes) {
-  tWorkspace = ptr;
-  tWorkspaceBytes = ptr ? bytes : 0;
-}
-
-CropAndResizeCudaWorkspace::~CropAndResizeCudaWorkspace() {
-  tWorkspace = previousPtr_;
-  tWorkspaceBytes = previousBytes_;
-}
-
-std::string cropAndResizeCuda(const CropAndResizeCudaArgs& a, void* stream) {
+std::string cropAndResizeCuda(const CropAndResizeCudaArgs& a, void* workspace,
+                              size_t workspaceBytes, void* stream) {
   auto isFloat = [](DataType t) {
     return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16;
   };
@@ -899,11 +899,11 @@ std::string cropAndResizeCuda(const CropAndResizeCudaArgs& a, void* stream) {
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   switch (a.featureType) {
     case DataType::kHALF:
-      return launchWithBoxes<F16>(a, p, s);
+      return launchWithBoxes<F16>(a, p, workspace, workspaceBytes, s);
     case DataType::kBF16:
-      return launchWithBoxes<BF16>(a, p, s);
+      return launchWithBoxes<BF16>(a, p, workspace, workspaceBytes, s);
     default:
-      return launchWithBoxes<F32>(a, p, s);
+      return launchWithBoxes<F32>(a, p, workspace, workspaceBytes, s);
   }
 }
 

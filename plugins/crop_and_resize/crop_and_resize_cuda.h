@@ -21,10 +21,14 @@ using CropAndResizeCudaArgs = CropAndResizeCpuArgs;
 // Asynchronous: no allocation, no synchronisation, so it can be captured in a CUDA graph.
 // A zero-size output launches nothing. Returns "" on success, else what went wrong (an argument
 // the kernel cannot take, or the launch error from cudaGetLastError).
-// With a workspace (below) and a linear feature map whose C * element size is a multiple of 16
-// (fp32: and an output of at least 4x its size), the feature map is first transposed to channels-last in the workspace (one coalesced pass),
-// then gathered with 16-byte vectors; without one, the linear kernel gathers scalars.
-std::string cropAndResizeCuda(const CropAndResizeCudaArgs& args, void* stream);
+// With a workspace and a linear feature map whose C * element size is a multiple of 16
+// (fp32: and an output of at least 4x its size), the feature map is first transposed to
+// channels-last in the workspace (one coalesced pass), then gathered with 16-byte vectors; without
+// one, the linear kernel gathers scalars. `workspace` (device memory, `workspaceBytes` long; may be
+// null) is the plugin's enqueue workspace; a null or too small one makes the kernel run without the
+// channels-last copy.
+std::string cropAndResizeCuda(const CropAndResizeCudaArgs& args, void* workspace,
+                              size_t workspaceBytes, void* stream);
 
 // Bytes of device workspace cropAndResizeCuda can use for a feature map of this type, format and
 // [n, c, h, w] and an output of `outputElements` (0 where it uses none: channels-last, C *
@@ -32,19 +36,22 @@ std::string cropAndResizeCuda(const CropAndResizeCudaArgs& args, void* stream);
 size_t cropAndResizeCudaWorkspaceSize(DataType type, TensorFormat featureFormat, int64_t n,
                                       int64_t c, int64_t h, int64_t w, int64_t outputElements);
 
-// While one of these lives, cropAndResizeCuda calls made on this thread may use `bytes` of device
-// workspace at `ptr` (the plugin's enqueue sets it around its checks). The previous one is
-// restored on destruction. A null or too small workspace: the kernel runs without it.
-class CropAndResizeCudaWorkspace {
- public:
-  CropAndResizeCudaWorkspace(void* ptr, size_t bytes) noexcept;
-  ~CropAndResizeCudaWorkspace();
-  CropAndResizeCudaWorkspace(const CropAndResizeCudaWorkspace&) = delete;
-  CropAndResizeCudaWorkspace& operator=(const CropAndResizeCudaWorkspace&) = delete;
-
- private:
-  void* previousPtr_;
-  size_t previousBytes_;
-};
+// The same for a [N,C,H,W] feature map's desc and the output's desc: what getWorkspaceSize()
+// reports and enqueue() hands the kernel (0 for unknown or negative dims).
+inline size_t cropAndResizeCudaWorkspaceSize(const PluginTensorDesc& feature,
+                                             const PluginTensorDesc& output) {
+  if (feature.dims.nbDims != 4 || output.dims.nbDims < 0 || output.dims.nbDims > Dims::kMaxDims)
+    return 0;
+  for (int32_t i = 0; i < 4; ++i)
+    if (feature.dims.d[i] < 0) return 0;
+  int64_t outputElements = 1;
+  for (int32_t i = 0; i < output.dims.nbDims; ++i)
+    if (output.dims.d[i] < 0 ||
+        __builtin_mul_overflow(outputElements, output.dims.d[i], &outputElements))
+      return 0;
+  return cropAndResizeCudaWorkspaceSize(feature.type, feature.format, feature.dims.d[0],
+                                        feature.dims.d[1], feature.dims.d[2], feature.dims.d[3],
+                                        outputElements);
+}
 
 }  // namespace kiln::plugins

@@ -32,7 +32,7 @@ bool elementCount(const Dims& d, int64_t& count) {
 int32_t CropAndResizePlugin::enqueueChecked(const PluginTensorDesc* inputDesc,
                                             const PluginTensorDesc* outputDesc,
                                             const void* const* inputs, void* const* outputs,
-                                            Stream stream) {
+                                            void* workspace, Stream stream) {
   const char* kMethod = "enqueue";
   if (!config_.configured())
     return fail(kPLUGIN_FAILURE, kMethod,
@@ -110,13 +110,17 @@ int32_t CropAndResizePlugin::enqueueChecked(const PluginTensorDesc* inputDesc,
 
   if (config_.device == DeviceKind::kCUDA) {
 #if defined(KILN_PLUGINS_CUDA) && KILN_PLUGINS_CUDA
-    error = cropAndResizeCuda(a, stream);
+    // The workspace getWorkspaceSize() asked for: these dims are the ones it was sized for.
+    const size_t workspaceBytes =
+        workspace ? cropAndResizeCudaWorkspaceSize(inputDesc[0], outputDesc[0]) : 0;
+    error = cropAndResizeCuda(a, workspace, workspaceBytes, stream);
     if (!error.empty()) return fail(kPLUGIN_FAILURE, kMethod, error);
     return kPLUGIN_SUCCESS;
 #else
     return fail(kPLUGIN_UNSUPPORTED, kMethod, "this plugin library was built without CUDA");
 #endif
   }
+  (void)workspace;
   (void)stream;  // the CPU kernel runs synchronously
   CropAndResizeCpuReport report;
   if (!cropAndResizeCpu(a, report)) return fail(kPLUGIN_FAILURE, kMethod, "out of memory");

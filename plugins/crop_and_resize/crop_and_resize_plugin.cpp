@@ -39,21 +39,6 @@ bool knownDims(const Dims& d) {
   return true;
 }
 
-#if defined(KILN_PLUGINS_CUDA) && KILN_PLUGINS_CUDA
-// The CUDA kernel's workspace for a [N,C,H,W] feature map (known dims) and this output.
-size_t cudaWorkspaceBytes(const PluginTensorDesc& feature, const PluginTensorDesc& output) {
-  if (output.dims.nbDims < 0 || output.dims.nbDims > Dims::kMaxDims) return 0;
-  int64_t outputElements = 1;
-  for (int32_t i = 0; i < output.dims.nbDims; ++i)
-    if (output.dims.d[i] < 0 ||
-        __builtin_mul_overflow(outputElements, output.dims.d[i], &outputElements))
-      return 0;
-  return cropAndResizeCudaWorkspaceSize(feature.type, feature.format, feature.dims.d[0],
-                                        feature.dims.d[1], feature.dims.d[2], feature.dims.d[3],
-                                        outputElements);
-}
-#endif
-
 const char* tensorName(int32_t index, int32_t nbInputs) {
   static const char* const kTwo[] = {"feature_maps", "rois", "output"};
   static const char* const kThree[] = {"image", "boxes", "box_indices", "output"};
@@ -224,7 +209,7 @@ int32_t CropAndResizePlugin::getWorkspaceSize(const PluginTensorDesc* inputs, in
 #if defined(KILN_PLUGINS_CUDA) && KILN_PLUGINS_CUDA
   if (inputs && nbInputs >= 1 && inputs[0].device == DeviceKind::kCUDA &&
       inputs[0].dims.nbDims == 4 && knownDims(inputs[0].dims) && outputs && nbOutputs >= 1)
-    *bytes = cudaWorkspaceBytes(inputs[0], outputs[0]);
+    *bytes = cropAndResizeCudaWorkspaceSize(inputs[0], outputs[0]);
 #else
   (void)inputs;
   (void)nbInputs;
@@ -274,18 +259,7 @@ int32_t CropAndResizePlugin::enqueue(const PluginTensorDesc* inputDesc,
                                      void* const* outputs, void* workspace,
                                      Stream stream) noexcept {
   try {
-#if defined(KILN_PLUGINS_CUDA) && KILN_PLUGINS_CUDA
-    // The workspace getWorkspaceSize asked for, for the CUDA kernel (these dims are at most the
-    // ones it was sized for).
-    size_t bytes = 0;
-    if (workspace && inputDesc && outputDesc && config_.device == DeviceKind::kCUDA &&
-        inputDesc[0].dims.nbDims == 4 && knownDims(inputDesc[0].dims))
-      bytes = cudaWorkspaceBytes(inputDesc[0], outputDesc[0]);
-    const CropAndResizeCudaWorkspace scope(bytes ? workspace : nullptr, bytes);
-#else
-    (void)workspace;
-#endif
-    return enqueueChecked(inputDesc, outputDesc, inputs, outputs, stream);
+    return enqueueChecked(inputDesc, outputDesc, inputs, outputs, workspace, stream);
   } catch (...) {
     return fail(kPLUGIN_FAILURE, "enqueue", "out of memory");
   }

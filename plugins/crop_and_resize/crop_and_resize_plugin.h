@@ -56,8 +56,10 @@ class CropAndResizePlugin final : public IPlugin {
   int32_t fail(int32_t code, const char* method, const std::string& message) const noexcept;
   // Checks the tensors against the configuration, then runs the CPU kernel or (kCUDA) launches
   // the CUDA kernel on `stream`.
+  // `workspace` is the getWorkspaceSize() bytes for these tensors (the CUDA path may use it).
   int32_t enqueueChecked(const PluginTensorDesc* inputDesc, const PluginTensorDesc* outputDesc,
-                         const void* const* inputs, void* const* outputs, Stream stream);
+                         const void* const* inputs, void* const* outputs, void* workspace,
+                         Stream stream);
 
   std::string layerName_;
   std::string namespace_;
