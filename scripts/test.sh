@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds kiln and runs every test: a Release pass, then the whole suite again under
 # AddressSanitizer + UndefinedBehaviorSanitizer (at -O1, as ASan recommends; it also compiles
-# faster, which keeps CI well inside its time). KILN_TSAN=1 adds a ThreadSanitizer pass over
+# faster, which keeps CI well inside its time; that pass builds without the CUDA backend, whose
+# device code compute-sanitizer checks on a GPU instead: scripts/gpu-check.sh). GPU tests (ctest
+# label `gpu`) skip with their reason where there is no GPU. KILN_TSAN=1 adds a ThreadSanitizer pass over
 # the concurrency tests; KILN_SKIP_ASAN=1 skips the sanitizer pass (quick local runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
