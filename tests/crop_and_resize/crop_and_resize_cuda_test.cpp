@@ -26,11 +26,11 @@
 namespace kiln::crop_test {
 namespace {
 
-#define ASSERT_CUDA(call)                                                                    \
-  do {                                                                                       \
-    const cudaError_t e_ = (call);                                                           \
-    ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorName(e_) << " ("              \
-                               << cudaGetErrorString(e_) << ")";                             \
+#define ASSERT_CUDA(call)                                                       \
+  do {                                                                          \
+    const cudaError_t e_ = (call);                                              \
+    ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorName(e_) << " (" \
+                               << cudaGetErrorString(e_) << ")";                \
   } while (0)
 
 // "" when a GPU is usable, else why not.
@@ -116,8 +116,8 @@ std::string describe(const Problem& p) {
          " K=" + std::to_string(p.K) + " crop " + std::to_string(p.ch) + "x" +
          std::to_string(p.cw) + (p.nearest ? " nearest" : " bilinear") + ", " +
          dataTypeName(p.type) + " boxes " + dataTypeName(p.boxesType) + ", " +
-         formatName(p.featureFormat) + " -> " + formatName(p.outputFormat) +
-         ", extrapolation " + std::to_string(p.extrapolation);
+         formatName(p.featureFormat) + " -> " + formatName(p.outputFormat) + ", extrapolation " +
+         std::to_string(p.extrapolation);
 }
 
 // A box of one of the cases §5 singles out (normalised y1, x1, y2, x2).
@@ -146,9 +146,9 @@ void randomBox(std::mt19937& rng, float* b) {
       break;
     }
     case 5:  // NaN or infinity in one coordinate
-      b[rng() % 4] = (rng() & 1) ? std::numeric_limits<float>::quiet_NaN()
-                                 : ((rng() & 1) ? 1.0f : -1.0f) *
-                                       std::numeric_limits<float>::infinity();
+      b[rng() % 4] = (rng() & 1)
+                         ? std::numeric_limits<float>::quiet_NaN()
+                         : ((rng() & 1) ? 1.0f : -1.0f) * std::numeric_limits<float>::infinity();
       break;
     case 6: {  // zero extent along an axis
       const int axis = rng() & 1;
@@ -187,9 +187,9 @@ Problem randomProblem(std::mt19937& rng, int nbInputs, DataType type, DataType b
     p.H = std::min<int64_t>(p.H, 8);
     p.W = std::min<int64_t>(p.W, 8);
   }
-  p.extrapolation = pick(0, 5) == 0 ? std::numeric_limits<float>::quiet_NaN()
-                                    : roundTo(type, std::uniform_real_distribution<float>(
-                                                        -50.0f, 50.0f)(rng));
+  p.extrapolation = pick(0, 5) == 0
+                        ? std::numeric_limits<float>::quiet_NaN()
+                        : roundTo(type, std::uniform_real_distribution<float>(-50.0f, 50.0f)(rng));
   if (p.extrapolation == 0.0f) p.extrapolation = 3.5f;
   std::uniform_real_distribution<float> value(-8.0f, 8.0f);
   p.image.resize(static_cast<size_t>(p.N * p.C * p.H * p.W));
@@ -580,8 +580,9 @@ TEST_F(CropAndResizeCudaTest, HandWorkedValues) {
 // The whole lifecycle on CUDA tensors: the 44 serialized bytes keep the device, the engine
 // object from them and its context clone run the CUDA kernel.
 TEST_F(CropAndResizeCudaTest, SerializedConfigurationRunsOnCuda) {
-  const Problem p = randomProblem(rng_, 3, DataType::kBF16, DataType::kBF16,
-                                  TensorFormat::kCHANNELS_LAST, TensorFormat::kCHANNELS_LAST, false);
+  const Problem p =
+      randomProblem(rng_, 3, DataType::kBF16, DataType::kBF16, TensorFormat::kCHANNELS_LAST,
+                    TensorFormat::kCHANNELS_LAST, false);
   SCOPED_TRACE(describe(p));
   const std::vector<uint8_t> want = runCpu(p);
   const Tensors t = tensorsOf(p, DeviceKind::kCUDA);
