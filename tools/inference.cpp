@@ -158,30 +158,9 @@ Status runContextsCuda(IEngine& engine, const std::vector<HostTensor>& inputs, i
 }
 #endif
 
-}  // namespace
-
-Status runContexts(IEngine& engine, const std::vector<HostTensor>& inputs, int contexts,
-                   int iterations, std::vector<HostTensor>& outputs, bool cudaGraph) {
-  if (contexts < 1 || iterations < 1) return invalidArgument("contexts and runs must be >= 1");
-  if (std::string(engine.getTarget()).rfind("cuda", 0) == 0) {
-#if KILN_HAVE_CUDA
-    std::vector<std::vector<HostTensor>> all;
-    KILN_RETURN_IF_ERROR(runContextsCuda(engine, inputs, contexts, iterations, cudaGraph, all));
-    for (int c = 1; c < contexts; ++c) {
-      for (size_t o = 0; o < all[0].size(); ++o) {
-        if (all[c][o].data != all[0][o].data) {
-          return internalError("contexts 0 and " + std::to_string(c) + " disagree on output '" +
-                               all[0][o].name + "'");
-        }
-      }
-    }
-    outputs = std::move(all[0]);
-    return Status::ok();
-#else
-    return unsupported("a CUDA plan needs a kiln built with CUDA");
-#endif
-  }
-  if (cudaGraph) return invalidArgument("--cuda-graph needs a CUDA plan (--device cuda)");
+// CPU engines: each context on its own thread over its own copy of the inputs.
+Status runContextsCpu(IEngine& engine, const std::vector<HostTensor>& inputs, int contexts,
+                      int iterations, std::vector<std::vector<HostTensor>>& all) {
   struct Run {
     std::unique_ptr<IExecutionContext> context;
     std::vector<HostTensor> inputs;  // each context reads its own copy
@@ -210,16 +189,36 @@ Status runContexts(IEngine& engine, const std::vector<HostTensor>& inputs, int c
   for (std::thread& t : threads) t.join();
   for (int c = 0; c < contexts; ++c) {
     if (!runs[c].status) return runs[c].status.withContext("context " + std::to_string(c));
+    all.push_back(std::move(runs[c].outputs));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status runContexts(IEngine& engine, const std::vector<HostTensor>& inputs, int contexts,
+                   int iterations, std::vector<HostTensor>& outputs, bool cudaGraph) {
+  if (contexts < 1 || iterations < 1) return invalidArgument("contexts and runs must be >= 1");
+  std::vector<std::vector<HostTensor>> all;  // per context, its outputs
+  if (std::string(engine.getTarget()).rfind("cuda", 0) == 0) {
+#if KILN_HAVE_CUDA
+    KILN_RETURN_IF_ERROR(runContextsCuda(engine, inputs, contexts, iterations, cudaGraph, all));
+#else
+    return unsupported("a CUDA plan needs a kiln built with CUDA");
+#endif
+  } else {
+    if (cudaGraph) return invalidArgument("--cuda-graph needs a CUDA plan (--device cuda)");
+    KILN_RETURN_IF_ERROR(runContextsCpu(engine, inputs, contexts, iterations, all));
   }
   for (int c = 1; c < contexts; ++c) {
-    for (size_t o = 0; o < runs[0].outputs.size(); ++o) {
-      if (runs[c].outputs[o].data != runs[0].outputs[o].data) {
+    for (size_t o = 0; o < all[0].size(); ++o) {
+      if (all[c][o].data != all[0][o].data) {
         return internalError("contexts 0 and " + std::to_string(c) + " disagree on output '" +
-                             runs[0].outputs[o].name + "'");
+                             all[0][o].name + "'");
       }
     }
   }
-  outputs = std::move(runs[0].outputs);
+  outputs = std::move(all[0]);
   return Status::ok();
 }
 

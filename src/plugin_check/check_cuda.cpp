@@ -6,7 +6,8 @@
 #include "plugin_check/check_internal.h"
 
 #if KILN_HAVE_CUDA
-#include <cuda_runtime_api.h>
+#include "backends/cuda/device.h"
+#include "backends/cuda/graph.h"
 #endif
 
 namespace kiln::check {
@@ -14,23 +15,14 @@ namespace kiln::check {
 #if KILN_HAVE_CUDA
 namespace {
 
-Status cudaOk(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return Status::ok();
-  return deviceError(std::string(what) + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
-}
-
-// Device memory of one context: inputs and outputs, freed at scope exit.
+// Device memory of one context's inputs and outputs (kiln's own RAII buffers).
 struct DeviceBuffers {
-  std::vector<void*> inputs, outputs;
-  ~DeviceBuffers() {
-    for (void* p : inputs) cudaFree(p);
-    for (void* p : outputs) cudaFree(p);
-  }
+  std::vector<cuda::DeviceBuffer> inputs, outputs;
 };
 
 // Bytes to allocate for a tensor: never 0, so that every tensor has a distinct valid address.
 size_t allocBytes(const HostTensor& t) {
-  const int64_t n = tensorBytes(t.dims, t.type);
+  const int64_t n = plan::tensorBytes(t.dims, t.type);
   return n > 0 ? static_cast<size_t>(n) : 256;
 }
 
@@ -38,67 +30,48 @@ Status setUpContext(IEngine& engine, const std::vector<HostTensor>& inputs,
                     const std::vector<HostTensor>& outputShapes,
                     std::unique_ptr<IExecutionContext>& context, DeviceBuffers& buffers) {
   KILN_RETURN_IF_ERROR(engine.createExecutionContext(context));
-  for (const HostTensor& t : inputs) {
-    void* p = nullptr;
-    KILN_RETURN_IF_ERROR(cudaOk(cudaMalloc(&p, allocBytes(t)), "cudaMalloc (input)"));
-    buffers.inputs.push_back(p);
-    if (!t.bytes.empty())
-      KILN_RETURN_IF_ERROR(
-          cudaOk(cudaMemcpy(p, t.bytes.data(), t.bytes.size(), cudaMemcpyHostToDevice),
-                 "cudaMemcpy (input)"));
-    KILN_RETURN_IF_ERROR(context->setTensorAddress(t.name.c_str(), p));
+  buffers.inputs.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const HostTensor& t = inputs[i];
+    KILN_RETURN_IF_ERROR(buffers.inputs[i].allocate(allocBytes(t), "input " + t.name));
+    KILN_RETURN_IF_ERROR(
+        cuda::copyToDevice(buffers.inputs[i].data(), t.bytes.data(), t.bytes.size()));
+    KILN_RETURN_IF_ERROR(context->setTensorAddress(t.name.c_str(), buffers.inputs[i].data()));
   }
-  for (const HostTensor& t : outputShapes) {
-    void* p = nullptr;
-    KILN_RETURN_IF_ERROR(cudaOk(cudaMalloc(&p, allocBytes(t)), "cudaMalloc (output)"));
-    buffers.outputs.push_back(p);
-    KILN_RETURN_IF_ERROR(context->setTensorAddress(t.name.c_str(), p));
+  buffers.outputs.resize(outputShapes.size());
+  for (size_t o = 0; o < outputShapes.size(); ++o) {
+    const HostTensor& t = outputShapes[o];
+    KILN_RETURN_IF_ERROR(buffers.outputs[o].allocate(allocBytes(t), "output " + t.name));
+    KILN_RETURN_IF_ERROR(context->setTensorAddress(t.name.c_str(), buffers.outputs[o].data()));
   }
   return Status::ok();
 }
 
 // Fills the outputs with 0xFF (NaN for floats) so that an output the plugin never writes shows.
-Status poisonOutputs(const std::vector<HostTensor>& outputShapes, const DeviceBuffers& buffers,
-                     cudaStream_t stream) {
-  for (size_t o = 0; o < outputShapes.size(); ++o)
-    KILN_RETURN_IF_ERROR(
-        cudaOk(cudaMemsetAsync(buffers.outputs[o], 0xFF, allocBytes(outputShapes[o]), stream),
-               "cudaMemsetAsync"));
+Status poisonOutputs(const DeviceBuffers& buffers, void* stream) {
+  for (const cuda::DeviceBuffer& b : buffers.outputs)
+    KILN_RETURN_IF_ERROR(cuda::fillBytesAsync(b.data(), 0xFF, b.size(), stream));
   return Status::ok();
 }
 
 Status readOutputs(const std::vector<HostTensor>& outputShapes, const DeviceBuffers& buffers,
-                   cudaStream_t stream, std::vector<std::vector<uint8_t>>& out) {
+                   void* stream, std::vector<std::vector<uint8_t>>& out) {
   out.assign(outputShapes.size(), {});
   for (size_t o = 0; o < outputShapes.size(); ++o) {
-    const int64_t n = tensorBytes(outputShapes[o].dims, outputShapes[o].type);
+    const int64_t n = plan::tensorBytes(outputShapes[o].dims, outputShapes[o].type);
     out[o].resize(n > 0 ? static_cast<size_t>(n) : 0);
-    if (!out[o].empty())
-      KILN_RETURN_IF_ERROR(cudaOk(cudaMemcpyAsync(out[o].data(), buffers.outputs[o], out[o].size(),
-                                                  cudaMemcpyDeviceToHost, stream),
-                                  "cudaMemcpyAsync (output)"));
+    KILN_RETURN_IF_ERROR(
+        cuda::copyAsync(out[o].data(), buffers.outputs[o].data(), out[o].size(), stream));
   }
-  return cudaOk(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return cuda::synchronize(stream);
 }
-
-struct StreamHolder {
-  cudaStream_t stream = nullptr;
-  ~StreamHolder() {
-    if (stream) cudaStreamDestroy(stream);
-  }
-};
 
 }  // namespace
 
 bool cudaAvailable(int device, std::string& why) {
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    why = std::string("no CUDA GPU: cudaGetDeviceCount: ") + cudaGetErrorString(e);
-    return false;
-  }
+  const int count = cuda::deviceCount();
   if (count == 0) {
-    why = "no CUDA GPU: cudaGetDeviceCount returned 0";
+    why = "no CUDA GPU: " + cuda::noDeviceReason();
     return false;
   }
   if (device < 0 || device >= count) {
@@ -111,14 +84,13 @@ bool cudaAvailable(int device, std::string& why) {
 Status runContextsCuda(int device, IEngine& engine, const std::vector<HostTensor>& inputs,
                        const std::vector<HostTensor>& outputShapes, int contexts, int iterations,
                        std::vector<RunOutputs>& outputs) {
-  KILN_RETURN_IF_ERROR(cudaOk(cudaSetDevice(device), "cudaSetDevice"));
+  KILN_RETURN_IF_ERROR(cuda::setDevice(device));
   std::vector<std::unique_ptr<IExecutionContext>> ctx(contexts);
   std::vector<DeviceBuffers> buffers(contexts);
-  std::vector<StreamHolder> streams(contexts);
+  std::vector<cuda::StreamHandle> streams(contexts);
   for (int c = 0; c < contexts; ++c) {
     KILN_RETURN_IF_ERROR(setUpContext(engine, inputs, outputShapes, ctx[c], buffers[c]));
-    KILN_RETURN_IF_ERROR(cudaOk(
-        cudaStreamCreateWithFlags(&streams[c].stream, cudaStreamNonBlocking), "cudaStreamCreate"));
+    KILN_RETURN_IF_ERROR(streams[c].create());
   }
   outputs.assign(contexts, RunOutputs(iterations));
   std::vector<Status> results(contexts);
@@ -126,13 +98,14 @@ Status runContextsCuda(int device, IEngine& engine, const std::vector<HostTensor
   std::vector<std::thread> threads;
   for (int c = 0; c < contexts; ++c) {
     threads.emplace_back([&, c] {
-      Status s = cudaOk(cudaSetDevice(device), "cudaSetDevice");
+      Status s = cuda::setDevice(device);
       ready.fetch_add(1);
       while (ready.load() < contexts) std::this_thread::yield();  // start together
+      void* stream = streams[c].get();
       for (int i = 0; s && i < iterations; ++i) {
-        s = poisonOutputs(outputShapes, buffers[c], streams[c].stream);
-        if (s) s = ctx[c]->enqueue(streams[c].stream);
-        if (s) s = readOutputs(outputShapes, buffers[c], streams[c].stream, outputs[c][i]);
+        s = poisonOutputs(buffers[c], stream);
+        if (s) s = ctx[c]->enqueue(stream);
+        if (s) s = readOutputs(outputShapes, buffers[c], stream, outputs[c][i]);
       }
       results[c] = s;
     });
@@ -147,47 +120,29 @@ Status runCudaGraph(int device, IEngine& engine, const std::vector<HostTensor>& 
                     const std::vector<HostTensor>& outputShapes,
                     std::vector<std::vector<uint8_t>>& directOut,
                     std::vector<std::vector<uint8_t>>& graphOut) {
-  KILN_RETURN_IF_ERROR(cudaOk(cudaSetDevice(device), "cudaSetDevice"));
+  KILN_RETURN_IF_ERROR(cuda::setDevice(device));
   std::unique_ptr<IExecutionContext> ctx;
   DeviceBuffers buffers;
-  StreamHolder stream;
+  cuda::StreamHandle stream;
   KILN_RETURN_IF_ERROR(setUpContext(engine, inputs, outputShapes, ctx, buffers));
-  KILN_RETURN_IF_ERROR(
-      cudaOk(cudaStreamCreateWithFlags(&stream.stream, cudaStreamNonBlocking), "cudaStreamCreate"));
+  KILN_RETURN_IF_ERROR(stream.create());
+  void* s = stream.get();
   // A direct enqueue first (the first enqueue may set things up lazily; capture comes after).
-  KILN_RETURN_IF_ERROR(poisonOutputs(outputShapes, buffers, stream.stream));
-  KILN_RETURN_IF_ERROR(ctx->enqueue(stream.stream).withContext("direct enqueue"));
-  KILN_RETURN_IF_ERROR(readOutputs(outputShapes, buffers, stream.stream, directOut));
-  KILN_RETURN_IF_ERROR(poisonOutputs(outputShapes, buffers, stream.stream));
-  KILN_RETURN_IF_ERROR(cudaOk(cudaStreamSynchronize(stream.stream), "cudaStreamSynchronize"));
+  KILN_RETURN_IF_ERROR(poisonOutputs(buffers, s));
+  KILN_RETURN_IF_ERROR(ctx->enqueue(s).withContext("direct enqueue"));
+  KILN_RETURN_IF_ERROR(readOutputs(outputShapes, buffers, s, directOut));
+  KILN_RETURN_IF_ERROR(poisonOutputs(buffers, s));
+  KILN_RETURN_IF_ERROR(cuda::synchronize(s));
 
-  KILN_RETURN_IF_ERROR(
-      cudaOk(cudaStreamBeginCapture(stream.stream, cudaStreamCaptureModeThreadLocal),
-             "cudaStreamBeginCapture"));
-  Status enqueued = ctx->enqueue(stream.stream);
-  cudaGraph_t graph = nullptr;
-  const cudaError_t ended = cudaStreamEndCapture(stream.stream, &graph);
-  if (!enqueued) {
-    if (graph) cudaGraphDestroy(graph);
-    return enqueued.withContext("enqueue while capturing a CUDA graph");
-  }
-  if (ended != cudaSuccess) {
-    cudaGetLastError();  // clear a sticky capture error
-    return cudaOk(ended,
-                  "cudaStreamEndCapture (the enqueue did something a graph cannot hold, "
-                  "such as a synchronous copy or a device allocation)");
-  }
-  cudaGraphExec_t exec = nullptr;
-  Status s = cudaOk(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  cuda::CapturedGraph graph;
+  KILN_RETURN_IF_ERROR(graph.capture(s, [&] { return ctx->enqueue(s); }));
   // Replay twice: a graph must be replayable, not only launchable once.
-  for (int r = 0; s && r < 2; ++r) {
-    s = poisonOutputs(outputShapes, buffers, stream.stream);
-    if (s) s = cudaOk(cudaGraphLaunch(exec, stream.stream), "cudaGraphLaunch");
-    if (s) s = readOutputs(outputShapes, buffers, stream.stream, graphOut);
+  for (int r = 0; r < 2; ++r) {
+    KILN_RETURN_IF_ERROR(poisonOutputs(buffers, s));
+    KILN_RETURN_IF_ERROR(graph.launch(s));
+    KILN_RETURN_IF_ERROR(readOutputs(outputShapes, buffers, s, graphOut));
   }
-  if (exec) cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  return s;
+  return Status::ok();
 }
 
 #else  // !KILN_HAVE_CUDA

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/plan.h"
 #include "kiln/plugin_check.h"
 #include "kiln/runtime.h"
 #include "kiln/status.h"
@@ -39,7 +40,5 @@ Status runCudaGraph(int device, IEngine& engine, const std::vector<HostTensor>& 
                     const std::vector<HostTensor>& outputShapes,
                     std::vector<std::vector<uint8_t>>& directOut,
                     std::vector<std::vector<uint8_t>>& graphOut);
-
-int64_t tensorBytes(const Dims& dims, DataType type);
 
 }  // namespace kiln::check

@@ -40,12 +40,6 @@ namespace kiln {
 
 namespace check {
 
-int64_t tensorBytes(const Dims& dims, DataType type) {
-  const int64_t n = volume(dims);
-  if (n < 0) return -1;
-  return n * static_cast<int64_t>(dataTypeSize(type));
-}
-
 Status runContextsCpu(IEngine& engine, const std::vector<HostTensor>& inputs,
                       const std::vector<HostTensor>& outputShapes, int contexts, int iterations,
                       std::vector<RunOutputs>& outputs) {
@@ -64,7 +58,7 @@ Status runContextsCpu(IEngine& engine, const std::vector<HostTensor>& inputs,
       KILN_RETURN_IF_ERROR(s.ctx->setTensorAddress(t.name.c_str(), s.in.back().data()));
     }
     for (const HostTensor& t : outputShapes) {
-      const int64_t n = tensorBytes(t.dims, t.type);
+      const int64_t n = plan::tensorBytes(t.dims, t.type);
       s.out.emplace_back(std::max<int64_t>(n, 64));
       KILN_RETURN_IF_ERROR(s.ctx->setTensorAddress(t.name.c_str(), s.out.back().data()));
     }
@@ -85,7 +79,7 @@ Status runContextsCpu(IEngine& engine, const std::vector<HostTensor>& inputs,
         if (!st) break;
         auto& got = outputs[c][i];
         for (size_t o = 0; o < outputShapes.size(); ++o) {
-          const int64_t n = tensorBytes(outputShapes[o].dims, outputShapes[o].type);
+          const int64_t n = plan::tensorBytes(outputShapes[o].dims, outputShapes[o].type);
           got.emplace_back(s.out[o].begin(), s.out[o].begin() + std::max<int64_t>(n, 0));
         }
       }
