@@ -121,6 +121,28 @@ record "crop_and_resize_bench" "$(status $rc)" "bench.txt"
 cat "$logs/bench.txt"
 
 # 5. compute-sanitizer on the CropAndResize and plugin-harness tests
+# Runs "$@" for at most $1 seconds; on a hang, saves every thread's host backtrace of the program
+# under test ($2, the executable) to $3 with cuda-gdb (the GPU machine has no gdb), then kills it.
+# Returns the command's status, or 124 on a hang, as timeout(1) would.
+run_capped() {
+  local cap=$1 exe=$2 backtrace=$3 start=$(date +%s)
+  shift 3
+  "$@" &
+  local pid=$!
+  while kill -0 $pid 2>/dev/null && [ $(($(date +%s) - start)) -lt "$cap" ]; do sleep 1; done
+  if kill -0 $pid 2>/dev/null; then
+    for target in $(pgrep -f "^$exe"); do
+      timeout 30 cuda-gdb -p "$target" -batch -ex "info threads" -ex "thread apply all bt 30" \
+        >>"$backtrace" 2>&1
+    done
+    pkill -9 -f "^$exe"
+    pkill -9 -P $pid
+    kill -9 $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    return 124
+  fi
+  wait $pid
+}
 if [ $quick = 0 ] && command -v compute-sanitizer >/dev/null; then
   for p in tests/crop_and_resize/crop_and_resize_cuda_test tests/plugin_check/test_plugin_check_gpu; do
     exe=$(where "$p")
@@ -128,12 +150,16 @@ if [ $quick = 0 ] && command -v compute-sanitizer >/dev/null; then
       log="$logs/$(basename "$p").$tool.log"
       start=$(date +%s)
       # Capped: on the lent H200 (2026-11-30) racecheck of the plugin-harness test hung in about
-      # half of the sessions, always while 3 threads enqueued on 3 streams (cause not established;
-      # every session that finished reported 0 hazards). A cap turns a hang into a FAIL row.
-      timeout ${KILN_SANITIZER_TIMEOUT:-150} compute-sanitizer --tool $tool --error-exitcode 9 \
-        "$exe" --gtest_brief=1 >"$log" 2>&1
+      # one run in three, always while several threads each copied results back and synchronized
+      # on their own streams. The backtraces taken then (docs/racecheck-hang.md) show every
+      # application thread blocked inside the CUDA driver, under compute-sanitizer's callbacks;
+      # every run that finished reported 0 hazards. A cap turns a hang into a FAIL row, and the
+      # backtraces of the next one land beside the log.
+      cap=${KILN_SANITIZER_TIMEOUT:-150}
+      run_capped "$cap" "$exe" "$log.backtrace" \
+        compute-sanitizer --tool $tool --error-exitcode 9 "$exe" --gtest_brief=1 >"$log" 2>&1
       rc=$?
-      [ $rc = 124 ] && echo "timed out after ${KILN_SANITIZER_TIMEOUT:-150} s" >>"$log"
+      [ $rc = 124 ] && echo "timed out after $cap s; backtraces in $log.backtrace" >>"$log"
       record "$(basename "$p") $tool" "$(status $rc)" \
         "$([ $rc = 124 ] && echo 'TIMED OUT, ')$(grep -m1 -o 'ERROR SUMMARY: [0-9]* errors\?\|RACECHECK SUMMARY: [0-9]* hazards\? displayed ([0-9]* errors\?, [0-9]* warnings\?)' "$log"), $(($(date +%s) - start)) s"
     done
