@@ -4,7 +4,10 @@
 // the element movers; channels-last where the kernels take it (reformat, resize, roi_align).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -449,22 +452,56 @@ KILN_CUDA_OP_CASES(DataMovement, dataMovementCases);
 
 namespace {
 
-std::vector<uint8_t> randomBytes(DataType t, int64_t count, std::mt19937& rng) {
+// Float values where conversions go wrong: signed zeros, infinities, NaN, the edges of fp16's
+// and bf16's range (65504 is fp16's largest, 65520 the first value that rounds to infinity),
+// fp16 subnormals, fp32 denormals, ties and int32's limits.
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kEdgeFloats[] = {0.f,
+                                 -0.f,
+                                 kInf,
+                                 -kInf,
+                                 std::numeric_limits<float>::quiet_NaN(),
+                                 65504.f,
+                                 65519.f,
+                                 65520.f,
+                                 -70000.f,
+                                 5.96e-8f,
+                                 -2.98e-8f,
+                                 6.1e-5f,
+                                 1e-40f,
+                                 -1e-45f,
+                                 3.39e38f,
+                                 -3.4028235e38f,
+                                 2.5f,
+                                 -0.5f,
+                                 1.00048828f,
+                                 2147483520.f,
+                                 -2147483648.f,
+                                 4294967296.f,
+                                 1.5e-5f,
+                                 -65504.f};
+
+std::vector<uint8_t> randomBytes(DataType t, int64_t count, std::mt19937& rng, bool edges) {
   std::vector<uint8_t> bytes(static_cast<size_t>(count) * kiln::dataTypeSize(t));
   std::uniform_real_distribution<float> real(-3.f, 3.f);
   std::uniform_int_distribution<int64_t> integer(-100000, 100000);
+  // With `edges`, every other float is the next edge value in turn (so a tensor of 48 or more
+  // elements holds each), the rest stay random.
+  auto value = [&](int64_t e) {
+    return edges && e % 2 == 0 ? kEdgeFloats[(e / 2) % std::size(kEdgeFloats)] : real(rng);
+  };
   for (int64_t e = 0; e < count; ++e) {
     uint8_t* p = bytes.data() + e * kiln::dataTypeSize(t);
     auto put = [&](auto v) { std::memcpy(p, &v, sizeof v); };
     switch (t) {
       case DataType::kFLOAT:
-        put(real(rng));
+        put(value(e));
         break;
       case DataType::kHALF:
-        put(kiln::floatToHalf(real(rng)));
+        put(kiln::floatToHalf(value(e)));
         break;
       case DataType::kBF16:
-        put(kiln::floatToBf16(real(rng)));
+        put(kiln::floatToBf16(value(e)));
         break;
       case DataType::kINT8:
         put(static_cast<int8_t>(integer(rng)));
@@ -505,7 +542,67 @@ std::vector<ReformatCase> channelsLastReformats() {
   return cases;
 }
 
-void checkChannelsLastReformats(bool device) {
+bool isNan(DataType t, const uint8_t* p) {
+  switch (t) {
+    case DataType::kFLOAT: {
+      float v;
+      std::memcpy(&v, p, sizeof v);
+      return std::isnan(v);
+    }
+    case DataType::kHALF: {
+      uint16_t h;
+      std::memcpy(&h, p, sizeof h);
+      return std::isnan(kiln::halfToFloat(h));
+    }
+    case DataType::kBF16: {
+      uint16_t b;
+      std::memcpy(&b, p, sizeof b);
+      return std::isnan(kiln::bf16ToFloat(b));
+    }
+    default:
+      return false;
+  }
+}
+
+// Whether element e of the two outputs agrees: the same bytes, or both NaN. NaN payloads are not
+// compared: the CPU keeps the input's quiet NaN (0x7fc00000 -> 0x7e00), CUDA's conversions give
+// their canonical NaN (0x7fff, 0x7fffffff), and neither IEEE 754 nor ONNX fixes a payload.
+bool sameElement(DataType t, const std::vector<uint8_t>& got, const std::vector<uint8_t>& want,
+                 size_t e) {
+  const size_t size = kiln::dataTypeSize(t);
+  if (std::memcmp(&got[e * size], &want[e * size], size) == 0) return true;
+  return isNan(t, &got[e * size]) && isNan(t, &want[e * size]);
+}
+
+// Where two reformat outputs first differ: the element, both encodings and the input's bytes.
+// Empty when every element agrees.
+std::string firstDifference(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want,
+                            const ReformatCase& rc, const std::vector<uint8_t>& in) {
+  const size_t outSize = kiln::dataTypeSize(rc.to), inSize = kiln::dataTypeSize(rc.from);
+  for (size_t e = 0; e * outSize < got.size(); ++e) {
+    if (sameElement(rc.to, got, want, e)) continue;
+    auto hex = [](const uint8_t* p, size_t n) {
+      std::string h;
+      char buf[3];
+      for (size_t i = n; i-- > 0;) {
+        std::snprintf(buf, sizeof buf, "%02x", p[i]);
+        h += buf;
+      }
+      return h;
+    };
+    // The input element behind output element e depends on the two formats; show the candidate
+    // at the same flat index, which is right whenever the formats match.
+    std::string at = " (output element " + std::to_string(e) + ": got 0x" +
+                     hex(&got[e * outSize], outSize) + ", CPU 0x" +
+                     hex(&want[e * outSize], outSize);
+    if (rc.inFormat == rc.outFormat && (e + 1) * inSize <= in.size())
+      at += ", input 0x" + hex(&in[e * inSize], inSize);
+    return at + ")";
+  }
+  return got.size() == want.size() ? "" : " (the outputs' sizes differ)";
+}
+
+void checkChannelsLastReformats(bool device, bool edges) {
   std::mt19937 rng(std::random_device{}());
   const Dims dims = makeDims({2, 5, 3, 7});
   const int64_t count = kiln::volume(dims);
@@ -520,7 +617,7 @@ void checkChannelsLastReformats(bool device) {
     config.inputs = {{dims, rc.from, rc.inFormat, kiln::DeviceKind::kCPU}};
     config.outputs = {{dims, rc.to, rc.outFormat, kiln::DeviceKind::kCPU}};
     config.constantInputs = {nullptr};
-    const std::vector<uint8_t> in = randomBytes(rc.from, count, rng);
+    const std::vector<uint8_t> in = randomBytes(rc.from, count, rng, edges);
     const size_t outBytes = static_cast<size_t>(count) * kiln::dataTypeSize(rc.to);
     std::vector<uint8_t> want(outBytes, 0xAB);
     {
@@ -568,7 +665,9 @@ void checkChannelsLastReformats(bool device) {
       }
       ASSERT_TRUE(s.isOk()) << tactic.name << ": " << s.message();
       ++ran;
-      EXPECT_TRUE(got == want) << "tactic " << tactic.name << " differs from the CPU reformat";
+      const std::string difference = firstDifference(got, want, rc, in);
+      EXPECT_TRUE(difference.empty())
+          << "tactic " << tactic.name << " differs from the CPU reformat" << difference;
     }
     EXPECT_TRUE(accepted) << "no CUDA reformat tactic accepts " << what;
   }
@@ -577,12 +676,22 @@ void checkChannelsLastReformats(bool device) {
 
 }  // namespace
 
-TEST(DataMovementReformatChannelsLast, Emulated) { checkChannelsLastReformats(false); }
+TEST(DataMovementReformatChannelsLast, Emulated) { checkChannelsLastReformats(false, false); }
 
 TEST(DataMovementReformatChannelsLast, Device) {
   const std::string why = kiln::testing::deviceSkipReason();
   if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
-  checkChannelsLastReformats(true);
+  checkChannelsLastReformats(true, false);
+}
+
+// The same conversions on edge values (infinities, NaN, overflow to fp16's infinity, subnormals,
+// int32 saturation), compared byte for byte with the CPU reformat.
+TEST(DataMovementReformatEdgeValues, Emulated) { checkChannelsLastReformats(false, true); }
+
+TEST(DataMovementReformatEdgeValues, Device) {
+  const std::string why = kiln::testing::deviceSkipReason();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
+  checkChannelsLastReformats(true, true);
 }
 
 // ---------------------------------------------------------------------------------------------
