@@ -29,6 +29,11 @@ struct OpInput {
   // bools 0/1.
   float floatLo = -1.f, floatHi = 1.f;
   int64_t intLo = 0, intHi = 4;
+  // In the edge-value pass (OpValues::kWithEdges), every third element of a float input becomes a
+  // special value: signed zeros, infinities, NaN, values that overflow fp16, tiny ones, values
+  // where exp() overflows or underflows. False for inputs whose special values the CPU reference
+  // refuses by design (RoI coordinates: the CPU fails the run, the GPU cannot).
+  bool edgeValues = true;
 };
 
 struct OpCase {
@@ -48,18 +53,25 @@ struct OpCase {
 
 enum class OpMode { kEmulated, kDevice };
 
+// kRandom: uniform in each input's range. kWithEdges: the same with special values mixed in (see
+// OpInput::edgeValues); the comparison then needs NaN where the reference has NaN and the same
+// infinity where it has one. That pass skips tactics built on cuDNN or cuBLAS, which make no
+// promise at special values.
+enum class OpValues { kRandom, kWithEdges };
+
 // Runs every variant of `c` and records gtest failures; returns how many (variant, tactic) pairs
 // ran and compared. Device mode skips (GTEST_SKIP in the caller) when no GPU: see
 // deviceSkipReason().
-int runOpCase(const OpCase& c, OpMode mode);
+int runOpCase(const OpCase& c, OpMode mode, OpValues values = OpValues::kRandom);
 
 // Empty when a GPU is usable, else why not (for GTEST_SKIP).
 std::string deviceSkipReason();
 
 }  // namespace kiln::testing
 
-// Defines the two test suites of a family: FAMILY.Emulated/<case> and FAMILY.Device/<case>.
-// `cases` is a function returning std::vector<kiln::testing::OpCase>.
+// Defines a family's tests: FAMILY.Emulated/<case> and FAMILY.Device/<case>, and the same two on
+// edge values (EmulatedEdgeValues, DeviceEdgeValues; the ctests' *Emulated* and *Device* filters
+// take them too). `cases` is a function returning std::vector<kiln::testing::OpCase>.
 #define KILN_CUDA_OP_CASES(FAMILY, cases)                                                    \
   class FAMILY : public ::testing::TestWithParam<kiln::testing::OpCase> {};                  \
   TEST_P(FAMILY, Emulated) {                                                                 \
@@ -70,6 +82,16 @@ std::string deviceSkipReason();
     if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;                                \
     const int ran = kiln::testing::runOpCase(GetParam(), kiln::testing::OpMode::kDevice);    \
     EXPECT_GT(ran, 0) << "no CUDA tactic ran for " << GetParam().name;                       \
+  }                                                                                          \
+  TEST_P(FAMILY, EmulatedEdgeValues) {                                                       \
+    kiln::testing::runOpCase(GetParam(), kiln::testing::OpMode::kEmulated,                   \
+                             kiln::testing::OpValues::kWithEdges);                           \
+  }                                                                                          \
+  TEST_P(FAMILY, DeviceEdgeValues) {                                                         \
+    const std::string why = kiln::testing::deviceSkipReason();                               \
+    if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;                                \
+    kiln::testing::runOpCase(GetParam(), kiln::testing::OpMode::kDevice,                     \
+                             kiln::testing::OpValues::kWithEdges);                           \
   }                                                                                          \
   INSTANTIATE_TEST_SUITE_P(Ops, FAMILY, ::testing::ValuesIn(cases()),                        \
                            [](const ::testing::TestParamInfo<kiln::testing::OpCase>& info) { \

@@ -1,7 +1,9 @@
 // RoiAlign: the ONNX backend test vectors in both coordinate modes, hand-computed average and max
-// bins, adaptive sampling, int32 and int64 batch indices, and bad batch indices at run time.
+// bins, NaN in the max, adaptive sampling, int32 and int64 batch indices, and bad batch indices at
+// run time.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -98,6 +100,29 @@ TEST(RoiAlignKernel, HandComputedAverageAndMax) {
   const std::vector<float> scaled = {1, 1, 3, 3};
   expectNear(roiAlign<int32_t>(p, makeDims({1, 1, 2, 2}), x, scaled, {0}), {2.25}, 1e-7,
              "max, scale 0.5");
+}
+
+TEST(RoiAlignKernel, MaxModeNanWinsWhereverItStands) {
+  // The hand-computed 2x2 case of HandComputedAverageAndMax, with a NaN at each pixel in turn:
+  // every pixel carries weight in some sample, so the max is NaN whichever sample or corner
+  // meets it first (onnxruntime's std::max would keep or drop it by position). Average mode
+  // sums it into NaN too.
+  RoiAlignParams p;
+  p.samplingRatio = 2;
+  p.halfPixel = false;
+  const std::vector<float> roi = {0, 0, 1, 1};
+  for (int at = 0; at < 4; ++at) {
+    std::vector<float> x = {4, 1, 1, 2};
+    x[at] = std::nanf("");
+    p.mode = RoiAlignMode::kMAX;
+    const auto max = roiAlign<int32_t>(p, makeDims({1, 1, 2, 2}), x, roi, {0});
+    ASSERT_EQ(max.size(), 1u);
+    EXPECT_TRUE(std::isnan(max[0])) << "max with a NaN at pixel " << at << " gave " << max[0];
+    p.mode = RoiAlignMode::kAVERAGE;
+    const auto avg = roiAlign<int32_t>(p, makeDims({1, 1, 2, 2}), x, roi, {0});
+    ASSERT_EQ(avg.size(), 1u);
+    EXPECT_TRUE(std::isnan(avg[0])) << "average with a NaN at pixel " << at;
+  }
 }
 
 TEST(RoiAlignKernel, AdaptiveSamplingAndIndexTypesAndBatch) {

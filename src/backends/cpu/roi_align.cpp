@@ -1,7 +1,9 @@
 // CPU RoiAlign (ONNX opset 16): bilinear samples on a regular grid in each output bin, averaged
 // or maxed. Max mode follows the ONNX reference and onnxruntime: per sample, the largest of the
-// four weighted corner values, then the largest over the bin's samples. fp32 linear X and rois,
-// int32 or int64 batch indices.
+// four weighted corner values, then the largest over the bin's samples. A NaN among them wins,
+// as in kiln's MaxPool, ReduceMax and Max (onnxruntime's std::max keeps or drops a NaN depending
+// on where it stands); src/backends/cuda/data_movement_resize.cu does the same. fp32 linear X and
+// rois, int32 or int64 batch indices.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -15,6 +17,9 @@
 
 namespace kiln::cpu {
 namespace {
+
+// The larger of a and b; a NaN in either wins.
+double maxKeepingNan(double a, double b) { return (a > b || a != a) ? a : b; }
 
 // A corrupt or hostile roi could ask for an adaptive grid of billions of samples per bin; past
 // this many samples per bin the run fails instead of hanging.
@@ -162,8 +167,8 @@ class RoiAlignReference final : public Kernel {
                   for (int k = 0; k < 4; ++k) value += s.w[k] * xc[s.pos[k]];
                 } else {
                   double v = s.w[0] * xc[s.pos[0]];
-                  for (int k = 1; k < 4; ++k) v = std::max(v, s.w[k] * xc[s.pos[k]]);
-                  value = first ? v : std::max(value, v);
+                  for (int k = 1; k < 4; ++k) v = maxKeepingNan(v, s.w[k] * xc[s.pos[k]]);
+                  value = first ? v : maxKeepingNan(value, v);
                   first = false;
                 }
               }

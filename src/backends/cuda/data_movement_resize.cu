@@ -220,7 +220,7 @@ std::unique_ptr<Kernel> createResize(const KernelConfig& c, std::string* whyNot)
 // ---------------------------------------------------------------------------------------------
 // RoiAlign: bilinear samples on a regular grid in each output bin, averaged or maxed (max mode:
 // per sample the largest of the four weighted corners, then the largest over the bin, as the
-// ONNX reference and onnxruntime do).
+// ONNX reference and onnxruntime do; a NaN among them wins, as on the CPU).
 //
 // Bad rois. The CPU reference checks every roi before writing and fails run() when a batch
 // index is outside [0, N), a coordinate is not finite, or an adaptive grid would exceed 2^24
@@ -377,9 +377,10 @@ struct RoiAlignOp {
         if (!l.maxMode) {
           for (int k = 0; k < 4; ++k) value += v4[k];
         } else {
+          // (a > b || a != a) ? a : b is the larger, a NaN in either winning.
           double v = v4[0];
-          for (int k = 1; k < 4; ++k) v = v > v4[k] ? v : v4[k];
-          value = first ? v : (value > v ? value : v);
+          for (int k = 1; k < 4; ++k) v = (v > v4[k] || v != v) ? v : v4[k];
+          value = first ? v : ((value > v || value != value) ? value : v);
           first = false;
         }
       }
