@@ -149,12 +149,12 @@ if [ $quick = 0 ] && command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
       log="$logs/$(basename "$p").$tool.log"
       start=$(date +%s)
-      # Capped: on the lent H200 (2026-11-30) racecheck of the plugin-harness test hung in about
-      # one run in three, always while several threads each copied results back and synchronized
-      # on their own streams. The backtraces taken then (docs/racecheck-hang.md) show every
-      # application thread blocked inside the CUDA driver, under compute-sanitizer's callbacks;
-      # every run that finished reported 0 hazards. A cap turns a hang into a FAIL row, and the
-      # backtraces of the next one land beside the log.
+      # Capped: on the lent H200 (2026-11-30) racecheck of the plugin-harness test hung in a
+      # quarter to a half of the runs, always while several threads each copied results back and
+      # synchronized on their own streams. The backtraces taken then (docs/racecheck-hang.md) show
+      # every application thread blocked inside the CUDA driver, under compute-sanitizer's
+      # callbacks; every run that finished reported 0 hazards. A cap turns a hang into a FAIL row,
+      # and the backtraces of the next one land beside the log.
       cap=${KILN_SANITIZER_TIMEOUT:-150}
       run_capped "$cap" "$exe" "$log.backtrace" \
         compute-sanitizer --tool $tool --error-exitcode 9 "$exe" --gtest_brief=1 >"$log" 2>&1
