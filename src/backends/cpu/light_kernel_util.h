@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "backends/config_checks.h"
 #include "backends/cpu/kernel.h"
 #include "core/light_infer_util.h"
 #include "core/shape_inference.h"
@@ -21,7 +22,7 @@ inline void setWhyNot(std::string* whyNot, std::string message) {
 }
 
 template <class P>
-using InferFn = Status (*)(const P&, const std::vector<TensorShape>&, std::vector<TensorShape>&);
+using InferFn = config_checks::InferFn<P>;
 
 // Returns the layer's parameters when the configuration is consistent: the params alternative is
 // P, tensors are on the CPU with valid formats (channels-last only at rank 4), `nbInputs` inputs
@@ -30,59 +31,7 @@ using InferFn = Status (*)(const P&, const std::vector<TensorShape>&, std::vecto
 template <class P>
 const P* validate(const KernelConfig& c, const char* layer, int nbInputs, InferFn<P> infer,
                   std::string* whyNot) {
-  const P* p = std::get_if<P>(&c.params);
-  if (!p) {
-    setWhyNot(whyNot, std::string(layer) + ": the configuration holds another layer's params");
-    return nullptr;
-  }
-  if (nbInputs >= 0 && c.inputs.size() != static_cast<size_t>(nbInputs)) {
-    setWhyNot(whyNot, std::string(layer) + ": expects " + std::to_string(nbInputs) +
-                          " input(s), got " + std::to_string(c.inputs.size()));
-    return nullptr;
-  }
-  if (c.outputs.size() != 1) {
-    setWhyNot(whyNot,
-              std::string(layer) + ": expects 1 output, got " + std::to_string(c.outputs.size()));
-    return nullptr;
-  }
-  auto descOk = [&](const PluginTensorDesc& d) {
-    if (d.device != DeviceKind::kCPU) {
-      setWhyNot(whyNot, std::string(layer) + ": the CPU backend needs tensors in host memory");
-      return false;
-    }
-    if (d.format != TensorFormat::kLINEAR && d.format != TensorFormat::kCHANNELS_LAST) {
-      setWhyNot(whyNot, std::string(layer) + ": invalid tensor format " +
-                            std::to_string(static_cast<int32_t>(d.format)));
-      return false;
-    }
-    if (d.format == TensorFormat::kCHANNELS_LAST && d.dims.nbDims != 4) {
-      setWhyNot(whyNot, std::string(layer) + ": channels_last needs rank 4, got dims " +
-                            dimsString(d.dims));
-      return false;
-    }
-    return true;
-  };
-  for (const auto& d : c.inputs)
-    if (!descOk(d)) return nullptr;
-  if (!descOk(c.outputs[0])) return nullptr;
-  std::vector<TensorShape> in;
-  for (const auto& x : c.inputs) in.push_back(TensorShape{x.dims, x.type});
-  std::vector<TensorShape> expected;
-  const Status st = infer(*p, in, expected);
-  if (!st.isOk()) {
-    setWhyNot(whyNot, st.message());
-    return nullptr;
-  }
-  if (expected.size() != 1 || expected[0].dims != c.outputs[0].dims ||
-      expected[0].type != c.outputs[0].type) {
-    setWhyNot(whyNot, std::string(layer) + ": output is " + dataTypeName(c.outputs[0].type) + " " +
-                          dimsString(c.outputs[0].dims) + " but the inputs give " +
-                          (expected.empty() ? std::string("nothing")
-                                            : std::string(dataTypeName(expected[0].type)) + " " +
-                                                  dimsString(expected[0].dims)));
-    return nullptr;
-  }
-  return p;
+  return config_checks::validate(c, DeviceKind::kCPU, layer, nbInputs, infer, whyNot);
 }
 
 // Built-in layers other than reformat work on linear tensors only.

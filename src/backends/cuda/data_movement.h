@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "backends/config_checks.h"
 #include "backends/cuda/kernel.h"
 #include "core/shape_inference.h"
 
@@ -22,7 +23,8 @@ inline void setWhyNot(std::string* whyNot, std::string message) {
   if (whyNot) *whyNot = std::move(message);
 }
 
-std::string dimsText(const Dims& d);
+// "[2,3,4]": dims in messages.
+using kiln::light::dimsString;
 
 // The common part of validate(), not templated.
 bool validateCommon(const KernelConfig& c, const char* layer, int nbInputs, bool linearOnly,

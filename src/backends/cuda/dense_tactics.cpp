@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/cuda/dense_common.h"
+#include "core/light_infer_util.h"
 #include "core/shape_inference.h"
 
 namespace kiln::cuda::dense {
@@ -15,12 +16,6 @@ namespace {
 bool fail(std::string* whyNot, const char* tactic, const std::string& message) {
   if (whyNot) *whyNot = std::string(tactic) + ": " + message;
   return false;
-}
-
-std::string dimsText(const Dims& d) {
-  std::string s = "[";
-  for (int32_t i = 0; i < d.nbDims; ++i) s += (i ? "," : "") + std::to_string(d.d[i]);
-  return s + "]";
 }
 
 // Common checks. `spatial`: input 0 and the output may be channels-last (rank 4, same format);
@@ -64,7 +59,7 @@ const P* validate(const KernelConfig& c, LayerType type, const char* layer, cons
     if (d.format == TensorFormat::kCHANNELS_LAST && mayBeChannelsLast && d.dims.nbDims == 4)
       continue;
     fail(whyNot, tactic,
-         what + " is " + formatName(d.format) + " " + dimsText(d.dims) + "; " +
+         what + " is " + formatName(d.format) + " " + light::dimsString(d.dims) + "; " +
              (mayBeChannelsLast ? "linear or rank-4 channels_last only" : "linear only"));
     return nullptr;
   }
@@ -84,9 +79,10 @@ const P* validate(const KernelConfig& c, LayerType type, const char* layer, cons
   if (out.size() != 1 || out[0].dims != c.outputs[0].dims || out[0].type != c.outputs[0].type) {
     fail(whyNot, tactic,
          "output is " + std::string(dataTypeName(c.outputs[0].type)) + " " +
-             dimsText(c.outputs[0].dims) + " but the inputs give " +
-             (out.empty() ? std::string("nothing")
-                          : std::string(dataTypeName(out[0].type)) + " " + dimsText(out[0].dims)));
+             light::dimsString(c.outputs[0].dims) + " but the inputs give " +
+             (out.empty()
+                  ? std::string("nothing")
+                  : std::string(dataTypeName(out[0].type)) + " " + light::dimsString(out[0].dims)));
     return nullptr;
   }
   return p;

@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "backends/config_checks.h"
 #include "backends/cuda/kernel.h"
 #include "core/light_infer_util.h"
 #include "core/shape_inference.h"
@@ -29,7 +30,7 @@ inline void setWhyNot(std::string* whyNot, std::string message) {
 }
 
 template <class P>
-using InferFn = Status (*)(const P&, const std::vector<TensorShape>&, std::vector<TensorShape>&);
+using InferFn = config_checks::InferFn<P>;
 
 // The layer's params when the configuration is consistent: params alternative P, `nbInputs`
 // inputs and one output, every tensor on the CUDA device in linear or (rank 4) channels-last
@@ -37,58 +38,7 @@ using InferFn = Status (*)(const P&, const std::vector<TensorShape>&, std::vecto
 template <class P>
 const P* validate(const KernelConfig& c, const char* layer, int nbInputs, InferFn<P> infer,
                   std::string* whyNot) {
-  const std::string L(layer);
-  const P* p = std::get_if<P>(&c.params);
-  if (!p) {
-    setWhyNot(whyNot, L + ": the configuration holds another layer's params");
-    return nullptr;
-  }
-  if (c.inputs.size() != static_cast<size_t>(nbInputs)) {
-    setWhyNot(whyNot, L + ": expects " + std::to_string(nbInputs) + " input(s), got " +
-                          std::to_string(c.inputs.size()));
-    return nullptr;
-  }
-  if (c.outputs.size() != 1) {
-    setWhyNot(whyNot, L + ": expects 1 output, got " + std::to_string(c.outputs.size()));
-    return nullptr;
-  }
-  auto descOk = [&](const PluginTensorDesc& d) {
-    if (d.device != DeviceKind::kCUDA) {
-      setWhyNot(whyNot, L + ": the CUDA backend needs tensors in device memory");
-      return false;
-    }
-    if (d.format != TensorFormat::kLINEAR && d.format != TensorFormat::kCHANNELS_LAST) {
-      setWhyNot(whyNot,
-                L + ": invalid tensor format " + std::to_string(static_cast<int32_t>(d.format)));
-      return false;
-    }
-    if (d.format == TensorFormat::kCHANNELS_LAST && d.dims.nbDims != 4) {
-      setWhyNot(whyNot, L + ": channels_last needs rank 4, got dims " + light::dimsString(d.dims));
-      return false;
-    }
-    return true;
-  };
-  for (const auto& d : c.inputs)
-    if (!descOk(d)) return nullptr;
-  if (!descOk(c.outputs[0])) return nullptr;
-  std::vector<TensorShape> in;
-  for (const auto& x : c.inputs) in.push_back(TensorShape{x.dims, x.type});
-  std::vector<TensorShape> expected;
-  const Status st = infer(*p, in, expected);
-  if (!st.isOk()) {
-    setWhyNot(whyNot, st.message());
-    return nullptr;
-  }
-  if (expected.size() != 1 || expected[0].dims != c.outputs[0].dims ||
-      expected[0].type != c.outputs[0].type) {
-    setWhyNot(whyNot, L + ": output is " + dataTypeName(c.outputs[0].type) + " " +
-                          light::dimsString(c.outputs[0].dims) + " but the inputs give " +
-                          (expected.empty() ? std::string("nothing")
-                                            : std::string(dataTypeName(expected[0].type)) + " " +
-                                                  light::dimsString(expected[0].dims)));
-    return nullptr;
-  }
-  return p;
+  return config_checks::validate(c, DeviceKind::kCUDA, layer, nbInputs, infer, whyNot);
 }
 
 // Memory strides (in elements) of each logical dim.
