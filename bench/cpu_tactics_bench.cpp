@@ -10,16 +10,17 @@
 
 #include "backends/cpu/kernel.h"
 #include "core/aligned_buffer.h"
+#include "ops/op_table.h"
 
 namespace kiln {
 namespace {
 
 struct Problem {
   std::string name;
-  cpu::KernelConfig config;
+  KernelConfig config;
 };
 
-double medianMs(const cpu::Kernel& kernel, const std::vector<const void*>& in,
+double medianMs(const Kernel& kernel, const std::vector<const void*>& in,
                 const std::vector<void*>& out, void* workspace, int runs) {
   std::vector<double> t;
   for (int r = 0; r < runs + 1; ++r) {
@@ -42,14 +43,14 @@ void run(const Problem& p, const char* fast) {
     for (float& v : ins.back()) v = d(rng);
     inPtrs.push_back(ins.back().data());
   }
-  cpu::KernelConfig config = p.config;
+  KernelConfig config = p.config;
   config.constantInputs.assign(ins.size(), nullptr);
   for (size_t i = 1; i < ins.size(); ++i) config.constantInputs[i] = ins[i].data();  // weights
   std::vector<float> out(static_cast<size_t>(volume(config.outputs[0].dims)));
   std::vector<void*> outPtrs{out.data()};
   std::string why;
-  auto fastKernel = cpu::findTactic(config.type, fast)->create(config, &why);
-  auto refKernel = cpu::findTactic(config.type, "reference")->create(config, &why);
+  auto fastKernel = ops::findTactic(ops::cpuTactics(config.type), fast)->create(config, &why);
+  auto refKernel = ops::findTactic(ops::cpuTactics(config.type), "reference")->create(config, &why);
   if (!fastKernel || !refKernel) {
     std::printf("%-40s skipped: %s\n", p.name.c_str(), why.c_str());
     return;
@@ -75,33 +76,33 @@ int main() {
   c.outChannels = 64;
   c.kernelH = c.kernelW = 3;
   c.padTop = c.padLeft = c.padBottom = c.padRight = 1;
-  cpu::KernelConfig conv{LayerType::kCONVOLUTION,
-                         c,
-                         {fp32({1, 64, 56, 56}), fp32({64, 64, 3, 3}), fp32({64})},
-                         {fp32({1, 64, 56, 56})},
-                         {}};
+  KernelConfig conv{LayerType::kCONVOLUTION,
+                    c,
+                    {fp32({1, 64, 56, 56}), fp32({64, 64, 3, 3}), fp32({64})},
+                    {fp32({1, 64, 56, 56})},
+                    {}};
   run({"conv 3x3 [1,64,56,56] -> 64", conv}, "im2col_sgemm");
   ConvolutionParams c1;
   c1.outChannels = 256;
-  cpu::KernelConfig pw{LayerType::kCONVOLUTION,
-                       c1,
-                       {fp32({1, 64, 28, 28}), fp32({256, 64, 1, 1}), fp32({256})},
-                       {fp32({1, 256, 28, 28})},
-                       {}};
+  KernelConfig pw{LayerType::kCONVOLUTION,
+                  c1,
+                  {fp32({1, 64, 28, 28}), fp32({256, 64, 1, 1}), fp32({256})},
+                  {fp32({1, 256, 28, 28})},
+                  {}};
   run({"conv 1x1 [1,64,28,28] -> 256", pw}, "direct_1x1");
-  cpu::KernelConfig mm{LayerType::kMATRIX_MULTIPLY,
-                       MatrixMultiplyParams{},
-                       {fp32({256, 512}), fp32({512, 256})},
-                       {fp32({256, 256})},
-                       {}};
+  KernelConfig mm{LayerType::kMATRIX_MULTIPLY,
+                  MatrixMultiplyParams{},
+                  {fp32({256, 512}), fp32({512, 256})},
+                  {fp32({256, 256})},
+                  {}};
   run({"matmul [256,512] x [512,256]", mm}, "sgemm");
   GemmParams g;
   g.transposeB = true;
-  cpu::KernelConfig fc{LayerType::kGEMM,
-                       g,
-                       {fp32({64, 1024}), fp32({1000, 1024}), fp32({1000})},
-                       {fp32({64, 1000})},
-                       {}};
+  KernelConfig fc{LayerType::kGEMM,
+                  g,
+                  {fp32({64, 1024}), fp32({1000, 1024}), fp32({1000})},
+                  {fp32({64, 1000})},
+                  {}};
   run({"fully connected [64,1024] -> 1000", fc}, "sgemm");
   return 0;
 }

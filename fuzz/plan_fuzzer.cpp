@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/plan.h"
-#include "core/plan_validate.h"
+#include "runtime/plan_validate.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (bool verifyChecksum : {false, true}) {

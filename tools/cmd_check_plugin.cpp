@@ -84,9 +84,7 @@ Status parseInput(const std::string& text, PluginCheckInput& input) {
   KILN_RETURN_IF_ERROR(parseDims(parts[0], input.dims));
   input.type = DataType::kFLOAT;
   if (parts.size() >= 2) KILN_RETURN_IF_ERROR(parseType(parts[1], input.type));
-  const bool isFloat = input.type == DataType::kFLOAT || input.type == DataType::kHALF ||
-                       input.type == DataType::kBF16;
-  input.low = isFloat ? -1.0 : 0.0;
+  input.low = isFloatType(input.type) ? -1.0 : 0.0;
   input.high = 1.0;
   if (parts.size() == 4) {
     try {

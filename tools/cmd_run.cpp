@@ -102,9 +102,7 @@ Status run(const Args& args) {
     }
     std::printf("]\n");
     // Small outputs (class scores, a few boxes) are worth reading on the terminal.
-    const bool isFloat = t.desc.type == DataType::kFLOAT || t.desc.type == DataType::kHALF ||
-                         t.desc.type == DataType::kBF16;
-    if (isFloat && !v.empty() && v.size() <= 64 && t.desc.dims.nbDims >= 1) {
+    if (isFloatType(t.desc.type) && !v.empty() && v.size() <= 64 && t.desc.dims.nbDims >= 1) {
       const size_t row = static_cast<size_t>(t.desc.dims.d[t.desc.dims.nbDims - 1]);
       for (size_t i = 0; i < v.size(); ++i) {
         std::printf("%s%8.4f%s", i % row == 0 ? "    " : " ", v[i], (i + 1) % row == 0 ? "\n" : "");

@@ -94,7 +94,7 @@ class INetworkDefinition {
   // scale and bias: [C] tensors (usually constants).
   virtual ILayer* addNormalization(ITensor& input, ITensor& scale, ITensor& bias,
                                    const NormalizationParams& params) = 0;
-  virtual ILayer* addLRN(ITensor& input, const LrnParams& params) = 0;
+  virtual ILayer* addLRN(ITensor& input, const LRNParams& params) = 0;
   virtual ILayer* addRoiAlign(ITensor& input, ITensor& rois, ITensor& batchIndices,
                               const RoiAlignParams& params) = 0;
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "kiln/device.h"
 #include "kiln/status.h"
 #include "kiln/types.h"
 
@@ -36,6 +37,8 @@ class IEngine {
   virtual PluginTensorDesc getTensorDesc(const char* name) const = 0;
   // "cpu" or "cuda:sm_90", as recorded in the plan.
   virtual const char* getTarget() const = 0;
+  // The device the engine runs on: memory for its inputs and outputs, streams, graphs.
+  virtual const IDevice& getDevice() const = 0;
   // Each context owns its activation memory and its plugin objects.
   virtual Status createExecutionContext(std::unique_ptr<IExecutionContext>& context) = 0;
   // JSON describing layers, tactics, formats, timings, the memory plan and plugin records.

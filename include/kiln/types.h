@@ -19,6 +19,11 @@ enum class DataType : int32_t {
   kBOOL = 6,  // one byte, 0 or 1
 };
 constexpr int32_t kDataTypeCount = 7;
+constexpr int32_t enumCount(DataType) { return kDataTypeCount; }
+// FP32, FP16 or BF16.
+constexpr bool isFloatType(DataType t) {
+  return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16;
+}
 
 // Memory layouts. Dims are always logical (N, C, H, W, ...); the format says how they are laid
 // out in memory. Values are part of the plan format and the plugin ABI.
@@ -27,6 +32,7 @@ enum class TensorFormat : int32_t {
   kCHANNELS_LAST = 1,  // NHWC for 4-D tensors (only valid for rank 4)
 };
 constexpr int32_t kTensorFormatCount = 2;
+constexpr int32_t enumCount(TensorFormat) { return kTensorFormatCount; }
 
 // Where a tensor's memory lives when a plugin or kernel sees it.
 enum class DeviceKind : int32_t {

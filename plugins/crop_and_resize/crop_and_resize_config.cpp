@@ -3,10 +3,6 @@
 namespace kiln::plugins {
 namespace {
 
-bool isFloatType(DataType t) {
-  return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16;
-}
-
 bool reject(std::string* why, std::string message) {
   if (why) *why = std::move(message);
   return false;

@@ -8,10 +8,6 @@
 namespace kiln::plugins {
 namespace {
 
-bool isFloatType(DataType t) {
-  return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16;
-}
-
 // The shape view of a list of expressions; false (with `error`) for a malformed one. Dims that
 // are not constant are unknown, and the checks skip them.
 bool viewExprs(const DimsExprs& e, int32_t index, ShapeView& view, std::string& error) {

@@ -9,9 +9,8 @@
 #include <variant>
 #include <vector>
 
-#include "backends/kernel_config.h"
-#include "core/light_infer_util.h"
-#include "core/shape_inference.h"
+#include "backends/kernel.h"
+#include "core/tensor_shape.h"
 
 namespace kiln::config_checks {
 
@@ -49,8 +48,7 @@ inline bool checkTensors(const KernelConfig& c, const char* layer, const TensorR
       return fail(whyNot, name + ": invalid tensor format " +
                               std::to_string(static_cast<int32_t>(d.format)));
     if (d.format == TensorFormat::kCHANNELS_LAST && d.dims.nbDims != 4)
-      return fail(whyNot,
-                  name + ": channels_last needs rank 4, got dims " + light::dimsString(d.dims));
+      return fail(whyNot, name + ": channels_last needs rank 4, got dims " + dimsString(d.dims));
     if (d.format == TensorFormat::kCHANNELS_LAST && rules.linearOnly)
       return fail(whyNot, name +
                               ": this kernel moves linear tensors only (got channels_last; the "
@@ -77,10 +75,10 @@ inline bool checkOutput(const KernelConfig& c, const char* layer, const Status& 
   if (expected.size() != 1 || expected[0].dims != c.outputs[0].dims ||
       expected[0].type != c.outputs[0].type)
     return fail(whyNot, std::string(layer) + ": output is " + dataTypeName(c.outputs[0].type) +
-                            " " + light::dimsString(c.outputs[0].dims) + " but the inputs give " +
+                            " " + dimsString(c.outputs[0].dims) + " but the inputs give " +
                             (expected.empty() ? std::string("nothing")
                                               : std::string(dataTypeName(expected[0].type)) + " " +
-                                                    light::dimsString(expected[0].dims)));
+                                                    dimsString(expected[0].dims)));
   return true;
 }
 

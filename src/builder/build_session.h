@@ -2,7 +2,8 @@
 //   lower()         decide every tensor's type and format, inserting reformats where neighbours
 //                   disagree; plugins choose among the combinations they support by timing
 //                   (lowering.cpp, plugin_selection.cpp)
-//   chooseTactics() time every CPU tactic that accepts each built-in step (tactic_selection.cpp)
+//   chooseTactics() time every tactic of the target backend that accepts each built-in step
+//                   (tactic_selection.cpp, tactic_choice.h)
 //   makePlan()      plan activation memory, serialize the chosen plugins, fill the plan
 //   (builder.cpp)
 #pragma once
@@ -15,9 +16,9 @@
 #include <tuple>
 #include <vector>
 
-#include "backends/kernel_config.h"
+#include "backends/backend.h"
+#include "builder/graph.h"
 #include "builder/timing_cache.h"
-#include "core/graph.h"
 #include "core/plan.h"
 #include "kiln/builder.h"
 #include "plugin/plugin_object.h"
@@ -49,16 +50,14 @@ struct BuildStep {
 
 // Where the plan will run, resolved from BuilderConfig::target.
 struct BuildTarget {
-  DeviceKind device = DeviceKind::kCPU;
+  const Backend* backend = &cpuBackend();
   int32_t deviceIndex = -1;        // CUDA ordinal
   std::string planTarget = "cpu";  // what the plan records: "cpu", "cuda:sm_90"
+  DeviceKind device() const { return backend->getKind(); }
 };
 
-// Resolves "cpu", "cuda" or "cuda:N" (and checks the GPU is there).
+// Resolves "cpu", "cuda" or "cuda:N" (and checks the device is there).
 Status resolveBuildTarget(const std::string& target, BuildTarget& out);
-
-// The CUDA side of timing (a stream and library handles), defined where CUDA is.
-struct CudaTimingState;
 
 class BuildSession {
  public:
@@ -73,7 +72,7 @@ class BuildSession {
  private:
   // lowering.cpp
   Status lowerBuiltin(const GraphNode& node);
-  // CUDA with BuilderConfig::builtinHalf: FP32 compute types become FP16 where a kernel exists.
+  // BuilderConfig::builtinHalf: FP32 compute types become FP16 where the target has a kernel.
   void preferHalf(const GraphNode& node, std::vector<DataType>& types);
   Status lowerPlugin(const GraphNode& node);
   // The tensor holding graph tensor `g` in the given type and format, adding a reformat step
@@ -91,34 +90,34 @@ class BuildSession {
   Status timePluginCandidate(const GraphNode& node, const Combination& combination,
                              std::shared_ptr<PluginObject>& object, double& ms,
                              uint64_t& workspace);
+  // Times enqueue() of an initialized build object on buffers of the target.
+  Status timePluginEnqueue(const GraphNode& node, PluginObject& object,
+                           const std::vector<PluginTensorDesc>& inputs,
+                           const std::vector<PluginTensorDesc>& outputs, uint64_t workspace,
+                           double& ms);
   Status reformatCost(const Dims& dims, DataType fromType, TensorFormat fromFormat, DataType toType,
                       TensorFormat toFormat, double& ms);
 
   // tactic_selection.cpp
   Status chooseTactic(BuildStep& step);
-  // tactic_choice.h: the choice itself, for either backend's tactic list.
-  template <typename Tactic, typename Time>
-  Status chooseFastest(BuildStep& step, const KernelConfig& config, std::span<const Tactic> tactics,
-                       const char* backend, Time&& time);
-
-  // cuda_tactic_selection.cpp: the same choices on the GPU, timed with CUDA events
-  Status chooseCudaTactic(BuildStep& step);
-  Status reformatCostCuda(const KernelConfig& config, double& ms);
-  // Times enqueue() of an initialized build object on device buffers.
-  Status timePluginEnqueueCuda(const GraphNode& node, PluginObject& object,
-                               const std::vector<PluginTensorDesc>& inputs,
-                               const std::vector<PluginTensorDesc>& outputs, uint64_t workspace,
-                               double& ms);
-  Status cudaTiming(CudaTimingState*& state);
-  // Whether some CUDA tactic accepts the configuration (lowering asks before choosing FP16).
-  bool cudaAccepts(const KernelConfig& config) const;
+  // The choice among the target's tactics for the configuration, timed on these buffers.
+  Status chooseFastest(BuildStep& step, const KernelConfig& config,
+                       const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
+  // The target's timer (its stream and library handles), made on first use.
+  Status timer(Timer*& out);
+  // Whether some tactic of the target accepts the configuration (lowering asks before FP16).
+  bool accepts(const KernelConfig& config) const;
+  // A buffer on the target holding `constant` (host bytes of the tensor) or, without one,
+  // random floats (integers: zeros, valid for any index range).
+  Status timingBuffer(const PluginTensorDesc& desc, const void* constant,
+                      std::unique_ptr<IDeviceBuffer>& out);
 
   void logVerbose(const std::string& message) const;
 
   const Graph& graph_;
   BuilderConfig config_;
   BuildTarget target_;
-  std::shared_ptr<CudaTimingState> cudaTiming_;
+  std::unique_ptr<Timer> timer_;
   std::mt19937 rng_;
   std::vector<BuildTensor> tensors_;
   std::vector<BuildStep> steps_;
@@ -129,9 +128,5 @@ class BuildSession {
   std::map<std::string, double> reformatTimes_;
   TimingCache timingCache_;
 };
-
-inline bool isFloatType(DataType t) {
-  return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16;
-}
 
 }  // namespace kiln

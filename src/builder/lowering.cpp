@@ -1,13 +1,12 @@
-// Type and format negotiation: every built-in CPU layer computes in FP32 (integer types where the
+// Type and format negotiation: every built-in layer computes in FP32 (integer types where the
 // layer is exact on them) over linear tensors; plugins pick among the combinations they support;
 // reformat steps go wherever a tensor's producer and consumer disagree.
 #include <unordered_set>
 
-#include "backends/cpu/kernel.h"
 #include "builder/build_session.h"
 #include "core/aligned_buffer.h"
 #include "core/log.h"
-#include "core/shape_inference.h"
+#include "ops/op_table.h"
 
 namespace kiln {
 namespace {
@@ -87,8 +86,8 @@ bool computeType(LayerType layer, const LayerParams& params, size_t index, DataT
     out = DataType::kFLOAT;
     return true;
   }
-  why = std::string("the CPU backend's ") + layerTypeName(layer) + " layer does not take " +
-        dataTypeName(t) + " inputs";
+  why = std::string("kiln's ") + layerTypeName(layer) + " layer does not take " + dataTypeName(t) +
+        " inputs";
   return false;
 }
 
@@ -203,15 +202,16 @@ Status BuildSession::want(int32_t g, DataType type, TensorFormat format, int32_t
 
   if (from.kind == plan::TensorKind::kCONSTANT) {
     // Weights are converted once here rather than on every run.
-    cpu::KernelConfig config;
+    // On the host, whatever the target: weights live in host memory until the engine loads.
+    KernelConfig config;
     config.type = LayerType::kREFORMAT;
     config.params = step.params;
     config.inputs = {PluginTensorDesc{from.dims, from.type, from.format, DeviceKind::kCPU}};
     config.outputs = {PluginTensorDesc{to.dims, type, format, DeviceKind::kCPU}};
     config.constantInputs = {from.constant->data()};
     std::string why;
-    std::unique_ptr<cpu::Kernel> kernel;
-    for (const cpu::Tactic& tactic : cpu::tacticsFor(LayerType::kREFORMAT)) {
+    KernelPtr kernel;
+    for (const Tactic& tactic : cpuBackend().tactics(LayerType::kREFORMAT)) {
       if ((kernel = tactic.create(config, &why))) break;
     }
     if (!kernel) return unsupported("cannot convert constant '" + from.name + "': " + why);
@@ -220,7 +220,7 @@ Status BuildSession::want(int32_t g, DataType type, TensorFormat format, int32_t
     AlignedBuffer workspace(kernel->workspaceSize());
     const void* in[] = {from.constant->data()};
     void* outs[] = {data->data()};
-    KILN_RETURN_IF_ERROR(kernel->run(in, outs, workspace.data()));
+    KILN_RETURN_IF_ERROR(kernel->run(in, outs, workspace.data(), RunContext{}));
     to.kind = plan::TensorKind::kCONSTANT;
     to.constant = std::move(data);
     out = addTensor(std::move(to));
@@ -234,7 +234,7 @@ Status BuildSession::want(int32_t g, DataType type, TensorFormat format, int32_t
 }
 
 void BuildSession::preferHalf(const GraphNode& node, std::vector<DataType>& types) {
-  // Every FP32 input becomes FP16, if some CUDA kernel takes the layer that way.
+  // Every FP32 input becomes FP16, if some kernel of the target takes the layer that way.
   if (node.type == LayerType::kREFORMAT) return;  // a cast in the network keeps its types
   KernelConfig config;
   config.type = node.type;
@@ -245,17 +245,18 @@ void BuildSession::preferHalf(const GraphNode& node, std::vector<DataType>& type
     const GraphTensor& g = graph_.tensors[node.inputs[i]];
     const DataType t = types[i] == DataType::kFLOAT ? DataType::kHALF : types[i];
     any = any || t != types[i];
-    config.inputs.push_back({g.shape.dims, t, TensorFormat::kLINEAR, DeviceKind::kCUDA});
+    config.inputs.push_back({g.shape.dims, t, TensorFormat::kLINEAR, target_.device()});
     config.constantInputs.push_back(g.constant ? g.constant->data() : nullptr);
     shapes.push_back({g.shape.dims, t});
   }
   std::vector<TensorShape> outputs;
   if (!any || !inferLayerOutputs(node.type, node.params, shapes, outputs)) return;
   for (const TensorShape& o : outputs)
-    config.outputs.push_back({o.dims, o.type, TensorFormat::kLINEAR, DeviceKind::kCUDA});
+    config.outputs.push_back({o.dims, o.type, TensorFormat::kLINEAR, target_.device()});
   // Constants are converted at build time; the probe only needs their presence, not FP16 bytes.
-  if (!cudaAccepts(config)) {
-    logVerbose("  layer '" + node.name + "': no CUDA kernel takes it in fp16; it stays fp32");
+  if (!accepts(config)) {
+    logVerbose("  layer '" + node.name + "': no " + target_.backend->name() +
+               " kernel takes it in fp16; it stays fp32");
     return;
   }
   for (DataType& t : types) {
@@ -281,7 +282,7 @@ Status BuildSession::lowerBuiltin(const GraphNode& node) {
     if (node.type == LayerType::kSHUFFLE && isFloatType(logical)) t = logical;
     types.push_back(t);
   }
-  if (target_.device == DeviceKind::kCUDA && config_.builtinHalf) preferHalf(node, types);
+  if (config_.builtinHalf) preferHalf(node, types);
   std::vector<int32_t> inputs;
   std::vector<TensorShape> shapes;
   for (size_t i = 0; i < node.inputs.size(); ++i) {

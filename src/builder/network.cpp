@@ -2,8 +2,8 @@
 
 #include "builder/network_impl.h"
 #include "core/log.h"
-#include "core/shape_inference.h"
 #include "kiln/registry.h"
+#include "ops/op_table.h"
 #include "plugin/plugin_object.h"
 
 namespace kiln {
@@ -439,7 +439,7 @@ ILayer* NetworkImpl::addNormalization(ITensor& input, ITensor& scale, ITensor& b
                      resolve(bias, "addNormalization")});
 }
 
-ILayer* NetworkImpl::addLRN(ITensor& input, const LrnParams& params) {
+ILayer* NetworkImpl::addLRN(ITensor& input, const LRNParams& params) {
   return addBuiltin(LayerType::kLRN, params, {resolve(input, "addLRN")});
 }
 

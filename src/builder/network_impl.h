@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/graph.h"
+#include "builder/graph.h"
 #include "kiln/network.h"
 
 namespace kiln {
@@ -81,7 +81,7 @@ class NetworkImpl final : public INetworkDefinition {
                            const Weights& bias) override;
   ILayer* addNormalization(ITensor& input, ITensor& scale, ITensor& bias,
                            const NormalizationParams& params) override;
-  ILayer* addLRN(ITensor& input, const LrnParams& params) override;
+  ILayer* addLRN(ITensor& input, const LRNParams& params) override;
   ILayer* addRoiAlign(ITensor& input, ITensor& rois, ITensor& batchIndices,
                       const RoiAlignParams& params) override;
 

@@ -7,7 +7,7 @@
 #include "core/byte_io.h"
 #include "core/checksum.h"
 #include "core/plan_codec.h"
-#include "core/plan_validate.h"
+#include "runtime/plan_validate.h"
 
 namespace kiln::plan {
 namespace detail {

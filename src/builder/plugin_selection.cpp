@@ -4,11 +4,7 @@
 // it would need around it, and keep the fastest.
 #include <limits>
 
-#include "backends/cpu/kernel.h"
 #include "builder/build_session.h"
-#include "builder/timing.h"
-#include "core/aligned_buffer.h"
-#include "core/random_fill.h"
 
 namespace kiln {
 namespace {
@@ -29,17 +25,6 @@ std::string describeCombination(const std::vector<PluginTensorDesc>& descs, size
     s += describeDesc(descs[i]);
   }
   return s;
-}
-
-// Fills a timing buffer. Integer tensors of plugins are mostly indices, so they get zeros: valid
-// for any index range, and the timing does not depend on their values.
-void fillForTiming(AlignedBuffer& buffer, const PluginTensorDesc& d, std::mt19937& rng) {
-  const int64_t n = volume(d.dims);
-  if (isFloatType(d.type)) {
-    fillRandom(buffer.data(), d.type, n, rng);
-  } else if (buffer.size()) {
-    std::fill(buffer.data(), buffer.data() + buffer.size(), uint8_t{0});
-  }
 }
 
 }  // namespace
@@ -65,9 +50,9 @@ Status BuildSession::enumerateCombinations(const GraphNode& node,
       }
     }
     for (DataType t : types) {
-      options[p].push_back({shapes[p].dims, t, TensorFormat::kLINEAR, target_.device});
+      options[p].push_back({shapes[p].dims, t, TensorFormat::kLINEAR, target_.device()});
       if (shapes[p].dims.nbDims == 4) {
-        options[p].push_back({shapes[p].dims, t, TensorFormat::kCHANNELS_LAST, target_.device});
+        options[p].push_back({shapes[p].dims, t, TensorFormat::kCHANNELS_LAST, target_.device()});
       }
     }
   }
@@ -136,20 +121,15 @@ Status BuildSession::reformatCost(const Dims& dims, DataType fromType, TensorFor
     ms = it->second;
     return Status::ok();
   }
-  cpu::KernelConfig config;
+  KernelConfig config;
   config.type = LayerType::kREFORMAT;
   config.params = ReformatParams{toType, toFormat};
-  config.inputs = {PluginTensorDesc{dims, fromType, fromFormat, target_.device}};
-  config.outputs = {PluginTensorDesc{dims, toType, toFormat, target_.device}};
+  config.inputs = {PluginTensorDesc{dims, fromType, fromFormat, target_.device()}};
+  config.outputs = {PluginTensorDesc{dims, toType, toFormat, target_.device()}};
   config.constantInputs = {nullptr};
-  if (target_.device == DeviceKind::kCUDA) {
-    KILN_RETURN_IF_ERROR(reformatCostCuda(config, ms));
-    reformatTimes_[key] = ms;
-    return Status::ok();
-  }
-  std::unique_ptr<cpu::Kernel> kernel;
+  KernelPtr kernel;
   std::string why;
-  for (const cpu::Tactic& tactic : cpu::tacticsFor(LayerType::kREFORMAT)) {
+  for (const Tactic& tactic : target_.backend->tactics(LayerType::kREFORMAT)) {
     if ((kernel = tactic.create(config, &why))) break;
   }
   if (!kernel) {
@@ -157,15 +137,19 @@ Status BuildSession::reformatCost(const Dims& dims, DataType fromType, TensorFor
     reformatTimes_[key] = ms;
     return Status::ok();
   }
-  AlignedBuffer in(static_cast<size_t>(plan::tensorBytes(dims, fromType)));
-  AlignedBuffer out(static_cast<size_t>(plan::tensorBytes(dims, toType)));
-  AlignedBuffer workspace(kernel->workspaceSize());
-  fillForTiming(in, config.inputs[0], rng_);
-  const void* ins[] = {in.data()};
-  void* outs[] = {out.data()};
-  KILN_RETURN_IF_ERROR(medianMilliseconds(
+  Timer* clock = nullptr;
+  KILN_RETURN_IF_ERROR(timer(clock));
+  std::unique_ptr<IDeviceBuffer> in, out, workspace;
+  KILN_RETURN_IF_ERROR(timingBuffer(config.inputs[0], nullptr, in));
+  KILN_RETURN_IF_ERROR(target_.backend->allocate(
+      static_cast<size_t>(plan::tensorBytes(dims, toType)), "a reformat timing output", out));
+  KILN_RETURN_IF_ERROR(
+      target_.backend->allocate(kernel->workspaceSize(), "a timing workspace", workspace));
+  const void* ins[] = {in->data()};
+  void* outs[] = {out->data()};
+  KILN_RETURN_IF_ERROR(clock->median(
       config_.warmupRuns, config_.timingRuns,
-      [&] { return kernel->run(ins, outs, workspace.data()); }, ms));
+      [&] { return kernel->run(ins, outs, workspace->data(), clock->context()); }, ms));
   reformatTimes_[key] = ms;
   return Status::ok();
 }
@@ -189,42 +173,49 @@ Status BuildSession::timePluginCandidate(const GraphNode& node, const Combinatio
   }
   workspace = bytes;
   KILN_RETURN_IF_ERROR(object->initialize());
-  if (target_.device == DeviceKind::kCUDA) {
-    Status s = timePluginEnqueueCuda(node, *object, inputs, outputs, bytes, ms);
-    Status t = object->terminate();
-    KILN_RETURN_IF_ERROR(s);
-    return t;
-  }
-
-  std::vector<AlignedBuffer> inBuffers, outBuffers;
-  std::vector<const void*> inPtrs;
-  std::vector<void*> outPtrs;
-  for (size_t i = 0; i < nbIn; ++i) {
-    const int32_t g = node.inputs[i];
-    inBuffers.emplace_back(static_cast<size_t>(plan::tensorBytes(inputs[i].dims, inputs[i].type)));
-    const GraphTensor& t = graph_.tensors[g];
-    if (t.constant && t.shape.type == inputs[i].type && inputs[i].format == TensorFormat::kLINEAR) {
-      std::copy(t.constant->begin(), t.constant->end(), inBuffers.back().data());
-    } else {
-      fillForTiming(inBuffers.back(), inputs[i], rng_);
-    }
-    inPtrs.push_back(inBuffers.back().data());
-  }
-  for (const PluginTensorDesc& d : outputs) {
-    outBuffers.emplace_back(static_cast<size_t>(plan::tensorBytes(d.dims, d.type)));
-    outPtrs.push_back(outBuffers.back().data());
-  }
-  AlignedBuffer scratch(bytes);
-  Status s = medianMilliseconds(
-      config_.warmupRuns, config_.timingRuns,
-      [&] {
-        return object->enqueue(inputs.data(), outputs.data(), inPtrs.data(), outPtrs.data(),
-                               scratch.data(), nullptr);
-      },
-      ms);
+  // From here the object is initialized: terminate() it whatever the timing gives (guarantee 2).
+  Status s = timePluginEnqueue(node, *object, inputs, outputs, bytes, ms);
   Status t = object->terminate();
   KILN_RETURN_IF_ERROR(s);
   return t;
+}
+
+Status BuildSession::timePluginEnqueue(const GraphNode& node, PluginObject& object,
+                                       const std::vector<PluginTensorDesc>& inputs,
+                                       const std::vector<PluginTensorDesc>& outputs,
+                                       uint64_t workspace, double& ms) {
+  Timer* clock = nullptr;
+  KILN_RETURN_IF_ERROR(timer(clock));
+  std::vector<std::unique_ptr<IDeviceBuffer>> buffers;
+  std::vector<const void*> inPtrs;
+  std::vector<void*> outPtrs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    // A constant input is timed with its real values when the plugin takes it as it is stored.
+    const GraphTensor& t = graph_.tensors[node.inputs[i]];
+    const bool asStored =
+        t.constant && t.shape.type == inputs[i].type && inputs[i].format == TensorFormat::kLINEAR;
+    buffers.emplace_back();
+    KILN_RETURN_IF_ERROR(
+        timingBuffer(inputs[i], asStored ? t.constant->data() : nullptr, buffers.back()));
+    inPtrs.push_back(buffers.back()->data());
+  }
+  for (const PluginTensorDesc& d : outputs) {
+    buffers.emplace_back();
+    KILN_RETURN_IF_ERROR(
+        target_.backend->allocate(static_cast<size_t>(plan::tensorBytes(d.dims, d.type)),
+                                  "a plugin timing output", buffers.back()));
+    outPtrs.push_back(buffers.back()->data());
+  }
+  std::unique_ptr<IDeviceBuffer> scratch;
+  KILN_RETURN_IF_ERROR(target_.backend->allocate(workspace, "a plugin workspace", scratch));
+  void* stream = clock->context().stream;
+  return clock->median(
+      config_.warmupRuns, config_.timingRuns,
+      [&] {
+        return object.enqueue(inputs.data(), outputs.data(), inPtrs.data(), outPtrs.data(),
+                              scratch->data(), stream);
+      },
+      ms);
 }
 
 Status BuildSession::lowerPlugin(const GraphNode& node) {

@@ -1,64 +1,165 @@
-// Tactic selection for built-in steps: every tactic of the layer type is asked in order; those
-// that accept the configuration are timed on real buffers (weights are the real weights), the
-// fastest wins, and each rejection is kept with its reason for the verbose log and `kiln inspect`.
+// Tactic selection for built-in steps, on whichever backend the plan targets: a timing-cache hit
+// for a tactic that still accepts the configuration wins outright; otherwise every tactic is
+// asked in order, each rejection is kept with its reason (verbose log, `kiln inspect`), the
+// accepted ones are timed on real buffers on the device (weights are the real weights; median
+// after warm-up), and the fastest is chosen and cached.
 #include <algorithm>
 #include <limits>
 
-#include "backends/cpu/kernel.h"
 #include "builder/build_session.h"
-#include "builder/tactic_choice.h"
-#include "builder/timing.h"
 #include "core/aligned_buffer.h"
 #include "core/random_fill.h"
 
 namespace kiln {
 
+Status resolveBuildTarget(const std::string& target, BuildTarget& out) {
+  out = BuildTarget();
+  KILN_RETURN_IF_ERROR(backendForBuildTarget(target, out.backend));
+  return out.backend->resolveBuildTarget(target, out.deviceIndex, out.planTarget);
+}
+
+Status BuildSession::timer(Timer*& out) {
+  if (!timer_) KILN_RETURN_IF_ERROR(target_.backend->createTimer(timer_));
+  out = timer_.get();
+  return Status::ok();
+}
+
+bool BuildSession::accepts(const KernelConfig& config) const {
+  for (const Tactic& tactic : target_.backend->tactics(config.type)) {
+    std::string why;
+    if (tactic.create(config, &why)) return true;
+  }
+  return false;
+}
+
+Status BuildSession::timingBuffer(const PluginTensorDesc& d, const void* constant,
+                                  std::unique_ptr<IDeviceBuffer>& out) {
+  const size_t bytes = static_cast<size_t>(plan::tensorBytes(d.dims, d.type));
+  KILN_RETURN_IF_ERROR(target_.backend->allocate(bytes, "a timing buffer", out));
+  if (constant) return target_.backend->copyFromHost(out->data(), constant, bytes);
+  AlignedBuffer host(bytes);
+  // Integer inputs of built-in layers and plugins are mostly indices (gather, RoiAlign batch
+  // indices): zeros are valid for any index range, and the timing does not depend on their values.
+  if (isFloatType(d.type)) {
+    fillRandom(host.data(), d.type, volume(d.dims), rng_);
+  } else if (bytes) {
+    std::fill(host.data(), host.data() + bytes, uint8_t{0});
+  }
+  return target_.backend->copyFromHost(out->data(), host.data(), bytes);
+}
+
 Status BuildSession::chooseTactic(BuildStep& step) {
-  cpu::KernelConfig config;
+  const DeviceKind device = target_.device();
+  KernelConfig config;
   config.type = step.type;
   config.params = step.params;
   for (int32_t i : step.inputs) {
     const BuildTensor& t = tensors_[i];
-    config.inputs.push_back({t.dims, t.type, t.format, DeviceKind::kCPU});
+    config.inputs.push_back({t.dims, t.type, t.format, device});
     config.constantInputs.push_back(t.constant ? t.constant->data() : nullptr);
   }
   for (int32_t o : step.outputs) {
     const BuildTensor& t = tensors_[o];
-    config.outputs.push_back({t.dims, t.type, t.format, DeviceKind::kCPU});
+    config.outputs.push_back({t.dims, t.type, t.format, device});
   }
-
-  std::vector<AlignedBuffer> inBuffers, outBuffers;
+  std::vector<std::unique_ptr<IDeviceBuffer>> buffers;
   std::vector<const void*> ins;
   std::vector<void*> outs;
   for (size_t i = 0; i < config.inputs.size(); ++i) {
-    if (config.constantInputs[i]) {
-      ins.push_back(config.constantInputs[i]);
-      continue;
-    }
-    const PluginTensorDesc& d = config.inputs[i];
-    inBuffers.emplace_back(static_cast<size_t>(plan::tensorBytes(d.dims, d.type)));
-    // Integer inputs of built-in layers are mostly indices (gather, RoiAlign batch indices):
-    // zeros are valid for any index range, and the timing does not depend on their values.
-    if (isFloatType(d.type)) {
-      fillRandom(inBuffers.back().data(), d.type, volume(d.dims), rng_);
-    } else if (inBuffers.back().size()) {
-      std::fill(inBuffers.back().data(), inBuffers.back().data() + inBuffers.back().size(),
-                uint8_t{0});
-    }
-    ins.push_back(inBuffers.back().data());
+    buffers.emplace_back();
+    KILN_RETURN_IF_ERROR(timingBuffer(config.inputs[i], config.constantInputs[i], buffers.back()));
+    ins.push_back(buffers.back()->data());
   }
   for (const PluginTensorDesc& d : config.outputs) {
-    outBuffers.emplace_back(static_cast<size_t>(plan::tensorBytes(d.dims, d.type)));
-    outs.push_back(outBuffers.back().data());
+    buffers.emplace_back();
+    KILN_RETURN_IF_ERROR(target_.backend->allocate(
+        static_cast<size_t>(plan::tensorBytes(d.dims, d.type)), "a timing output", buffers.back()));
+    outs.push_back(buffers.back()->data());
+  }
+  return chooseFastest(step, config, ins, outs);
+}
+
+Status BuildSession::chooseFastest(BuildStep& step, const KernelConfig& config,
+                                   const std::vector<const void*>& ins,
+                                   const std::vector<void*>& outs) {
+  const Backend& backend = *target_.backend;
+  const std::span<const Tactic> tactics = backend.tactics(step.type);
+  const std::string cacheKey =
+      config_.timingCachePath.empty() ? "" : TimingCache::key(backend, config);
+  std::string cachedTactic;
+  double cachedMs = 0;
+  if (!cacheKey.empty() && timingCache_.find(cacheKey, cachedTactic, cachedMs)) {
+    for (const Tactic& tactic : tactics) {
+      if (cachedTactic != tactic.name) continue;
+      std::string why;
+      auto kernel = tactic.create(config, &why);
+      if (kernel && kernel->workspaceSize() <= config_.maxWorkspaceBytes) {
+        step.tactic = tactic.name;
+        step.medianMs = cachedMs;
+        step.workspaceBytes = kernel->workspaceSize();
+        step.candidates.push_back({tactic.name, cachedMs, ""});
+        logVerbose(std::string("layer '") + step.name + "' (" + layerTypeName(step.type) +
+                   "): chose " + step.tactic + " at " + std::to_string(cachedMs) +
+                   " ms (from the timing cache)");
+        return Status::ok();
+      }
+    }
   }
 
-  return chooseFastest(
-      step, config, cpu::tacticsFor(step.type), "CPU", [&](const cpu::Kernel& kernel, double& ms) {
-        AlignedBuffer workspace(kernel.workspaceSize());
-        return medianMilliseconds(
-            config_.warmupRuns, config_.timingRuns,
-            [&] { return kernel.run(ins.data(), outs.data(), workspace.data()); }, ms);
-      });
+  Timer* clock = nullptr;
+  KILN_RETURN_IF_ERROR(timer(clock));
+  double best = std::numeric_limits<double>::infinity();
+  std::string reasons;
+  for (const Tactic& tactic : tactics) {
+    plan::Candidate candidate;
+    candidate.name = tactic.name;
+    std::string why;
+    auto kernel = tactic.create(config, &why);
+    if (kernel && kernel->workspaceSize() > config_.maxWorkspaceBytes) {
+      why = "needs " + std::to_string(kernel->workspaceSize()) +
+            " workspace bytes, more than the builder's limit";
+      kernel.reset();
+    }
+    if (!kernel) {
+      candidate.rejectedBecause = why.empty() ? "declined" : why;
+      logVerbose("  layer '" + step.name + "': tactic " + tactic.name +
+                 " rejected: " + candidate.rejectedBecause);
+      reasons +=
+          std::string(reasons.empty() ? "" : "; ") + tactic.name + ": " + candidate.rejectedBecause;
+      step.candidates.push_back(std::move(candidate));
+      continue;
+    }
+    if (kernel->usesLibraries()) KILN_RETURN_IF_ERROR(clock->prepareLibraries());
+    std::unique_ptr<IDeviceBuffer> workspace;
+    KILN_RETURN_IF_ERROR(
+        backend.allocate(kernel->workspaceSize(), "a timing workspace", workspace));
+    double ms = 0;
+    Status s = clock->median(
+        config_.warmupRuns, config_.timingRuns,
+        [&] { return kernel->run(ins.data(), outs.data(), workspace->data(), clock->context()); },
+        ms);
+    if (!s)
+      return s.withContext(std::string("timing ") + backend.name() + " tactic " + tactic.name);
+    candidate.medianMs = ms;
+    logVerbose("  layer '" + step.name + "': tactic " + tactic.name + " " + std::to_string(ms) +
+               " ms");
+    if (ms < best) {
+      best = ms;
+      step.tactic = tactic.name;
+      step.medianMs = ms;
+      step.workspaceBytes = kernel->workspaceSize();
+    }
+    step.candidates.push_back(std::move(candidate));
+  }
+  if (step.tactic.empty()) {
+    return unsupported(std::string("no ") + backend.name() + " implementation of " +
+                       layerTypeName(step.type) + " accepts this layer (" +
+                       (reasons.empty() ? "none exists" : reasons) + ")");
+  }
+  logVerbose(std::string("layer '") + step.name + "' (" + layerTypeName(step.type) + "): chose " +
+             step.tactic + " at " + std::to_string(step.medianMs) + " ms");
+  timingCache_.record(cacheKey, step.tactic, step.medianMs);
+  return Status::ok();
 }
 
 Status BuildSession::chooseTactics() {
@@ -67,7 +168,7 @@ Status BuildSession::chooseTactics() {
     KILN_RETURN_IF_ERROR(timingCache_.load(config_.timingCachePath));
   for (BuildStep& step : steps_) {
     if (step.type == LayerType::kPLUGIN) continue;
-    Status s = target_.device == DeviceKind::kCUDA ? chooseCudaTactic(step) : chooseTactic(step);
+    Status s = chooseTactic(step);
     if (!s) return s.withContext("layer '" + step.name + "' (" + layerTypeName(step.type) + ")");
   }
   if (!config_.timingCachePath.empty()) return timingCache_.save(config_.timingCachePath);

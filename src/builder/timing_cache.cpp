@@ -1,9 +1,5 @@
 #include "builder/timing_cache.h"
 
-#if KILN_HAVE_CUDA
-#include "backends/cuda/device.h"
-#endif
-
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -26,43 +22,7 @@ std::string hex64(uint64_t v) {
 
 }  // namespace
 
-std::string cpuDeviceName() {
-  static const std::string name = [] {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.rfind("model name", 0) == 0) {
-        const size_t colon = line.find(':');
-        std::string model = colon == std::string::npos ? line : line.substr(colon + 1);
-        while (!model.empty() && model.front() == ' ') model.erase(model.begin());
-        for (char& c : model) {
-          if (c == '\t' || c == ' ') c = '_';
-        }
-        return "cpu:" + model;
-      }
-    }
-    return std::string("cpu:unknown");
-  }();
-  return name;
-}
-
-// The current GPU, by name and architecture ("cuda:NVIDIA_H200:sm_90").
-static std::string gpuDeviceName() {
-#if KILN_HAVE_CUDA
-  int index = 0;
-  cuda::DeviceInfo info;
-  if (cuda::currentDevice(index) && cuda::getDeviceInfo(index, info)) {
-    std::string name = info.name;
-    for (char& c : name) {
-      if (c == '\t' || c == ' ') c = '_';
-    }
-    return "cuda:" + name + ":sm_" + std::to_string(info.major) + std::to_string(info.minor);
-  }
-#endif
-  return "cuda:unknown";
-}
-
-std::string TimingCache::key(const cpu::KernelConfig& config) {
+std::string TimingCache::key(const Backend& backend, const KernelConfig& config) {
   // The signature is hashed from the same bytes the plan stores for the layer, plus every
   // tensor's description, so any change in what the kernel sees changes the key.
   std::vector<uint8_t> bytes;
@@ -79,11 +39,8 @@ std::string TimingCache::key(const cpu::KernelConfig& config) {
   }
   // Whether weights are constant changes which tactics apply (prepacking).
   for (const void* c : config.constantInputs) w.u8(c ? 1 : 0);
-  bool onGpu = false;
-  for (const auto* list : {&config.inputs, &config.outputs})
-    for (const PluginTensorDesc& d : *list) onGpu = onGpu || d.device == DeviceKind::kCUDA;
-  return (onGpu ? gpuDeviceName() : cpuDeviceName()) + "|" + kilnVersion() + "|" +
-         layerTypeName(config.type) + "|" + hex64(crc64(bytes.data(), bytes.size()));
+  return backend.timingDeviceName() + "|" + kilnVersion() + "|" + layerTypeName(config.type) + "|" +
+         hex64(crc64(bytes.data(), bytes.size()));
 }
 
 Status TimingCache::load(const std::string& path) {

@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "backends/cpu/kernel.h"
+#include "backends/backend.h"
 #include "kiln/status.h"
 
 namespace kiln {
@@ -18,8 +18,8 @@ class TimingCache {
   Status load(const std::string& path);
   Status save(const std::string& path) const;
 
-  // The key for one configuration on this device.
-  static std::string key(const cpu::KernelConfig& config);
+  // The key for one configuration on the backend's (current) device.
+  static std::string key(const Backend& backend, const KernelConfig& config);
 
   bool find(const std::string& key, std::string& tactic, double& ms) const;
   void record(const std::string& key, const std::string& tactic, double ms);
@@ -32,8 +32,5 @@ class TimingCache {
   };
   std::map<std::string, Entry> entries_;
 };
-
-// "cpu:<processor model>", as the cache keys name the device.
-std::string cpuDeviceName();
 
 }  // namespace kiln

@@ -8,14 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "core/graph.h"
+#include "core/layer_params.h"
 #include "kiln/status.h"
 #include "kiln/types.h"
 
 namespace kiln::plan {
 
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'P', 'L', 'A', 'N'};
-constexpr uint32_t kFormatVersion = 1;
+// 2: parameters encoded from the op field lists (kiln/ops/<op>.h); plans of version 1 are refused.
+constexpr uint32_t kFormatVersion = 2;
 
 enum class TensorKind : uint8_t {
   kINPUT = 0,

@@ -8,12 +8,13 @@
 #include <string>
 
 #include "core/byte_io.h"
-#include "core/graph.h"
+#include "core/layer_params.h"
+#include "core/param_fields.h"
 #include "kiln/status.h"
 
 namespace kiln::plan {
 
-// Format version 1 has exactly these sections, each once, in this order.
+// The format has exactly these sections, each once, in this order.
 enum class SectionTag : uint32_t {
   kTENSORS = 1,
   kSTEPS = 2,
@@ -38,33 +39,18 @@ constexpr uint64_t kArenaAlignment = 64;
 // Arena and workspace sizes above this are refused as corrupt rather than attempted (256 TiB).
 constexpr uint64_t kMaxMemoryBytes = uint64_t{1} << 48;
 
-// Number of values of the parameter enums of kiln/layers.h (append there, update here).
-constexpr int32_t kPoolingTypeCount = 4;
-constexpr int32_t kElementwiseOpCount = 11;
-constexpr int32_t kActivationTypeCount = 18;
-constexpr int32_t kReduceOpCount = 4;
-constexpr int32_t kPaddingModeCount = 3;
-constexpr int32_t kResizeModeCount = 2;
-constexpr int32_t kResizeCoordinatesCount = 5;
-constexpr int32_t kResizeRoundingCount = 4;
-constexpr int32_t kRoiAlignModeCount = 2;
 constexpr int32_t kTensorKindCount = 4;
 
 // A name from the file for an error message: quoted, at most 80 characters, anything but
 // printable ASCII shown as '?' (names are untrusted bytes).
 std::string quotedName(const std::string& s);
 
-// The LayerParams alternative (variant index) a step of this type carries: 0 (monostate) for
-// constants and plugins.
-size_t paramsIndexFor(LayerType type);
+// Dims: i32 nbDims in [0, 8], then nbDims i64 (core/param_fields.h).
+using param_fields::readDims;
+using param_fields::writeDims;
 
-// Dims: u32 nbDims in [0, 8], then nbDims i64. Values are not checked here (reshape dims may hold
-// 0 and -1); the validator checks tensor dims.
-void writeDims(ByteWriter& w, const Dims& dims);
-Status readDims(ByteReader& r, Dims& dims, const char* field);
-
-// Parameters, field by field, in the layout of the step's LayerType. Writing fails if the variant
-// alternative does not match the type; reading checks every enum and bool.
+// Parameters, field by field in the order of their struct's field list (kiln/ops/<op>.h). Writing
+// fails if the variant alternative does not match the type; reading checks every enum and bool.
 Status writeLayerParams(ByteWriter& w, LayerType type, const LayerParams& params);
 Status readLayerParams(ByteReader& r, LayerType type, LayerParams& params);
 

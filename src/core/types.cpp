@@ -70,52 +70,13 @@ const char* layerTypeName(LayerType type) {
   switch (type) {
     case LayerType::kCONSTANT:
       return "Constant";
-    case LayerType::kCONVOLUTION:
-      return "Convolution";
-    case LayerType::kPOOLING:
-      return "Pooling";
-    case LayerType::kELEMENTWISE:
-      return "Elementwise";
-    case LayerType::kACTIVATION:
-      return "Activation";
-    case LayerType::kMATRIX_MULTIPLY:
-      return "MatrixMultiply";
-    case LayerType::kGEMM:
-      return "Gemm";
-    case LayerType::kSOFTMAX:
-      return "Softmax";
-    case LayerType::kCONCATENATION:
-      return "Concatenation";
-    case LayerType::kSHUFFLE:
-      return "Shuffle";
-    case LayerType::kREDUCE:
-      return "Reduce";
     case LayerType::kPLUGIN:
       return "Plugin";
-    case LayerType::kREFORMAT:
-      return "Reformat";
-    case LayerType::kSELECT:
-      return "Select";
-    case LayerType::kGATHER:
-      return "Gather";
-    case LayerType::kSLICE:
-      return "Slice";
-    case LayerType::kPADDING:
-      return "Padding";
-    case LayerType::kRESIZE:
-      return "Resize";
-    case LayerType::kTILE:
-      return "Tile";
-    case LayerType::kEXPAND:
-      return "Expand";
-    case LayerType::kDECONVOLUTION:
-      return "Deconvolution";
-    case LayerType::kNORMALIZATION:
-      return "Normalization";
-    case LayerType::kLRN:
-      return "LRN";
-    case LayerType::kROI_ALIGN:
-      return "RoiAlign";
+#define KILN_LAYER_TYPE_NAME(ENUM, VALUE, NAME) \
+  case LayerType::k##ENUM:                      \
+    return #NAME;
+      KILN_BUILTIN_OPS(KILN_LAYER_TYPE_NAME)
+#undef KILN_LAYER_TYPE_NAME
   }
   return "Invalid";
 }

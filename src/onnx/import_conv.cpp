@@ -249,7 +249,7 @@ Status importLrn(NodeContext& n) {
   KILN_RETURN_IF_ERROR(n.requireInputs(1, 1));
   ITensor* in = nullptr;
   KILN_RETURN_IF_ERROR(n.tensor(0, in));
-  LrnParams p;
+  LRNParams p;
   const auto* size = n.attr("size");
   if (!size) return n.error("attribute 'size' is required");
   p.size = int32_t(n.attrInt("size", 1));

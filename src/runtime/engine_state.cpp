@@ -1,7 +1,7 @@
 #include "runtime/engine_state.h"
 
-#include "core/shape_inference.h"
 #include "kiln/registry.h"
+#include "ops/op_table.h"
 
 namespace kiln {
 namespace {
@@ -52,8 +52,9 @@ Status checkWiring(const plan::Plan& plan) {
   return Status::ok();
 }
 
-Status makeBuiltinKernel(const plan::Plan& plan, DeviceKind device, const plan::Step& step,
+Status makeBuiltinKernel(const plan::Plan& plan, const Backend& backend, const plan::Step& step,
                          size_t index, EngineStep& out) {
+  const DeviceKind device = backend.getKind();
   // Shapes recorded in the plan must be what inference says, so a kernel can trust them.
   std::vector<TensorShape> in, inferred;
   for (int32_t i : step.inputs) in.push_back({plan.tensors[i].dims, plan.tensors[i].type});
@@ -80,27 +81,14 @@ Status makeBuiltinKernel(const plan::Plan& plan, DeviceKind device, const plan::
   }
   for (int32_t o : step.outputs) config.outputs.push_back(descOf(plan.tensors[o], device));
   std::string why;
-  bool made = false;
-#if KILN_HAVE_CUDA
-  if (device == DeviceKind::kCUDA) {
-    const cuda::Tactic* tactic = cuda::findTactic(step.type, step.tactic);
-    if (!tactic) {
-      return corruptData(stepWhere(step, index) + " names tactic '" + step.tactic +
-                         "', which this kiln's CUDA backend does not have; rebuild the plan");
-    }
-    out.cudaKernel = tactic->create(config, &why);
-    made = out.cudaKernel != nullptr;
+  const Tactic* tactic = ops::findTactic(backend.tactics(step.type), step.tactic);
+  if (!tactic) {
+    return corruptData(stepWhere(step, index) + " names tactic '" + step.tactic +
+                       "', which this kiln's " + backend.name() +
+                       " backend does not have; rebuild the plan");
   }
-#endif
-  if (device == DeviceKind::kCPU) {
-    const cpu::Tactic* tactic = cpu::findTactic(step.type, step.tactic);
-    if (!tactic) {
-      return corruptData(stepWhere(step, index) + " names tactic '" + step.tactic +
-                         "', which this kiln's CPU backend does not have; rebuild the plan");
-    }
-    out.kernel = tactic->create(config, &why);
-    made = out.kernel != nullptr;
-  }
+  out.kernel = tactic->create(config, &why);
+  const bool made = out.kernel != nullptr;
   if (!made) {
     return corruptData(stepWhere(step, index) + ": tactic '" + step.tactic +
                        "' rejects the recorded configuration: " + why);
@@ -174,42 +162,6 @@ Status makePluginStep(const plan::Plan& plan, DeviceKind device, const plan::Ste
   return out.plugin->initialize();
 }
 
-// "cpu", or "cuda:sm_XY" run on the calling thread's current GPU, which must be of that
-// architecture (kernels are native code for it).
-Status resolvePlanTarget(const std::string& target, DeviceKind& device, int32_t& index) {
-  if (target == "cpu") {
-    device = DeviceKind::kCPU;
-    index = -1;
-    return Status::ok();
-  }
-  if (target.rfind("cuda:", 0) != 0) {
-    return unsupported("the plan targets '" + target +
-                       "', which this runtime does not know; rebuild it for 'cpu' or 'cuda'");
-  }
-#if KILN_HAVE_CUDA
-  int current = 0;
-  if (cuda::deviceCount() == 0) {
-    return unsupported("the plan targets '" + target + "' but this machine has no usable GPU (" +
-                       cuda::noDeviceReason() + "); rebuild it for the CPU");
-  }
-  KILN_RETURN_IF_ERROR(cuda::currentDevice(current));
-  cuda::DeviceInfo info;
-  KILN_RETURN_IF_ERROR(cuda::getDeviceInfo(current, info));
-  if (cuda::targetName(info) != target) {
-    return unsupported("the plan targets '" + target + "' but GPU " + std::to_string(current) +
-                       " (" + info.name + ") is " + cuda::targetName(info) +
-                       "; rebuild the plan on this GPU");
-  }
-  device = DeviceKind::kCUDA;
-  index = current;
-  return Status::ok();
-#else
-  return unsupported("the plan targets '" + target +
-                     "' but this kiln was built without the CUDA backend; rebuild the plan for "
-                     "the CPU or use a kiln built with CUDA");
-#endif
-}
-
 }  // namespace
 
 EngineState::~EngineState() {
@@ -218,9 +170,11 @@ EngineState::~EngineState() {
 }
 
 Status buildEngineState(plan::Plan plan, std::shared_ptr<EngineState>& out) {
-  DeviceKind device = DeviceKind::kCPU;
+  const Backend* backend = nullptr;
   int32_t deviceIndex = -1;
-  KILN_RETURN_IF_ERROR(resolvePlanTarget(plan.target, device, deviceIndex));
+  KILN_RETURN_IF_ERROR(backendForPlanTarget(plan.target, backend));
+  KILN_RETURN_IF_ERROR(backend->openPlanTarget(plan.target, deviceIndex));
+  const DeviceKind device = backend->getKind();
   KILN_RETURN_IF_ERROR(checkWiring(plan));
   // The arena can never need more than every activation in its own slot; a larger figure is
   // damage, and would make each context allocate it.
@@ -236,7 +190,7 @@ Status buildEngineState(plan::Plan plan, std::shared_ptr<EngineState>& out) {
                        "corrupted, rebuild it");
   }
   auto state = std::make_shared<EngineState>();
-  state->device = device;
+  state->backend = backend;
   state->deviceIndex = deviceIndex;
   // Scratch memory is sized from what the kernels and plugins ask for now, not from the plan's
   // record of it.
@@ -249,32 +203,25 @@ Status buildEngineState(plan::Plan plan, std::shared_ptr<EngineState>& out) {
       Status status =
           step.type == LayerType::kPLUGIN
               ? makePluginStep(plan, device, step, s, state->steps[s], state->workspaceBytes)
-              : makeBuiltinKernel(plan, device, step, s, state->steps[s]);
+              : makeBuiltinKernel(plan, *backend, step, s, state->steps[s]);
       if (!status) return status;  // `state` tears down whatever was made
-      if (state->steps[s].kernel) {
-        state->workspaceBytes =
-            std::max<uint64_t>(state->workspaceBytes, state->steps[s].kernel->workspaceSize());
-      }
-#if KILN_HAVE_CUDA
-      if (const auto& k = state->steps[s].cudaKernel) {
+      if (const KernelPtr& k = state->steps[s].kernel) {
         state->workspaceBytes = std::max<uint64_t>(state->workspaceBytes, k->workspaceSize());
         state->usesLibraries = state->usesLibraries || k->usesLibraries();
       }
-#endif
     }
   }
-#if KILN_HAVE_CUDA
-  if (device == DeviceKind::kCUDA) {
+  if (!backend->usesHostMemory()) {
     // Weights go to the device once per engine; every context reads the same copy.
     state->deviceWeights.resize(plan.weights.size());
     for (size_t w = 0; w < plan.weights.size(); ++w) {
       const auto& bytes = *plan.weights[w];
-      KILN_RETURN_IF_ERROR(state->deviceWeights[w].allocate(bytes.size(), "engine weights"));
       KILN_RETURN_IF_ERROR(
-          cuda::copyToDevice(state->deviceWeights[w].data(), bytes.data(), bytes.size()));
+          backend->allocate(bytes.size(), "engine weights", state->deviceWeights[w]));
+      KILN_RETURN_IF_ERROR(
+          backend->copyFromHost(state->deviceWeights[w]->data(), bytes.data(), bytes.size()));
     }
   }
-#endif
   for (int32_t t : plan.inputs) state->ioTensors[plan.tensors[t].name] = t;
   for (int32_t t : plan.outputs) {
     if (!state->ioTensors.emplace(plan.tensors[t].name, t).second) {

@@ -7,11 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backends/cpu/kernel.h"
-#if KILN_HAVE_CUDA
-#include "backends/cuda/device.h"
-#include "backends/cuda/kernel.h"
-#endif
+#include "backends/backend.h"
 #include "core/plan.h"
 #include "plugin/plugin_object.h"
 
@@ -20,24 +16,26 @@ namespace kiln {
 struct EngineStep {
   std::vector<PluginTensorDesc> inputs;
   std::vector<PluginTensorDesc> outputs;
-  std::unique_ptr<cpu::Kernel> kernel;  // built-in steps on the CPU
-#if KILN_HAVE_CUDA
-  std::unique_ptr<cuda::Kernel> cudaKernel;  // built-in steps on CUDA
-#endif
+  KernelPtr kernel;                      // built-in steps
   std::shared_ptr<PluginObject> plugin;  // plugin steps: the engine object E
 };
 
 struct EngineState {
   plan::Plan plan;
-  DeviceKind device = DeviceKind::kCPU;
-  int32_t deviceIndex = -1;  // CUDA: the GPU the engine was loaded on
-#if KILN_HAVE_CUDA
-  std::vector<cuda::DeviceBuffer> deviceWeights;  // per plan weight, uploaded once at load
-  bool usesLibraries = false;                     // some kernel calls cuBLAS/cuDNN
-#endif
+  const Backend* backend = nullptr;  // the plan's target
+  int32_t deviceIndex = -1;          // CUDA: the GPU the engine was loaded on
+  // Per plan weight, its copy on the device (uploaded once at load), where the backend does not
+  // read host memory; empty otherwise (kernels read plan.weights).
+  std::vector<std::unique_ptr<IDeviceBuffer>> deviceWeights;
+  bool usesLibraries = false;  // some kernel calls cuBLAS/cuDNN
   std::vector<EngineStep> steps;
   std::unordered_map<std::string, int32_t> ioTensors;  // name -> plan tensor index
   uint64_t workspaceBytes = 0;
+
+  // Where a constant's bytes live for the kernels.
+  const void* weight(int32_t index) const {
+    return deviceWeights.empty() ? plan.weights[index]->data() : deviceWeights[index]->data();
+  }
 
   // Engine objects are terminated and destroyed in the teardown phase.
   ~EngineState();

@@ -1,12 +1,12 @@
 // Reads and validates a plan file.
 //
-// Byte layout, format version 1. Everything is little-endian; integers are fixed width; enums
+// Byte layout, format version 2. Everything is little-endian; integers are fixed width; enums
 // are u32; bools are one byte, 0 or 1; floats are their IEEE bits (f32, f64); a string is a u32
 // length and that many bytes (at most 64 KiB; 256 for the two header strings); dims are an i32
 // rank in [0, 8] and that many i64.
 //
 //   "KILNPLAN"                 8 bytes of magic
-//   u32     format version     1
+//   u32     format version     2 (plan::kFormatVersion; version 1 plans are refused: rebuild)
 //   string  kiln version       printable ASCII
 //   string  target            "cpu", "cuda:sm_90": non-empty printable ASCII
 //   six sections, each once and in this order: u32 tag, u64 length, `length` bytes
@@ -24,22 +24,10 @@
 //     6 memory    u64 arenaBytes, u64 naiveActivationBytes, u64 maxWorkspaceBytes
 //   u64     CRC-64/XZ of every byte before it (core/checksum.h)
 //
-// Parameters by LayerType, in struct field order (core/plan_codec.cpp); constants and plugins
-// have none:
-//   convolution     12 x i32: outChannels kernelH kernelW strideH strideW padTop padLeft
-//                   padBottom padRight dilationH dilationW groups
-//   pooling         u32 PoolingType, 8 x i32: kernelH kernelW strideH strideW padTop padLeft
-//                   padBottom padRight, bool countIncludePad, bool ceilMode
-//   elementwise     u32 ElementwiseOp
-//   activation      u32 ActivationType, f32 alpha, f32 beta
-//   matrix multiply bool transposeA, bool transposeB
-//   gemm            f32 alpha, f32 beta, bool transposeA, bool transposeB
-//   softmax         i32 axis
-//   concatenation   i32 axis
-//   shuffle         bool hasFirstTranspose, 8 x i32 firstTranspose, bool hasReshape,
-//                   dims reshapeDims, bool hasSecondTranspose, 8 x i32 secondTranspose
-//   reduce          u32 ReduceOp, u32 axesMask, bool keepDims
-//   reformat        u32 DataType outputType, u32 TensorFormat outputFormat
+// Parameters of a step: the fields of its op's parameter struct, in the order of the struct's
+// field list (the `fields` visitor in kiln/ops/<op>.h; core/param_fields.h encodes them): i32,
+// u32, i64, f32 and bool as above, enums as u32, dims as above, arrays element by element.
+// Constants and plugins have none.
 //
 // Order of checks: magic, format version (so a newer file gets "rebuild", not "corrupted"), the
 // section frame (so a short file gets "truncated"), the checksum, then every field as it is read
@@ -52,8 +40,8 @@
 #include "core/checksum.h"
 #include "core/plan.h"
 #include "core/plan_codec.h"
-#include "core/plan_validate.h"
 #include "core/version.h"
+#include "runtime/plan_validate.h"
 
 namespace kiln::plan {
 namespace {
@@ -225,6 +213,11 @@ Status parse(const uint8_t* p, size_t size, Plan& plan, bool verifyChecksum) {
   KILN_RETURN_IF_ERROR(r.u64(magic, "the magic"));
   uint32_t version = 0;
   KILN_RETURN_IF_ERROR(r.u32(version, "the format version"));
+  if (version < kFormatVersion)
+    return unsupported("the plan was built by an older kiln (plan format version " +
+                       std::to_string(version) + "; this kiln " + kilnVersion() +
+                       " reads version " + std::to_string(kFormatVersion) +
+                       "): rebuild the plan with this kiln");
   if (version != kFormatVersion)
     return unsupported("the plan has format version " + std::to_string(version) +
                        " but this kiln (" + kilnVersion() + ") reads format version " +

@@ -1,42 +1,15 @@
-// Runtime -> Engine -> ExecutionContext, on the CPU backend or on CUDA (where each context owns a
-// device arena and workspace, its library handles and its plugins' resources, and enqueue()
-// only puts work on the caller's stream).
+// Runtime -> Engine -> ExecutionContext, on whichever backend the plan targets: each context owns
+// its activation arena and workspace in the backend's memory, its library handles and its plugins'
+// resources, and enqueue() only puts work on the caller's stream (CPU: runs it).
 #include "kiln/runtime.h"
 
 #include <atomic>
 
-#include "core/aligned_buffer.h"
 #include "core/plan.h"
 #include "runtime/engine_state.h"
 
-#if KILN_HAVE_CUDA
-#include "backends/cuda/context_resources.h"
-#include "backends/cuda/library_handles.h"
-#endif
-
 namespace kiln {
 namespace {
-
-// Per-context resources a plugin's context object may ask for. The CPU has no library handles.
-class CpuContextResources final : public IPluginContextResources {
- public:
-  DeviceKind getDeviceKind() const noexcept override { return DeviceKind::kCPU; }
-  int32_t getDeviceIndex() const noexcept override { return -1; }
-  void* allocatePersistent(size_t bytes, size_t alignment) noexcept override {
-    if (alignment > AlignedBuffer::kAlignment || bytes == 0) return nullptr;
-    try {
-      buffers_.emplace_back(bytes);
-      return buffers_.back().data();
-    } catch (...) {
-      return nullptr;
-    }
-  }
-  void* getCublasHandle() noexcept override { return nullptr; }
-  void* getCudnnHandle() noexcept override { return nullptr; }
-
- private:
-  std::vector<AlignedBuffer> buffers_;
-};
 
 class ExecutionContext final : public IExecutionContext {
  public:
@@ -50,37 +23,21 @@ class ExecutionContext final : public IExecutionContext {
   }
 
   Status setUp() {
-    IPluginContextResources* resources = &resources_;
-#if KILN_HAVE_CUDA
-    if (engine_->device == DeviceKind::kCUDA) {
-      KILN_RETURN_IF_ERROR(cuda::setDevice(engine_->deviceIndex));
-      KILN_RETURN_IF_ERROR(deviceArena_.allocate(engine_->plan.arenaBytes, "the activation arena"));
-      KILN_RETURN_IF_ERROR(
-          deviceWorkspace_.allocate(engine_->workspaceBytes, "the context workspace"));
-      // Handles are made now, not inside enqueue(), which may be under graph capture.
-      if (engine_->usesLibraries) KILN_RETURN_IF_ERROR(libraries_.createAll());
-      cudaResources_ =
-          std::make_unique<cuda::CudaContextResources>(engine_->deviceIndex, libraries_);
-      resources = cudaResources_.get();
-    }
-#endif
-    if (engine_->device == DeviceKind::kCPU) {
-      try {
-        arena_.resize(engine_->plan.arenaBytes);
-        workspace_.resize(engine_->workspaceBytes);
-      } catch (const std::bad_alloc&) {
-        return invalidArgument("cannot allocate " + std::to_string(engine_->plan.arenaBytes) +
-                               " activation and " + std::to_string(engine_->workspaceBytes) +
-                               " workspace bytes for an execution context");
-      }
-    }
+    const Backend& backend = *engine_->backend;
+    KILN_RETURN_IF_ERROR(backend.activate(engine_->deviceIndex));
+    KILN_RETURN_IF_ERROR(
+        backend.allocate(engine_->plan.arenaBytes, "the activation arena", arena_));
+    KILN_RETURN_IF_ERROR(
+        backend.allocate(engine_->workspaceBytes, "the context workspace", workspace_));
+    KILN_RETURN_IF_ERROR(
+        backend.createContextResources(engine_->deviceIndex, engine_->usesLibraries, resources_));
     PhaseScope phase(TracePhase::kContext);
     plugins_.resize(engine_->steps.size());
     for (size_t s = 0; s < engine_->steps.size(); ++s) {
       const EngineStep& step = engine_->steps[s];
       if (!step.plugin) continue;
       KILN_RETURN_IF_ERROR(step.plugin->clone(plugins_[s]));
-      KILN_RETURN_IF_ERROR(plugins_[s]->attachToContext(resources));
+      KILN_RETURN_IF_ERROR(plugins_[s]->attachToContext(resources_->pluginResources()));
     }
     return Status::ok();
   }
@@ -120,17 +77,9 @@ class ExecutionContext final : public IExecutionContext {
       case plan::TensorKind::kOUTPUT:
         return bindings_[t];
       case plan::TensorKind::kCONSTANT:
-#if KILN_HAVE_CUDA
-        if (engine_->device == DeviceKind::kCUDA)
-          return engine_->deviceWeights[tensor.weightIndex].data();
-#endif
-        return const_cast<uint8_t*>(engine_->plan.weights[tensor.weightIndex]->data());
+        return const_cast<void*>(engine_->weight(tensor.weightIndex));
       case plan::TensorKind::kACTIVATION:
-#if KILN_HAVE_CUDA
-        if (engine_->device == DeviceKind::kCUDA)
-          return static_cast<uint8_t*>(deviceArena_.data()) + tensor.arenaOffset;
-#endif
-        return arena_.data() + tensor.arenaOffset;
+        return static_cast<uint8_t*>(arena_->data()) + tensor.arenaOffset;
     }
     return nullptr;
   }
@@ -150,18 +99,9 @@ class ExecutionContext final : public IExecutionContext {
                                "' has no address; call setTensorAddress first");
       }
     }
-#if KILN_HAVE_CUDA
-    cuda::RunContext cudaRun;
-    if (engine_->device == DeviceKind::kCUDA) {
-      KILN_RETURN_IF_ERROR(cuda::setDevice(engine_->deviceIndex));
-      cudaRun.stream = stream;
-      cudaRun.libraries = &libraries_;
-    }
-#endif
-    void* workspace = workspace_.data();
-#if KILN_HAVE_CUDA
-    if (engine_->device == DeviceKind::kCUDA) workspace = deviceWorkspace_.data();
-#endif
+    KILN_RETURN_IF_ERROR(engine_->backend->activate(engine_->deviceIndex));
+    const RunContext context = resources_->runContext(stream);
+    void* workspace = workspace_->data();
     std::vector<const void*> ins;
     std::vector<void*> outs;
     for (size_t s = 0; s < plan.steps.size(); ++s) {
@@ -171,17 +111,11 @@ class ExecutionContext final : public IExecutionContext {
       outs.clear();
       for (int32_t i : step.inputs) ins.push_back(address(i));
       for (int32_t o : step.outputs) outs.push_back(address(o));
-      Status status;
-      if (engineStep.kernel) {
-        status = engineStep.kernel->run(ins.data(), outs.data(), workspace);
-#if KILN_HAVE_CUDA
-      } else if (engineStep.cudaKernel) {
-        status = engineStep.cudaKernel->run(ins.data(), outs.data(), workspace, cudaRun);
-#endif
-      } else {
-        status = plugins_[s]->enqueue(engineStep.inputs.data(), engineStep.outputs.data(),
-                                      ins.data(), outs.data(), workspace, stream);
-      }
+      const Status status =
+          engineStep.kernel
+              ? engineStep.kernel->run(ins.data(), outs.data(), workspace, context)
+              : plugins_[s]->enqueue(engineStep.inputs.data(), engineStep.outputs.data(),
+                                     ins.data(), outs.data(), workspace, stream);
       if (!status) {
         return status.withContext("enqueue: layer '" + step.layerName + "' (" +
                                   layerTypeName(step.type) + ")");
@@ -191,16 +125,10 @@ class ExecutionContext final : public IExecutionContext {
   }
 
   std::shared_ptr<const EngineState> engine_;
-  AlignedBuffer arena_;
-  AlignedBuffer workspace_;
+  std::unique_ptr<IDeviceBuffer> arena_;
+  std::unique_ptr<IDeviceBuffer> workspace_;
   std::vector<void*> bindings_;
-  CpuContextResources resources_;
-#if KILN_HAVE_CUDA
-  cuda::DeviceBuffer deviceArena_;
-  cuda::DeviceBuffer deviceWorkspace_;
-  cuda::LibraryHandles libraries_;
-  std::unique_ptr<cuda::CudaContextResources> cudaResources_;
-#endif
+  std::unique_ptr<ContextResources> resources_;
   // Declared last so that context objects are detached and destroyed before the resources
   // they were given.
   std::vector<std::shared_ptr<PluginObject>> plugins_;  // per step; context objects
@@ -233,9 +161,10 @@ class Engine final : public IEngine {
       return d;
     }
     const plan::Tensor& t = state_->plan.tensors[it->second];
-    return PluginTensorDesc{t.dims, t.type, t.format, state_->device};
+    return PluginTensorDesc{t.dims, t.type, t.format, state_->backend->getKind()};
   }
   const char* getTarget() const override { return state_->plan.target.c_str(); }
+  const IDevice& getDevice() const override { return *state_->backend; }
 
   Status createExecutionContext(std::unique_ptr<IExecutionContext>& context) override {
     auto ctx = std::make_unique<ExecutionContext>(state_);

@@ -9,6 +9,7 @@
 #include "backends/cpu/kernel.h"
 #include "kiln/float16.h"
 #include "kiln/kiln.h"
+#include "ops/op_table.h"
 
 namespace kiln::test {
 namespace {
@@ -33,7 +34,7 @@ std::vector<float> randomValues(std::mt19937& rng, int64_t n) {
 std::vector<float> reference(LayerType type, const LayerParams& params,
                              const std::vector<Dims>& inDims,
                              const std::vector<std::vector<float>>& in, const Dims& outDims) {
-  cpu::KernelConfig config;
+  KernelConfig config;
   config.type = type;
   config.params = params;
   for (const Dims& d : inDims)
@@ -41,7 +42,7 @@ std::vector<float> reference(LayerType type, const LayerParams& params,
   config.outputs.push_back({outDims, DataType::kFLOAT, TensorFormat::kLINEAR, DeviceKind::kCPU});
   config.constantInputs.assign(in.size(), nullptr);
   std::string why;
-  auto kernel = cpu::findTactic(type, "reference")->create(config, &why);
+  auto kernel = ops::findTactic(ops::cpuTactics(type), "reference")->create(config, &why);
   EXPECT_TRUE(kernel) << why;
   if (!kernel) return {};
   std::vector<float> out(static_cast<size_t>(volume(outDims)));
@@ -49,7 +50,7 @@ std::vector<float> reference(LayerType type, const LayerParams& params,
   std::vector<const void*> ins;
   for (const auto& v : in) ins.push_back(v.data());
   void* outs[] = {out.data()};
-  EXPECT_TRUE(kernel->run(ins.data(), outs, workspace.data()).isOk());
+  EXPECT_TRUE(kernel->run(ins.data(), outs, workspace.data(), {}).isOk());
   return out;
 }
 

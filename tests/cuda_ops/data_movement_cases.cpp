@@ -17,6 +17,7 @@
 #include "backends/cuda/kernel.h"
 #include "cuda_ops/ops_harness.h"
 #include "kiln/float16.h"
+#include "ops/op_table.h"
 
 namespace {
 
@@ -623,17 +624,17 @@ void checkChannelsLastReformats(bool device, bool edges) {
     std::vector<uint8_t> want(outBytes, 0xAB);
     {
       std::string why;
-      auto cpu = kiln::cpu::tacticsFor(LayerType::kREFORMAT).back().create(config, &why);
+      auto cpu = kiln::ops::cpuTactics(LayerType::kREFORMAT).back().create(config, &why);
       ASSERT_TRUE(cpu) << why;
       std::vector<uint8_t> ws(cpu->workspaceSize() + 64);
       const void* ins[] = {in.data()};
       void* outs[] = {want.data()};
-      ASSERT_TRUE(cpu->run(ins, outs, ws.data()).isOk());
+      ASSERT_TRUE(cpu->run(ins, outs, ws.data(), {}).isOk());
     }
     config.inputs[0].device = kiln::DeviceKind::kCUDA;
     config.outputs[0].device = kiln::DeviceKind::kCUDA;
     bool accepted = false;
-    for (const kiln::cuda::Tactic& tactic : kiln::cuda::tacticsFor(LayerType::kREFORMAT)) {
+    for (const kiln::Tactic& tactic : kiln::ops::cudaTactics(LayerType::kREFORMAT)) {
       std::string why;
       auto kernel = tactic.create(config, &why);
       if (!kernel) continue;
@@ -705,7 +706,7 @@ namespace {
 
 // Runs `kernel` on host buffers (emulated) or on the GPU and returns the output bytes and the
 // first int32 of the workspace.
-kiln::Status runDirect(const kiln::cuda::Kernel& kernel, bool device,
+kiln::Status runDirect(const kiln::Kernel& kernel, bool device,
                        const std::vector<std::vector<uint8_t>>& ins, size_t outBytes,
                        std::vector<uint8_t>& out, int32_t& flag) {
   out.assign(outBytes, 0xEE);
@@ -762,7 +763,7 @@ void checkGatherOutOfRange(bool device) {
         {makeDims({4, 3}), DataType::kFLOAT, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA}};
     c.constantInputs = {nullptr, nullptr};
     std::string why;
-    auto kernel = kiln::cuda::tacticsFor(LayerType::kGATHER).back().create(c, &why);
+    auto kernel = kiln::ops::cudaTactics(LayerType::kGATHER).back().create(c, &why);
     ASSERT_TRUE(kernel) << why;
     const std::vector<float> data = {0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32};
     const std::vector<int32_t> idx =
@@ -797,7 +798,7 @@ void checkRoiAlignBadBatchIndex(bool device) {
       {makeDims({2, 1, 2, 2}), DataType::kFLOAT, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA}};
   c.constantInputs = {nullptr, nullptr, nullptr};
   std::string why;
-  auto kernel = kiln::cuda::tacticsFor(LayerType::kROI_ALIGN).back().create(c, &why);
+  auto kernel = kiln::ops::cudaTactics(LayerType::kROI_ALIGN).back().create(c, &why);
   ASSERT_TRUE(kernel) << why;
   std::vector<float> x(32, 1.f);
   const std::vector<float> rois = {0, 0, 3, 3, 0, 0, 3, 3};

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "backends/cuda/kernel.h"
-#include "core/shape_inference.h"
 #include "cuda_ops/ops_harness.h"
+#include "ops/op_table.h"
 
 namespace kiln::testing {
 namespace {
@@ -305,7 +305,7 @@ TEST(DenseLibraries, DeviceAcceptCommonConfigs) {
         config.outputs.push_back({outs[0].dims, t,
                                   outs[0].dims.nbDims == 4 ? f : TensorFormat::kLINEAR,
                                   DeviceKind::kCUDA});
-        const cuda::Tactic* tactic = cuda::findTactic(w.c.type, w.tactic);
+        const Tactic* tactic = ops::findTactic(ops::cudaTactics(w.c.type), w.tactic);
         ASSERT_NE(tactic, nullptr);
         std::string whyNot;
         EXPECT_NE(tactic->create(config, &whyNot), nullptr)

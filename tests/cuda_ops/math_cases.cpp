@@ -19,7 +19,7 @@ using kiln::Dims;
 using kiln::ElementwiseOp;
 using kiln::ElementwiseParams;
 using kiln::LayerType;
-using kiln::LrnParams;
+using kiln::LRNParams;
 using kiln::makeDims;
 using kiln::NormalizationParams;
 using kiln::ReduceOp;
@@ -356,7 +356,7 @@ void addNormalization(std::vector<OpCase>& cases) {
       OpCase c;
       c.name = "lrn_" + dimsName(d) + "_size" + std::to_string(size);
       c.type = LayerType::kLRN;
-      c.params = LrnParams{size, size == 3 ? 0.5f : 1e-4f, 0.75f, size == 4 ? 2.f : 1.f};
+      c.params = LRNParams{size, size == 3 ? 0.5f : 1e-4f, 0.75f, size == 4 ? 2.f : 1.f};
       c.inputs = {input(d, -2.f, 2.f)};
       c.floatTypes = kFloats;
       if (d.nbDims == 4) c.formats = kBothFormats;

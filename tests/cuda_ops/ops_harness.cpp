@@ -14,8 +14,8 @@
 #include "backends/cuda/kernel.h"
 #include "backends/cuda/library_handles.h"
 #include "core/plan.h"
-#include "core/shape_inference.h"
 #include "kiln/float16.h"
+#include "ops/op_table.h"
 
 namespace kiln::testing {
 namespace {
@@ -202,13 +202,13 @@ bool runCpuReference(const OpCase& c, const std::vector<Values>& inputs,
   }
   for (const TensorShape& o : outShapes)
     config.outputs.push_back({o.dims, o.type, TensorFormat::kLINEAR, DeviceKind::kCPU});
-  std::span<const cpu::Tactic> tactics = cpu::tacticsFor(c.type);
+  std::span<const Tactic> tactics = ops::cpuTactics(c.type);
   if (tactics.empty()) {
     error = "the CPU backend has no tactic for this layer";
     return false;
   }
   std::string why;
-  std::unique_ptr<cpu::Kernel> kernel = tactics.back().create(config, &why);
+  KernelPtr kernel = tactics.back().create(config, &why);
   if (!kernel) {
     error = "CPU reference declines: " + why;
     return false;
@@ -221,7 +221,7 @@ bool runCpuReference(const OpCase& c, const std::vector<Values>& inputs,
     outBytes.emplace_back(static_cast<size_t>(plan::tensorBytes(d.dims, d.type)));
   for (auto& b : outBytes) outs.push_back(b.data());
   std::vector<uint8_t> workspace(kernel->workspaceSize() + 64);
-  s = kernel->run(ins.data(), outs.data(), workspace.data());
+  s = kernel->run(ins.data(), outs.data(), workspace.data(), {});
   if (!s) {
     error = "CPU reference run: " + s.message();
     return false;
@@ -332,9 +332,9 @@ int runOpCase(const OpCase& c, OpMode mode, OpValues values) {
 
       bool anyAccepted = false;
       std::string reasons;
-      for (const cuda::Tactic& tactic : cuda::tacticsFor(c.type)) {
+      for (const Tactic& tactic : ops::cudaTactics(c.type)) {
         std::string why;
-        std::unique_ptr<cuda::Kernel> kernel = tactic.create(config, &why);
+        KernelPtr kernel = tactic.create(config, &why);
         if (!kernel) {
           reasons += std::string("\n    ") + tactic.name + ": " + why;
           continue;

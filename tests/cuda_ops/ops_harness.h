@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/graph.h"
+#include "builder/graph.h"
 #include "kiln/types.h"
 
 namespace kiln::testing {

@@ -54,8 +54,8 @@ inline int64_t count(const Dims& d) {
   return c;
 }
 
-inline const cpu::Tactic* tacticNamed(std::span<const cpu::Tactic> list, std::string_view name) {
-  for (const cpu::Tactic& t : list)
+inline const Tactic* tacticNamed(std::span<const Tactic> list, std::string_view name) {
+  for (const Tactic& t : list)
     if (name == t.name) return &t;
   return nullptr;
 }
@@ -78,7 +78,7 @@ class Buffer {
 };
 
 // Runs `kernel` on the inputs; returns the output (config.outputs[0]'s element count).
-inline std::vector<float> runKernel(const cpu::Kernel& kernel, const cpu::KernelConfig& config,
+inline std::vector<float> runKernel(const Kernel& kernel, const KernelConfig& config,
                                     const std::vector<std::vector<float>>& inputs) {
   std::vector<const void*> in;
   for (const auto& v : inputs) in.push_back(v.data());
@@ -86,16 +86,16 @@ inline std::vector<float> runKernel(const cpu::Kernel& kernel, const cpu::Kernel
   Buffer out(static_cast<size_t>(n) * sizeof(float));
   Buffer workspace(kernel.workspaceSize());
   void* outs[] = {out.data()};
-  Status s = kernel.run(in.data(), outs, workspace.data());
+  Status s = kernel.run(in.data(), outs, workspace.data(), {});
   EXPECT_TRUE(s.isOk()) << s.message();
   return std::vector<float>(out.data(), out.data() + n);
 }
 
 // Creates the tactic's kernel (failing the test with the reason if it declines) and runs it.
-inline std::vector<float> runTactic(const cpu::Tactic& tactic, const cpu::KernelConfig& config,
+inline std::vector<float> runTactic(const Tactic& tactic, const KernelConfig& config,
                                     const std::vector<std::vector<float>>& inputs) {
   std::string why;
-  std::unique_ptr<cpu::Kernel> k = tactic.create(config, &why);
+  KernelPtr k = tactic.create(config, &why);
   if (!k) {
     ADD_FAILURE() << tactic.name << " declined: " << why;
     return {};

@@ -10,12 +10,11 @@
 
 #include "backends/cpu/sgemm.h"
 #include "compute_test_util.h"
-#include "core/shape_inference.h"
+#include "ops/op.h"
+#include "ops/op_table.h"
 
 namespace kiln::testing {
 namespace {
-
-using cpu::KernelConfig;
 
 std::string describe(const ConvolutionParams& p, const Dims& x, bool bias, bool constW) {
   char buf[320];
@@ -44,7 +43,7 @@ ConvProblem makeProblem(Rng& rng, const ConvolutionParams& p, const Dims& x, boo
   std::vector<TensorShape> in = {{x, DataType::kFLOAT}, {w, DataType::kFLOAT}};
   if (bias) in.push_back({makeDims({p.outChannels}), DataType::kFLOAT});
   std::vector<TensorShape> out;
-  Status s = inferConvolution(p, in, out);
+  Status s = ops::Convolution::infer(p, in, out);
   EXPECT_TRUE(s.isOk()) << s.message();
   pr.config.type = LayerType::kCONVOLUTION;
   pr.config.params = p;
@@ -64,11 +63,11 @@ double relTol(int64_t reduction) { return std::max(1e-5, 2.4e-7 * static_cast<do
 
 void expectMatchesReference(const char* tactic, const ConvProblem& pr) {
   SCOPED_TRACE(pr.what);
-  const cpu::Tactic* fast = tacticNamed(cpu::convolutionTactics(), tactic);
-  const cpu::Tactic* ref = tacticNamed(cpu::convolutionTactics(), "reference");
+  const Tactic* fast = tacticNamed(ops::Convolution::cpuTactics(), tactic);
+  const Tactic* ref = tacticNamed(ops::Convolution::cpuTactics(), "reference");
   ASSERT_TRUE(fast && ref);
   std::string why;
-  std::unique_ptr<cpu::Kernel> k = fast->create(pr.config, &why);
+  KernelPtr k = fast->create(pr.config, &why);
   ASSERT_TRUE(k) << tactic << " declined: " << why;
   const std::vector<float> want = runTactic(*ref, pr.config, pr.inputs);
   const std::vector<float> magnitude = runTactic(*ref, pr.config, absolute(pr.inputs));
@@ -156,12 +155,12 @@ TEST(ConvolutionKernels, Direct1x1DeclinesOtherShapes) {
   p.padTop = 1;
   ConvProblem pr = makeProblem(rng, p, makeDims({1, 2, 5, 5}), false, false);
   std::string why;
-  EXPECT_FALSE(tacticNamed(cpu::convolutionTactics(), "direct_1x1")->create(pr.config, &why));
+  EXPECT_FALSE(tacticNamed(ops::Convolution::cpuTactics(), "direct_1x1")->create(pr.config, &why));
   EXPECT_NE(why.find("1x1"), std::string::npos) << why;
 }
 
 TEST(ConvolutionKernels, TacticOrderPutsReferenceLast) {
-  auto list = cpu::convolutionTactics();
+  auto list = ops::Convolution::cpuTactics();
   ASSERT_GE(list.size(), 2u);
   EXPECT_STREQ(list.front().name, "im2col_sgemm");
   EXPECT_STREQ(list.back().name, "reference");
@@ -173,7 +172,7 @@ TEST(ConvolutionKernels, TacticsDeclineWithReasons) {
   ConvolutionParams p;
   p.outChannels = 3;
   const ConvProblem good = makeProblem(rng, p, makeDims({1, 2, 4, 4}), true, false);
-  for (const cpu::Tactic& t : cpu::convolutionTactics()) {
+  for (const Tactic& t : ops::Convolution::cpuTactics()) {
     SCOPED_TRACE(t.name);
     std::string why;
     KernelConfig c = good.config;
@@ -216,7 +215,8 @@ class ConvReferenceHand : public ::testing::Test {
     pr.inputs[0] = std::move(xv);
     pr.inputs[1] = std::move(wv);
     if (!bias.empty()) pr.inputs[2] = std::move(bias);
-    return runTactic(*tacticNamed(cpu::convolutionTactics(), "reference"), pr.config, pr.inputs);
+    return runTactic(*tacticNamed(ops::Convolution::cpuTactics(), "reference"), pr.config,
+                     pr.inputs);
   }
 };
 
@@ -280,7 +280,7 @@ TEST(ConvolutionKernels, ConcurrentRunsAreIdentical) {
   p.padTop = p.padLeft = p.padBottom = p.padRight = 1;
   const ConvProblem pr = makeProblem(rng, p, makeDims({1, 6, 10, 10}), true, true);
   std::string why;
-  auto k = tacticNamed(cpu::convolutionTactics(), "im2col_sgemm")->create(pr.config, &why);
+  auto k = tacticNamed(ops::Convolution::cpuTactics(), "im2col_sgemm")->create(pr.config, &why);
   ASSERT_TRUE(k) << why;
   const std::vector<float> want = runKernel(*k, pr.config, pr.inputs);
   std::vector<std::vector<float>> got(4);

@@ -8,12 +8,11 @@
 #include <cstdio>
 
 #include "compute_test_util.h"
-#include "core/shape_inference.h"
+#include "ops/op.h"
+#include "ops/op_table.h"
 
 namespace kiln::testing {
 namespace {
-
-using cpu::KernelConfig;
 
 std::string dimsText(const Dims& d) {
   std::string s = "[";
@@ -54,13 +53,13 @@ Problem makeProblem(Rng& rng, LayerType type, const Params& p, Infer infer,
   return pr;
 }
 
-void expectSgemmMatchesReference(std::span<const cpu::Tactic> list, const Problem& pr,
+void expectSgemmMatchesReference(std::span<const Tactic> list, const Problem& pr,
                                  int64_t reduction) {
   SCOPED_TRACE(pr.what);
   ASSERT_EQ(pr.config.outputs.size(), 1u);
-  const cpu::Tactic& ref = *tacticNamed(list, "reference");
+  const Tactic& ref = *tacticNamed(list, "reference");
   std::string why;
-  std::unique_ptr<cpu::Kernel> k = tacticNamed(list, "sgemm")->create(pr.config, &why);
+  KernelPtr k = tacticNamed(list, "sgemm")->create(pr.config, &why);
   ASSERT_TRUE(k) << "sgemm declined: " << why;
   const std::vector<float> want = runTactic(ref, pr.config, pr.inputs);
   // The size of the terms: the reference on absolute inputs (and absolute alpha and beta).
@@ -112,8 +111,8 @@ TEST(MatrixMultiplyKernels, SgemmMatchesReferenceOnRandomShapes) {
     SCOPED_TRACE("transA " + std::to_string(p.transposeA) + " transB " +
                  std::to_string(p.transposeB));
     expectSgemmMatchesReference(
-        cpu::matrixMultiplyTactics(),
-        makeProblem(rng, LayerType::kMATRIX_MULTIPLY, p, inferMatrixMultiply, {a, b},
+        ops::MatrixMultiply::cpuTactics(),
+        makeProblem(rng, LayerType::kMATRIX_MULTIPLY, p, ops::MatrixMultiply::infer, {a, b},
                     {rng.uniform(0, 3) == 0, rng.coin()}),
         k);
     if (HasFailure()) return;
@@ -134,16 +133,17 @@ TEST(MatrixMultiplyKernels, SgemmMatchesReferenceAcrossBlocks) {
     Dims a, b;
     appendMatrix(&a, p.transposeA ? s.k : s.m, p.transposeA ? s.m : s.k);
     appendMatrix(&b, p.transposeB ? s.n : s.k, p.transposeB ? s.k : s.n);
-    expectSgemmMatchesReference(cpu::matrixMultiplyTactics(),
-                                makeProblem(rng, LayerType::kMATRIX_MULTIPLY, p,
-                                            inferMatrixMultiply, {a, b}, {rng.coin(), rng.coin()}),
-                                s.k);
+    expectSgemmMatchesReference(
+        ops::MatrixMultiply::cpuTactics(),
+        makeProblem(rng, LayerType::kMATRIX_MULTIPLY, p, ops::MatrixMultiply::infer, {a, b},
+                    {rng.coin(), rng.coin()}),
+        s.k);
   }
   // Batched activations times shared weights: the products fold into one tall matrix.
   p = {};
   expectSgemmMatchesReference(
-      cpu::matrixMultiplyTactics(),
-      makeProblem(rng, LayerType::kMATRIX_MULTIPLY, p, inferMatrixMultiply,
+      ops::MatrixMultiply::cpuTactics(),
+      makeProblem(rng, LayerType::kMATRIX_MULTIPLY, p, ops::MatrixMultiply::infer,
                   {makeDims({3, 5, 30, 20}), makeDims({20, 33})}, {false, true}),
       20);
 }
@@ -151,15 +151,15 @@ TEST(MatrixMultiplyKernels, SgemmMatchesReferenceAcrossBlocks) {
 TEST(MatrixMultiplyKernels, ReferenceHandCases) {
   Rng rng;
   MatrixMultiplyParams p;
-  Problem pr = makeProblem(rng, LayerType::kMATRIX_MULTIPLY, p, inferMatrixMultiply,
+  Problem pr = makeProblem(rng, LayerType::kMATRIX_MULTIPLY, p, ops::MatrixMultiply::infer,
                            {makeDims({2, 3}), makeDims({3, 2})}, {false, false});
   pr.inputs = {{1, 2, 3, 4, 5, 6}, {7, 8, 9, 10, 11, 12}};
-  const cpu::Tactic& ref = *tacticNamed(cpu::matrixMultiplyTactics(), "reference");
+  const Tactic& ref = *tacticNamed(ops::MatrixMultiply::cpuTactics(), "reference");
   expectNear(runTactic(ref, pr.config, pr.inputs), {58, 64, 139, 154});
 
   // Batch of two 1x2 A matrices against one B given transposed ([1,2] -> B = [[5],[6]]).
   p.transposeB = true;
-  pr = makeProblem(rng, LayerType::kMATRIX_MULTIPLY, p, inferMatrixMultiply,
+  pr = makeProblem(rng, LayerType::kMATRIX_MULTIPLY, p, ops::MatrixMultiply::infer,
                    {makeDims({2, 1, 2}), makeDims({1, 1, 2})}, {false, false});
   pr.inputs = {{1, 2, 3, 4}, {5, 6}};
   expectNear(runTactic(ref, pr.config, pr.inputs), {17, 39});
@@ -167,7 +167,7 @@ TEST(MatrixMultiplyKernels, ReferenceHandCases) {
   // A transposed, B broadcast over A's batch of one: [1,2,2]^T x [2,2,1].
   p = {};
   p.transposeA = true;
-  pr = makeProblem(rng, LayerType::kMATRIX_MULTIPLY, p, inferMatrixMultiply,
+  pr = makeProblem(rng, LayerType::kMATRIX_MULTIPLY, p, ops::MatrixMultiply::infer,
                    {makeDims({1, 2, 2}), makeDims({2, 2, 1})}, {false, false});
   pr.inputs = {{1, 2, 3, 4}, {1, 1, 1, -1}};
   // op(A) = [[1,3],[2,4]]; times [1,1] -> [4,6]; times [1,-1] -> [-2,-2].
@@ -200,7 +200,8 @@ TEST(GemmKernels, SgemmMatchesReferenceOnRandomShapes) {
     std::vector<bool> constant = {rng.uniform(0, 3) == 0, rng.coin(), false};
     constant.resize(dims.size());
     expectSgemmMatchesReference(
-        cpu::gemmTactics(), makeProblem(rng, LayerType::kGEMM, p, inferGemm, dims, constant), k);
+        ops::Gemm::cpuTactics(),
+        makeProblem(rng, LayerType::kGEMM, p, ops::Gemm::infer, dims, constant), k);
     if (HasFailure()) return;
   }
 }
@@ -212,10 +213,10 @@ TEST(GemmKernels, ReferenceHandCase) {
   p.beta = 0.5f;
   p.transposeA = true;
   Problem pr =
-      makeProblem(rng, LayerType::kGEMM, p, inferGemm,
+      makeProblem(rng, LayerType::kGEMM, p, ops::Gemm::infer,
                   {makeDims({2, 2}), makeDims({2, 2}), makeDims({2})}, {false, false, false});
   pr.inputs = {{1, 2, 3, 4}, {1, 0, 0, 1}, {10, 20}};
-  for (const cpu::Tactic& t : cpu::gemmTactics())
+  for (const Tactic& t : ops::Gemm::cpuTactics())
     expectNear(runTactic(t, pr.config, pr.inputs), {7, 16, 9, 18});
 }
 
@@ -225,10 +226,10 @@ TEST(GemmKernels, BetaZeroStillMultipliesC) {
   GemmParams p;
   p.beta = 0.f;
   Problem pr =
-      makeProblem(rng, LayerType::kGEMM, p, inferGemm,
+      makeProblem(rng, LayerType::kGEMM, p, ops::Gemm::infer,
                   {makeDims({1, 1}), makeDims({1, 2}), makeDims({1, 2})}, {false, false, false});
   pr.inputs = {{2}, {3, 4}, {1, std::numeric_limits<float>::infinity()}};
-  for (const cpu::Tactic& t : cpu::gemmTactics()) {
+  for (const Tactic& t : ops::Gemm::cpuTactics()) {
     const std::vector<float> y = runTactic(t, pr.config, pr.inputs);
     ASSERT_EQ(y.size(), 2u);
     EXPECT_EQ(y[0], 6.f) << t.name;
@@ -239,16 +240,16 @@ TEST(GemmKernels, BetaZeroStillMultipliesC) {
 TEST(MatrixKernels, TacticsDeclineWithReasons) {
   Rng rng;
   const Problem mm =
-      makeProblem(rng, LayerType::kMATRIX_MULTIPLY, MatrixMultiplyParams{}, inferMatrixMultiply,
-                  {makeDims({2, 3}), makeDims({3, 4})}, {false, false});
-  const Problem gemm = makeProblem(rng, LayerType::kGEMM, GemmParams{}, inferGemm,
+      makeProblem(rng, LayerType::kMATRIX_MULTIPLY, MatrixMultiplyParams{},
+                  ops::MatrixMultiply::infer, {makeDims({2, 3}), makeDims({3, 4})}, {false, false});
+  const Problem gemm = makeProblem(rng, LayerType::kGEMM, GemmParams{}, ops::Gemm::infer,
                                    {makeDims({2, 3}), makeDims({3, 4})}, {false, false});
-  for (auto [list, good] :
-       {std::pair{cpu::matrixMultiplyTactics(), &mm}, std::pair{cpu::gemmTactics(), &gemm}}) {
+  for (auto [list, good] : {std::pair{ops::MatrixMultiply::cpuTactics(), &mm},
+                            std::pair{ops::Gemm::cpuTactics(), &gemm}}) {
     ASSERT_EQ(list.size(), 2u);
     EXPECT_STREQ(list[0].name, "sgemm");
     EXPECT_STREQ(list[1].name, "reference");
-    for (const cpu::Tactic& t : list) {
+    for (const Tactic& t : list) {
       SCOPED_TRACE(t.name);
       std::string why;
       KernelConfig c = good->config;

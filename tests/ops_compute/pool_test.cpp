@@ -5,12 +5,11 @@
 #include <algorithm>
 
 #include "compute_test_util.h"
-#include "core/shape_inference.h"
+#include "ops/op.h"
+#include "ops/op_table.h"
 
 namespace kiln::testing {
 namespace {
-
-using cpu::KernelConfig;
 
 KernelConfig poolConfig(const PoolingParams& p, const Dims& x) {
   KernelConfig c;
@@ -18,7 +17,7 @@ KernelConfig poolConfig(const PoolingParams& p, const Dims& x) {
   c.params = p;
   c.inputs.push_back(fp32(x));
   std::vector<TensorShape> out;
-  Status s = inferPooling(p, {{x, DataType::kFLOAT}}, out);
+  Status s = ops::Pooling::infer(p, {{x, DataType::kFLOAT}}, out);
   EXPECT_TRUE(s.isOk()) << s.message();
   if (s.isOk()) c.outputs.push_back(fp32(out[0].dims));
   c.constantInputs.assign(1, nullptr);
@@ -26,7 +25,7 @@ KernelConfig poolConfig(const PoolingParams& p, const Dims& x) {
 }
 
 std::vector<float> runPool(const PoolingParams& p, const Dims& x, const std::vector<float>& xv) {
-  return runTactic(*tacticNamed(cpu::poolingTactics(), "reference"), poolConfig(p, x), {xv});
+  return runTactic(*tacticNamed(ops::Pooling::cpuTactics(), "reference"), poolConfig(p, x), {xv});
 }
 
 PoolingParams window(PoolingType type, int32_t k, int32_t s, int32_t pad = 0) {
@@ -166,7 +165,7 @@ TEST(PoolingReference, MatchesOracleOnRandomShapes) {
     const Dims x =
         makeDims({rng.uniform(1, 2), rng.uniform(1, 3), rng.uniform(1, 9), rng.uniform(1, 9)});
     std::vector<TensorShape> out;
-    if (!inferPooling(p, {{x, DataType::kFLOAT}}, out).isOk()) continue;  // kernel > input
+    if (!ops::Pooling::infer(p, {{x, DataType::kFLOAT}}, out).isOk()) continue;  // kernel > input
     const std::vector<float> xv = rng.values(count(x));
     SCOPED_TRACE("case " + std::to_string(i));
     expectNear(runPool(p, x, xv), oracle(p, x, out[0].dims, xv));
@@ -176,8 +175,8 @@ TEST(PoolingReference, MatchesOracleOnRandomShapes) {
 
 TEST(PoolingReference, DeclinesWithReasons) {
   const KernelConfig good = poolConfig(window(PoolingType::kMAX, 2, 2), makeDims({1, 1, 4, 4}));
-  const cpu::Tactic& ref = *tacticNamed(cpu::poolingTactics(), "reference");
-  EXPECT_STREQ(cpu::poolingTactics().back().name, "reference");
+  const Tactic& ref = *tacticNamed(ops::Pooling::cpuTactics(), "reference");
+  EXPECT_STREQ(ops::Pooling::cpuTactics().back().name, "reference");
   std::string why;
   KernelConfig c = good;
   c.inputs[0].type = DataType::kBF16;

@@ -8,7 +8,6 @@
 #include <span>
 #include <vector>
 
-#include "core/light_infer_util.h"
 #include "ops_light/light_test_util.h"
 
 namespace kiln::test {
@@ -28,7 +27,7 @@ inline std::vector<uint8_t> randomTensor(Rng& rng, const Dims& dims, DataType ty
 // Runs `layer`'s reference tactic on inputs; returns the output (pre-filled with 0xCD, so that an
 // element the kernel forgets shows) and the run's status in *st.
 template <class P, class F>
-std::vector<uint8_t> runReference(LayerType layer, std::span<const cpu::Tactic> tactics, F infer,
+std::vector<uint8_t> runReference(LayerType layer, std::span<const Tactic> tactics, F infer,
                                   const P& p, const std::vector<PluginTensorDesc>& inputs,
                                   const std::vector<const void*>& data, Dims* outDims, Status* st) {
   auto outs = inferredOutputs(infer, p, inputs);
@@ -68,6 +67,6 @@ inline int64_t ravel(const std::vector<int64_t>& coord, const Dims& dims) {
   return index;
 }
 
-inline std::string dimsText(const Dims& d) { return kiln::light::dimsString(d); }
+inline std::string dimsText(const Dims& d) { return kiln::dimsString(d); }
 
 }  // namespace kiln::test

@@ -1,5 +1,7 @@
 // Gather's reference kernel against a direct reading of the ONNX definition, for every element
 // type, both index types, every axis and random shapes; bad indices fail without touching memory.
+#include "ops/op.h"
+#include "ops/op_table.h"
 #include "ops_data/data_test_util.h"
 
 namespace kiln::test {
@@ -27,8 +29,8 @@ std::vector<uint8_t> indexBytes(const std::vector<int64_t>& values, DataType typ
 
 std::vector<uint8_t> runGather(const GatherCase& c, const std::vector<uint8_t>& data,
                                const std::vector<uint8_t>& indices, Dims* outDims, Status* st) {
-  return runReference(LayerType::kGATHER, cpu::gatherTactics(), &inferGather, GatherParams{c.axis},
-                      {desc(c.data, c.type), desc(c.indices, c.indexType)},
+  return runReference(LayerType::kGATHER, ops::Gather::cpuTactics(), &ops::Gather::infer,
+                      GatherParams{c.axis}, {desc(c.data, c.type), desc(c.indices, c.indexType)},
                       {data.data(), indices.data()}, outDims, st);
 }
 

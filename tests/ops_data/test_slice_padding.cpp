@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "kiln/float16.h"
+#include "ops/op.h"
+#include "ops/op_table.h"
 #include "ops_data/data_test_util.h"
 
 namespace kiln::test {
@@ -28,8 +30,8 @@ TEST(Slice, MatchesDefinitionForEveryType) {
     const auto data = randomTensor(rng, in, type);
     Dims outDims;
     Status st;
-    const auto out = runReference(LayerType::kSLICE, cpu::sliceTactics(), &inferSlice, p,
-                                  {desc(in, type)}, {data.data()}, &outDims, &st);
+    const auto out = runReference(LayerType::kSLICE, ops::Slice::cpuTactics(), &ops::Slice::infer,
+                                  p, {desc(in, type)}, {data.data()}, &outDims, &st);
     ASSERT_TRUE(st.isOk()) << st.toString();
     ASSERT_EQ(outDims, p.outputDims);
     expectMapped(
@@ -103,8 +105,9 @@ TEST(Padding, MatchesDefinitionForEveryTypeAndMode) {
     const auto data = randomTensor(rng, in, type);
     Dims outDims;
     Status st;
-    const auto out = runReference(LayerType::kPADDING, cpu::paddingTactics(), &inferPadding, p,
-                                  {desc(in, type)}, {data.data()}, &outDims, &st);
+    const auto out =
+        runReference(LayerType::kPADDING, ops::Padding::cpuTactics(), &ops::Padding::infer, p,
+                     {desc(in, type)}, {data.data()}, &outDims, &st);
     ASSERT_TRUE(st.isOk()) << st.toString();
     for (int32_t i = 0; i < in.nbDims; ++i)
       ASSERT_EQ(outDims.d[i], in.d[i] + p.before[i] + p.after[i]);
@@ -133,8 +136,9 @@ TEST(Padding, ConstantIntoEmptyAxisFillsEverything) {
   const Dims in = makeDims({0, 3});
   Dims outDims;
   Status st;
-  const auto out = runReference(LayerType::kPADDING, cpu::paddingTactics(), &inferPadding, p,
-                                {desc(in, DataType::kINT32)}, {nullptr}, &outDims, &st);
+  const auto out =
+      runReference(LayerType::kPADDING, ops::Padding::cpuTactics(), &ops::Padding::infer, p,
+                   {desc(in, DataType::kINT32)}, {nullptr}, &outDims, &st);
   ASSERT_TRUE(st.isOk()) << st.toString();
   ASSERT_EQ(outDims, makeDims({1, 5}));
   for (int i = 0; i < 5; ++i) {

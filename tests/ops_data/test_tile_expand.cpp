@@ -2,6 +2,8 @@
 // element type on random shapes.
 #include <algorithm>
 
+#include "ops/op.h"
+#include "ops/op_table.h"
 #include "ops_data/data_test_util.h"
 
 namespace kiln::test {
@@ -19,7 +21,7 @@ TEST(Tile, MatchesDefinitionForEveryType) {
     const auto data = randomTensor(rng, in, type);
     Dims outDims;
     Status st;
-    const auto out = runReference(LayerType::kTILE, cpu::tileTactics(), &inferTile, p,
+    const auto out = runReference(LayerType::kTILE, ops::Tile::cpuTactics(), &ops::Tile::infer, p,
                                   {desc(in, type)}, {data.data()}, &outDims, &st);
     ASSERT_TRUE(st.isOk()) << st.toString();
     for (int32_t i = 0; i < in.nbDims; ++i) ASSERT_EQ(outDims.d[i], in.d[i] * p.repeats.d[i]);
@@ -60,8 +62,8 @@ TEST(Expand, MatchesBroadcastForEveryType) {
     Dims outDims;
     Status st;
     const auto out =
-        runReference(LayerType::kEXPAND, cpu::expandTactics(), &inferExpand, ExpandParams{shape},
-                     {desc(in, type)}, {data.data()}, &outDims, &st);
+        runReference(LayerType::kEXPAND, ops::Expand::cpuTactics(), &ops::Expand::infer,
+                     ExpandParams{shape}, {desc(in, type)}, {data.data()}, &outDims, &st);
     ASSERT_TRUE(st.isOk()) << st.toString();
     const std::string what = "expand " + dimsText(in) + " to " + dimsText(shape);
     ASSERT_EQ(outDims.nbDims, std::max(in.nbDims, shape.nbDims)) << what;

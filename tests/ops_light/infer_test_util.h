@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/shape_inference.h"
+#include "ops/op_table.h"
 
 namespace kiln {
 

@@ -15,7 +15,8 @@
 #include <vector>
 
 #include "backends/cpu/kernel.h"
-#include "core/shape_inference.h"
+#include "ops/op.h"
+#include "ops/op_table.h"
 
 namespace kiln::test {
 
@@ -72,10 +73,9 @@ inline PluginTensorDesc desc(const Dims& dims, DataType type = DataType::kFLOAT,
   return d;
 }
 
-inline cpu::KernelConfig config(LayerType type, LayerParams params,
-                                std::vector<PluginTensorDesc> inputs,
-                                std::vector<PluginTensorDesc> outputs) {
-  cpu::KernelConfig c;
+inline KernelConfig config(LayerType type, LayerParams params, std::vector<PluginTensorDesc> inputs,
+                           std::vector<PluginTensorDesc> outputs) {
+  KernelConfig c;
   c.type = type;
   c.params = params;
   c.inputs = std::move(inputs);
@@ -97,7 +97,7 @@ std::vector<PluginTensorDesc> inferredOutputs(F infer, const P& p,
   return r;
 }
 
-inline std::unique_ptr<cpu::Kernel> create(const cpu::Tactic& t, const cpu::KernelConfig& c) {
+inline KernelPtr create(const Tactic& t, const KernelConfig& c) {
   std::string why;
   auto k = t.create(c, &why);
   EXPECT_TRUE(k) << t.name << " declined: " << why;
@@ -105,7 +105,7 @@ inline std::unique_ptr<cpu::Kernel> create(const cpu::Tactic& t, const cpu::Kern
 }
 
 // The reason a tactic declines, or "" (and a test failure) when it accepts.
-inline std::string declines(const cpu::Tactic& t, const cpu::KernelConfig& c) {
+inline std::string declines(const Tactic& t, const KernelConfig& c) {
   std::string why;
   auto k = t.create(c, &why);
   EXPECT_FALSE(k) << t.name << " accepted a configuration it should refuse";
@@ -113,7 +113,7 @@ inline std::string declines(const cpu::Tactic& t, const cpu::KernelConfig& c) {
   return why;
 }
 
-inline const cpu::Tactic& tacticNamed(std::span<const cpu::Tactic> list, const char* name) {
+inline const Tactic& tacticNamed(std::span<const Tactic> list, const char* name) {
   for (const auto& t : list)
     if (std::string(t.name) == name) return t;
   ADD_FAILURE() << "no tactic " << name;
@@ -121,11 +121,11 @@ inline const cpu::Tactic& tacticNamed(std::span<const cpu::Tactic> list, const c
 }
 
 // Runs a kernel with a 64-byte aligned workspace of the size it asks for.
-inline Status runKernel(const cpu::Kernel& k, std::vector<const void*> in, std::vector<void*> out) {
+inline Status runKernel(const Kernel& k, std::vector<const void*> in, std::vector<void*> out) {
   const size_t ws = k.workspaceSize();
   std::unique_ptr<void, void (*)(void*)> buf(
       ws ? std::aligned_alloc(64, (ws + 63) / 64 * 64) : nullptr, &std::free);
-  return k.run(in.data(), out.data(), buf.get());
+  return k.run(in.data(), out.data(), buf.get(), {});
 }
 
 // Float equality that treats two NaNs as equal.
@@ -168,7 +168,7 @@ std::vector<T> runActivation(ActivationParams p, const std::vector<T>& x) {
   const Dims d = makeDims({static_cast<int64_t>(x.size())});
   auto cfg = test::config(LayerType::kACTIVATION, p, {test::desc(d, typeOf<T>())},
                           {test::desc(d, typeOf<T>())});
-  auto k = test::create(test::tacticNamed(cpu::activationTactics(), "reference"), cfg);
+  auto k = test::create(test::tacticNamed(ops::Activation::cpuTactics(), "reference"), cfg);
   std::vector<T> y(x.size(), T{123});
   if (k) {
     EXPECT_TRUE(test::runKernel(*k, {x.data()}, {y.data()}).isOk());

@@ -5,6 +5,8 @@
 #include <limits>
 
 #include "light_test_util.h"
+#include "ops/op.h"
+#include "ops/op_table.h"
 
 namespace kiln {
 namespace {
@@ -80,7 +82,7 @@ TEST(Activation, NaNPassesThrough) {
 }
 
 TEST(Activation, Refusals) {
-  const auto& ref = test::tacticNamed(cpu::activationTactics(), "reference");
+  const auto& ref = test::tacticNamed(ops::Activation::cpuTactics(), "reference");
   const Dims d = makeDims({2, 3});
   auto half = test::config(LayerType::kACTIVATION, act(ActivationType::kRELU),
                            {test::desc(d, DataType::kHALF)}, {test::desc(d, DataType::kHALF)});
@@ -102,7 +104,7 @@ std::vector<float> runSoftmax(int32_t axis, const Dims& d, const std::vector<flo
   SoftmaxParams p;
   p.axis = axis;
   auto cfg = test::config(LayerType::kSOFTMAX, p, {test::desc(d)}, {test::desc(d)});
-  auto k = test::create(test::tacticNamed(cpu::softmaxTactics(), "reference"), cfg);
+  auto k = test::create(test::tacticNamed(ops::Softmax::cpuTactics(), "reference"), cfg);
   std::vector<float> y(x.size(), 123.f);
   if (k) {
     EXPECT_TRUE(test::runKernel(*k, {x.data()}, {y.data()}).isOk());
@@ -159,7 +161,7 @@ TEST(Softmax, RandomShapesAndAxes) {
 }
 
 TEST(Softmax, Refusals) {
-  const auto& ref = test::tacticNamed(cpu::softmaxTactics(), "reference");
+  const auto& ref = test::tacticNamed(ops::Softmax::cpuTactics(), "reference");
   SoftmaxParams p;
   p.axis = 2;
   const Dims d = makeDims({2, 3});

@@ -6,6 +6,8 @@
 #include <numeric>
 
 #include "light_test_util.h"
+#include "ops/op.h"
+#include "ops/op_table.h"
 
 namespace kiln {
 namespace {
@@ -21,8 +23,8 @@ TEST(Concatenation, HandComputed) {
   const std::vector<PluginTensorDesc> in = {test::desc(makeDims({2, 1}), DataType::kINT32),
                                             test::desc(makeDims({2, 2}), DataType::kINT32)};
   auto cfg = test::config(LayerType::kCONCATENATION, p, in,
-                          test::inferredOutputs(inferConcatenation, p, in));
-  auto k = test::create(test::tacticNamed(cpu::concatenationTactics(), "reference"), cfg);
+                          test::inferredOutputs(ops::Concatenation::infer, p, in));
+  auto k = test::create(test::tacticNamed(ops::Concatenation::cpuTactics(), "reference"), cfg);
   ASSERT_TRUE(k);
   const std::vector<int32_t> a = {1, 2}, b = {3, 4, 5, 6};
   std::vector<int32_t> out(6);
@@ -51,9 +53,9 @@ TEST(Concatenation, RandomShapesEveryType) {
     ConcatenationParams p;
     p.axis = rng.uniformInt(0, 1) ? axis : axis - rank;
     auto cfg = test::config(LayerType::kCONCATENATION, p, in,
-                            test::inferredOutputs(inferConcatenation, p, in));
+                            test::inferredOutputs(ops::Concatenation::infer, p, in));
     const Dims od = cfg.outputs[0].dims;
-    auto k = test::create(test::tacticNamed(cpu::concatenationTactics(), "reference"), cfg);
+    auto k = test::create(test::tacticNamed(ops::Concatenation::cpuTactics(), "reference"), cfg);
     ASSERT_TRUE(k);
     std::vector<const void*> ptrs;
     for (const auto& v : data) ptrs.push_back(v.data());
@@ -81,7 +83,7 @@ TEST(Concatenation, RandomShapesEveryType) {
 }
 
 TEST(Concatenation, Refusals) {
-  const auto& ref = test::tacticNamed(cpu::concatenationTactics(), "reference");
+  const auto& ref = test::tacticNamed(ops::Concatenation::cpuTactics(), "reference");
   ConcatenationParams p;
   p.axis = 0;
   const Dims d = makeDims({2, 3});
@@ -135,8 +137,9 @@ TEST(Shuffle, HandComputed) {
   p.hasReshape = true;
   p.reshapeDims = makeDims({-1});
   const std::vector<PluginTensorDesc> in = {test::desc(makeDims({2, 3}), DataType::kINT64)};
-  auto cfg = test::config(LayerType::kSHUFFLE, p, in, test::inferredOutputs(inferShuffle, p, in));
-  auto k = test::create(test::tacticNamed(cpu::shuffleTactics(), "reference"), cfg);
+  auto cfg =
+      test::config(LayerType::kSHUFFLE, p, in, test::inferredOutputs(ops::Shuffle::infer, p, in));
+  auto k = test::create(test::tacticNamed(ops::Shuffle::cpuTactics(), "reference"), cfg);
   ASSERT_TRUE(k);
   const std::vector<int64_t> a = {1, 2, 3, 4, 5, 6};
   std::vector<int64_t> out(6);
@@ -190,9 +193,10 @@ TEST(Shuffle, RandomTransposeReshapeTranspose) {
     if (p.hasSecondTranspose) want = transposeBytes(want, t, p.secondTranspose, es, &t);
 
     const std::vector<PluginTensorDesc> in = {test::desc(d, type)};
-    auto cfg = test::config(LayerType::kSHUFFLE, p, in, test::inferredOutputs(inferShuffle, p, in));
+    auto cfg =
+        test::config(LayerType::kSHUFFLE, p, in, test::inferredOutputs(ops::Shuffle::infer, p, in));
     ASSERT_EQ(cfg.outputs[0].dims, t) << "round " << round;
-    auto k = test::create(test::tacticNamed(cpu::shuffleTactics(), "reference"), cfg);
+    auto k = test::create(test::tacticNamed(ops::Shuffle::cpuTactics(), "reference"), cfg);
     ASSERT_TRUE(k);
     std::vector<uint8_t> out(data.size(), 0);
     ASSERT_TRUE(test::runKernel(*k, {data.data()}, {out.data()}).isOk());
@@ -201,7 +205,7 @@ TEST(Shuffle, RandomTransposeReshapeTranspose) {
 }
 
 TEST(Shuffle, Refusals) {
-  const auto& ref = test::tacticNamed(cpu::shuffleTactics(), "reference");
+  const auto& ref = test::tacticNamed(ops::Shuffle::cpuTactics(), "reference");
   ShuffleParams p;
   p.hasReshape = true;
   p.reshapeDims = makeDims({7});

@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "light_test_util.h"
+#include "ops/op.h"
+#include "ops/op_table.h"
 
 namespace kiln {
 namespace {
@@ -147,7 +149,7 @@ void checkAllTactics(Rng& rng, int rounds) {
       ElementwiseParams p{op};
       std::vector<PluginTensorDesc> in = {test::desc(da, typeOf<T>()), test::desc(db, typeOf<T>())};
       auto cfg = test::config(LayerType::kELEMENTWISE, p, in,
-                              test::inferredOutputs(inferElementwise, p, in));
+                              test::inferredOutputs(ops::Elementwise::infer, p, in));
       const Dims dout = cfg.outputs[0].dims;
       SCOPED_TRACE("op " + std::to_string(static_cast<int>(op)) + " a " +
                    std::to_string(volume(da)) + " b " + std::to_string(volume(db)) + " rank " +
@@ -155,7 +157,7 @@ void checkAllTactics(Rng& rng, int rounds) {
       const auto a = randomValues<T>(rng, volume(da), op, false);
       const auto b = randomValues<T>(rng, volume(db), op, true);
       const auto want = broadcastExpected(op, a, da, b, db, dout);
-      for (const cpu::Tactic& t : cpu::elementwiseTactics()) {
+      for (const Tactic& t : ops::Elementwise::cpuTactics()) {
         std::string why;
         auto k = t.create(cfg, &why);
         const bool noBroadcast = volume(da) == volume(dout) && volume(db) == volume(dout);
@@ -200,9 +202,9 @@ std::vector<T> runReference(ElementwiseOp op, const Dims& da, std::vector<T> a, 
                             std::vector<T> b) {
   ElementwiseParams p{op};
   std::vector<PluginTensorDesc> in = {test::desc(da, typeOf<T>()), test::desc(db, typeOf<T>())};
-  auto cfg =
-      test::config(LayerType::kELEMENTWISE, p, in, test::inferredOutputs(inferElementwise, p, in));
-  auto k = test::create(test::tacticNamed(cpu::elementwiseTactics(), "reference"), cfg);
+  auto cfg = test::config(LayerType::kELEMENTWISE, p, in,
+                          test::inferredOutputs(ops::Elementwise::infer, p, in));
+  auto k = test::create(test::tacticNamed(ops::Elementwise::cpuTactics(), "reference"), cfg);
   std::vector<T> out(static_cast<size_t>(volume(cfg.outputs[0].dims)));
   if (k) {
     EXPECT_TRUE(test::runKernel(*k, {a.data(), b.data()}, {out.data()}).isOk());
@@ -250,12 +252,12 @@ TEST(Elementwise, IntegerEdgeCasesAreDefined) {
                                   {std::numeric_limits<int64_t>::max()}, makeDims({1}), {2}),
             (std::vector<int64_t>{-2}));
   // Every tactic, not just the reference, divides by zero without trapping.
-  for (const cpu::Tactic& t : cpu::elementwiseTactics()) {
+  for (const Tactic& t : ops::Elementwise::cpuTactics()) {
     ElementwiseParams p{ElementwiseOp::kDIV};
     std::vector<PluginTensorDesc> in = {test::desc(makeDims({3}), DataType::kINT64),
                                         test::desc(makeDims({1}), DataType::kINT64)};
     auto cfg = test::config(LayerType::kELEMENTWISE, p, in,
-                            test::inferredOutputs(inferElementwise, p, in));
+                            test::inferredOutputs(ops::Elementwise::infer, p, in));
     std::string why;
     auto k = t.create(cfg, &why);
     if (!k) continue;
@@ -272,7 +274,7 @@ TEST(Elementwise, Refusals) {
     return test::config(LayerType::kELEMENTWISE, p, {test::desc(d, t, f), test::desc(d, t, f)},
                         {test::desc(d, t, f)});
   };
-  const auto& ref = test::tacticNamed(cpu::elementwiseTactics(), "reference");
+  const auto& ref = test::tacticNamed(ops::Elementwise::cpuTactics(), "reference");
   EXPECT_NE(test::declines(ref, make(DataType::kHALF)).find("fp16"), std::string::npos);
   p.op = ElementwiseOp::kPOW;
   EXPECT_NE(test::declines(ref, make(DataType::kINT32)).find("pow"), std::string::npos);
@@ -285,7 +287,7 @@ TEST(Elementwise, Refusals) {
   EXPECT_NE(test::declines(ref, cl).find("linear"), std::string::npos);
 
   // A corrupted plan: the output is bigger than the inputs make it. No tactic may accept.
-  for (const cpu::Tactic& t : cpu::elementwiseTactics()) {
+  for (const Tactic& t : ops::Elementwise::cpuTactics()) {
     auto bad = make(DataType::kFLOAT);
     bad.outputs[0].dims = makeDims({2, 4});
     EXPECT_NE(test::declines(t, bad).find("[2,4]"), std::string::npos) << t.name;
@@ -306,10 +308,10 @@ TEST(Elementwise, Refusals) {
   auto bc = test::config(LayerType::kELEMENTWISE, p,
                          {test::desc(makeDims({2, 1})), test::desc(makeDims({3}))},
                          {test::desc(makeDims({2, 3}))});
-  EXPECT_NE(test::declines(test::tacticNamed(cpu::elementwiseTactics(), "same_shape"), bc)
+  EXPECT_NE(test::declines(test::tacticNamed(ops::Elementwise::cpuTactics(), "same_shape"), bc)
                 .find("broadcast"),
             std::string::npos);
-  test::declines(test::tacticNamed(cpu::elementwiseTactics(), "scalar_broadcast"), bc);
+  test::declines(test::tacticNamed(ops::Elementwise::cpuTactics(), "scalar_broadcast"), bc);
 }
 
 TEST(Elementwise, RunsConcurrently) {
@@ -318,9 +320,9 @@ TEST(Elementwise, RunsConcurrently) {
   ElementwiseParams p{ElementwiseOp::kMUL};
   const Dims da = makeDims({8, 1, 16}), db = makeDims({5, 1});
   std::vector<PluginTensorDesc> in = {test::desc(da), test::desc(db)};
-  auto cfg =
-      test::config(LayerType::kELEMENTWISE, p, in, test::inferredOutputs(inferElementwise, p, in));
-  auto k = test::create(test::tacticNamed(cpu::elementwiseTactics(), "reference"), cfg);
+  auto cfg = test::config(LayerType::kELEMENTWISE, p, in,
+                          test::inferredOutputs(ops::Elementwise::infer, p, in));
+  auto k = test::create(test::tacticNamed(ops::Elementwise::cpuTactics(), "reference"), cfg);
   ASSERT_TRUE(k);
   const auto a = rng.floats(volume(da)), b = rng.floats(volume(db));
   const auto want = broadcastExpected(p.op, a, da, b, db, cfg.outputs[0].dims);

@@ -7,6 +7,8 @@
 #include <type_traits>
 
 #include "light_test_util.h"
+#include "ops/op.h"
+#include "ops/op_table.h"
 
 namespace kiln {
 namespace {
@@ -159,7 +161,7 @@ TEST(OnnxActivation, LogicalNot) {
 }
 
 TEST(OnnxActivation, Refusals) {
-  const auto& ref = test::tacticNamed(cpu::activationTactics(), "reference");
+  const auto& ref = test::tacticNamed(ops::Activation::cpuTactics(), "reference");
   const Dims d = makeDims({2, 3});
   // Exact on integers only where the kernel exists: exp on int32 is refused by inference.
   auto i32 = test::config(LayerType::kACTIVATION, act(ActivationType::kEXP),
@@ -208,8 +210,8 @@ template <class In, class Out, class Expect>
 void checkTactics(const ElementwiseParams& p, const Dims& da, const Dims& db,
                   const std::vector<In>& a, const std::vector<In>& b, Expect expect) {
   std::vector<PluginTensorDesc> in = {test::desc(da, typeOf<In>()), test::desc(db, typeOf<In>())};
-  auto cfg =
-      test::config(LayerType::kELEMENTWISE, p, in, test::inferredOutputs(inferElementwise, p, in));
+  auto cfg = test::config(LayerType::kELEMENTWISE, p, in,
+                          test::inferredOutputs(ops::Elementwise::infer, p, in));
   if (cfg.outputs.empty()) return;
   const Dims dout = cfg.outputs[0].dims;
   std::vector<Out> want(static_cast<size_t>(volume(dout)));
@@ -219,7 +221,7 @@ void checkTactics(const ElementwiseParams& p, const Dims& da, const Dims& db,
   const bool noBroadcast = volume(da) == volume(dout) && volume(db) == volume(dout);
   const bool scalar = (volume(da) == 1 && volume(db) == volume(dout)) ||
                       (volume(db) == 1 && volume(da) == volume(dout));
-  for (const cpu::Tactic& t : cpu::elementwiseTactics()) {
+  for (const Tactic& t : ops::Elementwise::cpuTactics()) {
     std::string why;
     auto k = t.create(cfg, &why);
     const std::string name = t.name;
@@ -310,14 +312,14 @@ TEST(OnnxElementwise, PreluMatchesLoop) {
 }
 
 TEST(OnnxElementwise, Refusals) {
-  const auto& ref = test::tacticNamed(cpu::elementwiseTactics(), "reference");
+  const auto& ref = test::tacticNamed(ops::Elementwise::cpuTactics(), "reference");
   const Dims d = makeDims({2, 3});
   auto make = [&](ElementwiseOp op, DataType in, DataType out) {
     return test::config(LayerType::kELEMENTWISE, ElementwiseParams{op},
                         {test::desc(d, in), test::desc(d, in)}, {test::desc(d, out)});
   };
   // A corrupted plan: a comparison claiming an fp32 output.
-  for (const cpu::Tactic& t : cpu::elementwiseTactics())
+  for (const Tactic& t : ops::Elementwise::cpuTactics())
     test::declines(t, make(ElementwiseOp::kLESS, DataType::kFLOAT, DataType::kFLOAT));
   test::declines(ref, make(ElementwiseOp::kLESS, DataType::kBOOL, DataType::kBOOL));
   EXPECT_NE(test::declines(ref, make(ElementwiseOp::kEQUAL, DataType::kHALF, DataType::kBOOL))
@@ -334,7 +336,7 @@ std::vector<float> runLogSoftmax(int32_t axis, const Dims& d, const std::vector<
   p.axis = axis;
   p.log = true;
   auto cfg = test::config(LayerType::kSOFTMAX, p, {test::desc(d)}, {test::desc(d)});
-  auto k = test::create(test::tacticNamed(cpu::softmaxTactics(), "reference"), cfg);
+  auto k = test::create(test::tacticNamed(ops::Softmax::cpuTactics(), "reference"), cfg);
   std::vector<float> y(x.size(), 123.f);
   if (k) {
     EXPECT_TRUE(test::runKernel(*k, {x.data()}, {y.data()}).isOk());
@@ -394,10 +396,11 @@ std::vector<int64_t> runArgMax(int32_t axis, bool keep, const Dims& d, const std
   p.axesMask = 1u << axis;
   p.keepDims = keep;
   const std::vector<PluginTensorDesc> in = {test::desc(d, typeOf<T>())};
-  auto cfg = test::config(LayerType::kREDUCE, p, in, test::inferredOutputs(inferReduce, p, in));
+  auto cfg =
+      test::config(LayerType::kREDUCE, p, in, test::inferredOutputs(ops::Reduce::infer, p, in));
   if (cfg.outputs.empty()) return {};
   if (outDims) *outDims = cfg.outputs[0].dims;
-  auto k = test::create(test::tacticNamed(cpu::reduceTactics(), "reference"), cfg);
+  auto k = test::create(test::tacticNamed(ops::Reduce::cpuTactics(), "reference"), cfg);
   std::vector<int64_t> y(static_cast<size_t>(volume(cfg.outputs[0].dims)), -7);
   if (k) {
     EXPECT_TRUE(test::runKernel(*k, {x.data()}, {y.data()}).isOk());
@@ -472,7 +475,7 @@ TEST(OnnxArgMax, HandComputedAndNaN) {
 }
 
 TEST(OnnxArgMax, Refusals) {
-  const auto& ref = test::tacticNamed(cpu::reduceTactics(), "reference");
+  const auto& ref = test::tacticNamed(ops::Reduce::cpuTactics(), "reference");
   ReduceParams p;
   p.op = ReduceOp::kARGMAX;
   p.axesMask = 0b1;
@@ -499,7 +502,7 @@ void checkSelect(Rng& rng, DataType type, const Dims& dc, const Dims& dx, const 
   const std::vector<PluginTensorDesc> in = {test::desc(dc, DataType::kBOOL), test::desc(dx, type),
                                             test::desc(dy, type)};
   auto cfg = test::config(LayerType::kSELECT, SelectParams{}, in,
-                          test::inferredOutputs(inferSelect, SelectParams{}, in));
+                          test::inferredOutputs(ops::Select::infer, SelectParams{}, in));
   ASSERT_EQ(cfg.outputs.size(), 1u);
   const Dims dout = cfg.outputs[0].dims;
   const size_t es = dataTypeSize(type);
@@ -507,7 +510,7 @@ void checkSelect(Rng& rng, DataType type, const Dims& dc, const Dims& dx, const 
   for (auto& v : c) v = static_cast<uint8_t>(rng.uniformInt(0, 1));
   const auto x = rng.bytes(volume(dx) * static_cast<int64_t>(es));
   const auto y = rng.bytes(volume(dy) * static_cast<int64_t>(es));
-  auto k = test::create(test::tacticNamed(cpu::selectTactics(), "reference"), cfg);
+  auto k = test::create(test::tacticNamed(ops::Select::cpuTactics(), "reference"), cfg);
   ASSERT_TRUE(k);
   std::vector<uint8_t> got(static_cast<size_t>(volume(dout)) * es, 0);
   ASSERT_TRUE(test::runKernel(*k, {c.data(), x.data(), y.data()}, {got.data()}).isOk());
@@ -543,8 +546,8 @@ TEST(OnnxSelect, HandComputedAndNonZeroConditionBytes) {
   const std::vector<PluginTensorDesc> in = {test::desc(makeDims({2, 1}), DataType::kBOOL),
                                             test::desc(makeDims({3})), test::desc(makeDims({}))};
   auto cfg = test::config(LayerType::kSELECT, SelectParams{}, in,
-                          test::inferredOutputs(inferSelect, SelectParams{}, in));
-  auto k = test::create(test::tacticNamed(cpu::selectTactics(), "reference"), cfg);
+                          test::inferredOutputs(ops::Select::infer, SelectParams{}, in));
+  auto k = test::create(test::tacticNamed(ops::Select::cpuTactics(), "reference"), cfg);
   ASSERT_TRUE(k);
   const std::vector<uint8_t> c = {5, 0};
   const std::vector<float> x = {1.f, 2.f, 3.f}, y = {9.f};
@@ -554,7 +557,7 @@ TEST(OnnxSelect, HandComputedAndNonZeroConditionBytes) {
 }
 
 TEST(OnnxSelect, Refusals) {
-  const auto& ref = test::tacticNamed(cpu::selectTactics(), "reference");
+  const auto& ref = test::tacticNamed(ops::Select::cpuTactics(), "reference");
   const Dims d = makeDims({2, 3});
   auto good = [&] {
     return test::config(LayerType::kSELECT, SelectParams{},

@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "light_test_util.h"
+#include "ops/op.h"
+#include "ops/op_table.h"
 
 namespace kiln {
 namespace {
@@ -19,9 +21,10 @@ std::vector<float> runReduce(ReduceOp op, uint32_t mask, bool keep, const Dims& 
   p.axesMask = mask;
   p.keepDims = keep;
   const std::vector<PluginTensorDesc> in = {test::desc(d)};
-  auto cfg = test::config(LayerType::kREDUCE, p, in, test::inferredOutputs(inferReduce, p, in));
+  auto cfg =
+      test::config(LayerType::kREDUCE, p, in, test::inferredOutputs(ops::Reduce::infer, p, in));
   if (outDims) *outDims = cfg.outputs[0].dims;
-  auto k = test::create(test::tacticNamed(cpu::reduceTactics(), "reference"), cfg);
+  auto k = test::create(test::tacticNamed(ops::Reduce::cpuTactics(), "reference"), cfg);
   std::vector<float> y(static_cast<size_t>(volume(cfg.outputs[0].dims)), 123.f);
   if (k) {
     EXPECT_TRUE(test::runKernel(*k, {x.data()}, {y.data()}).isOk());
@@ -91,7 +94,7 @@ TEST(Reduce, RandomShapesAndMasks) {
 }
 
 TEST(Reduce, Refusals) {
-  const auto& ref = test::tacticNamed(cpu::reduceTactics(), "reference");
+  const auto& ref = test::tacticNamed(ops::Reduce::cpuTactics(), "reference");
   ReduceParams p;
   p.axesMask = 0b10;
   const Dims d = makeDims({2, 3});
@@ -117,8 +120,9 @@ TEST(Reduce, RunsConcurrentlyWithOwnWorkspaces) {
   p.op = ReduceOp::kMEAN;
   p.axesMask = 0b101;
   const std::vector<PluginTensorDesc> in = {test::desc(d)};
-  auto cfg = test::config(LayerType::kREDUCE, p, in, test::inferredOutputs(inferReduce, p, in));
-  auto k = test::create(test::tacticNamed(cpu::reduceTactics(), "reference"), cfg);
+  auto cfg =
+      test::config(LayerType::kREDUCE, p, in, test::inferredOutputs(ops::Reduce::infer, p, in));
+  auto k = test::create(test::tacticNamed(ops::Reduce::cpuTactics(), "reference"), cfg);
   ASSERT_TRUE(k);
   EXPECT_GE(k->workspaceSize(), want.size() * sizeof(double));
   std::vector<std::vector<float>> outs(4, std::vector<float>(want.size()));

@@ -6,6 +6,8 @@
 
 #include "kiln/float16.h"
 #include "light_test_util.h"
+#include "ops/op.h"
+#include "ops/op_table.h"
 
 namespace kiln {
 namespace {
@@ -140,7 +142,7 @@ int64_t offsetOf(const std::vector<int64_t>& c, const Dims& d, TensorFormat f) {
 TEST(Reformat, EverySupportedPairEveryFormat) {
   Rng rng;
   SCOPED_TRACE(rng.trace());
-  const auto& ref = test::tacticNamed(cpu::reformatTactics(), "reference");
+  const auto& ref = test::tacticNamed(ops::Reformat::cpuTactics(), "reference");
   const TensorFormat formats[] = {TensorFormat::kLINEAR, TensorFormat::kCHANNELS_LAST};
   int tried = 0;
   for (DataType from : kAllTypes)
@@ -155,7 +157,7 @@ TEST(Reformat, EverySupportedPairEveryFormat) {
           const Dims d =
               rank4 ? rng.dims(4, 5) : rng.dims(static_cast<int32_t>(rng.uniformInt(0, 3)), 6);
           std::vector<TensorShape> shapes;
-          if (!inferReformat(p, {{d, from}}, shapes).isOk()) continue;
+          if (!ops::Reformat::infer(p, {{d, from}}, shapes).isOk()) continue;
           ++tried;
           SCOPED_TRACE(std::string(dataTypeName(from)) + " " + formatName(fi) + " -> " +
                        dataTypeName(to) + " " + formatName(fo));
@@ -187,7 +189,7 @@ TEST(Reformat, HandComputedCasts) {
     p.outputType = to;
     const Dims d = makeDims({n});
     auto cfg = test::config(LayerType::kREFORMAT, p, {test::desc(d, from)}, {test::desc(d, to)});
-    auto k = test::create(test::tacticNamed(cpu::reformatTactics(), "reference"), cfg);
+    auto k = test::create(test::tacticNamed(ops::Reformat::cpuTactics(), "reference"), cfg);
     if (k) {
       EXPECT_TRUE(test::runKernel(*k, {src}, {dst}).isOk());
     }
@@ -227,7 +229,7 @@ TEST(Reformat, HandComputedLayouts) {
   p.outputFormat = TensorFormat::kCHANNELS_LAST;
   auto cfg = test::config(LayerType::kREFORMAT, p, {test::desc(d)},
                           {test::desc(d, DataType::kFLOAT, TensorFormat::kCHANNELS_LAST)});
-  auto k = test::create(test::tacticNamed(cpu::reformatTactics(), "reference"), cfg);
+  auto k = test::create(test::tacticNamed(ops::Reformat::cpuTactics(), "reference"), cfg);
   ASSERT_TRUE(k);
   const std::vector<float> nchw = {1, 2, 3, 4, 5, 6, 7, 8};
   std::vector<float> nhwc(8);
@@ -236,7 +238,7 @@ TEST(Reformat, HandComputedLayouts) {
 }
 
 TEST(Reformat, Refusals) {
-  const auto& ref = test::tacticNamed(cpu::reformatTactics(), "reference");
+  const auto& ref = test::tacticNamed(ops::Reformat::cpuTactics(), "reference");
   const Dims d3 = makeDims({2, 3, 4}), d4 = makeDims({1, 2, 3, 4});
   ReformatParams p;
   p.outputFormat = TensorFormat::kCHANNELS_LAST;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "ops/op.h"
+#include "ops/op_table.h"
 #include "ops_spatial/spatial_test_util.h"
 
 namespace kiln::test {
@@ -12,8 +14,8 @@ namespace {
 
 std::vector<float> deconv(const DeconvolutionParams& p, const std::vector<Dims>& dims,
                           const std::vector<const void*>& data) {
-  return runReference(LayerType::kDECONVOLUTION, &inferDeconvolution, p,
-                      cpu::deconvolutionTactics(), dims, data);
+  return runReference(LayerType::kDECONVOLUTION, &ops::Deconvolution::infer, p,
+                      ops::Deconvolution::cpuTactics(), dims, data);
 }
 
 const std::vector<float> kX9 = {0, 1, 2, 3, 4, 5, 6, 7, 8};
@@ -144,8 +146,8 @@ TEST(DeconvKernel, RandomAgainstScatterLoop) {
 
 TEST(DeconvKernel, SgemmCol2imMatchesReference) {
   Rng rng;
-  const auto& fast = tacticNamed(cpu::deconvolutionTactics(), "sgemm_col2im");
-  const auto& ref = tacticNamed(cpu::deconvolutionTactics(), "reference");
+  const auto& fast = tacticNamed(ops::Deconvolution::cpuTactics(), "sgemm_col2im");
+  const auto& ref = tacticNamed(ops::Deconvolution::cpuTactics(), "reference");
   for (int iter = 0; iter < 16; ++iter) {
     DeconvolutionParams p;
     p.groups = static_cast<int32_t>(rng.uniformInt(1, 2));
@@ -168,7 +170,7 @@ TEST(DeconvKernel, SgemmCol2imMatchesReference) {
     std::vector<PluginTensorDesc> in = {desc(makeDims({N, C, H, W})),
                                         desc(makeDims({C, mg, p.kernelH, p.kernelW}))};
     if (bias) in.push_back(desc(makeDims({p.outChannels})));
-    const auto out = inferredOutputs(&inferDeconvolution, p, in);
+    const auto out = inferredOutputs(&ops::Deconvolution::infer, p, in);
     ASSERT_EQ(out.size(), 1u) << rng.trace();
     const auto x = rng.floats(volume(in[0].dims));
     const auto w = rng.floats(volume(in[1].dims));
@@ -198,7 +200,7 @@ TEST(DeconvKernel, DeclinesFp16) {
   const Dims x = makeDims({1, 1, 2, 2}), w = makeDims({1, 1, 1, 1});
   auto c = config(LayerType::kDECONVOLUTION, p,
                   {desc(x, DataType::kHALF), desc(w, DataType::kHALF)}, {desc(x, DataType::kHALF)});
-  for (const auto& t : cpu::deconvolutionTactics()) declines(t, c);
+  for (const auto& t : ops::Deconvolution::cpuTactics()) declines(t, c);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "ops/op.h"
+#include "ops/op_table.h"
 #include "ops_spatial/spatial_test_util.h"
 
 namespace kiln::test {
@@ -15,13 +17,14 @@ std::vector<float> instanceNorm(float eps, const Dims& x, const std::vector<floa
   NormalizationParams p;
   p.epsilon = eps;
   const Dims c = makeDims({x.d[1]});
-  return runReference(LayerType::kNORMALIZATION, &inferNormalization, p,
-                      cpu::normalizationTactics(), {x, c, c},
+  return runReference(LayerType::kNORMALIZATION, &ops::Normalization::infer, p,
+                      ops::Normalization::cpuTactics(), {x, c, c},
                       {xv.data(), scale.data(), bias.data()});
 }
 
-std::vector<float> lrn(const LrnParams& p, const Dims& x, const std::vector<float>& xv) {
-  return runReference(LayerType::kLRN, &inferLrn, p, cpu::lrnTactics(), {x}, {xv.data()});
+std::vector<float> lrn(const LRNParams& p, const Dims& x, const std::vector<float>& xv) {
+  return runReference(LayerType::kLRN, &ops::LRN::infer, p, ops::LRN::cpuTactics(), {x},
+                      {xv.data()});
 }
 
 TEST(InstanceNorm, OnnxExample) {
@@ -65,7 +68,7 @@ TEST(InstanceNorm, RandomAgainstLoop) {
 }
 
 TEST(Lrn, HandComputedEvenAndOddSize) {
-  LrnParams p;
+  LRNParams p;
   // size 2: the window of channel c is [c, c+1]; alpha/size = 1, bias 1, beta 1.
   p.size = 2;
   p.alpha = 2.f;
@@ -91,7 +94,7 @@ TEST(Lrn, RandomAgainstLoop) {
   Rng rng;
   for (int iter = 0; iter < 20; ++iter) {
     const Dims d = rng.dims(static_cast<int32_t>(rng.uniformInt(2, 4)), 6);
-    LrnParams p;
+    LRNParams p;
     p.size = static_cast<int32_t>(rng.uniformInt(1, 6));
     p.alpha = rng.uniformFloat(1e-4f, 1.f);
     p.beta = rng.uniformFloat(0.1f, 1.f);

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <vector>
 
+#include "ops/op.h"
+#include "ops/op_table.h"
 #include "ops_spatial/spatial_test_util.h"
 
 namespace kiln::test {
@@ -23,7 +25,8 @@ ResizeParams params(ResizeMode mode, ResizeCoordinates coords, ResizeRounding ro
 }
 
 std::vector<float> resize(const ResizeParams& p, const Dims& in, const std::vector<float>& x) {
-  return runReference(LayerType::kRESIZE, &inferResize, p, cpu::resizeTactics(), {in}, {x.data()});
+  return runReference(LayerType::kRESIZE, &ops::Resize::infer, p, ops::Resize::cpuTactics(), {in},
+                      {x.data()});
 }
 
 std::vector<float> iota16() {
@@ -241,14 +244,14 @@ TEST(ResizeKernel, DeclinesNonFloatAndChannelsLast) {
   const Dims in = makeDims({1, 2, 2, 2});
   auto c = config(LayerType::kRESIZE, p, {desc(in, DataType::kHALF)},
                   {desc(p.outputDims, DataType::kHALF)});
-  EXPECT_NE(declines(tacticNamed(cpu::resizeTactics(), "reference"), c).find("fp32"),
+  EXPECT_NE(declines(tacticNamed(ops::Resize::cpuTactics(), "reference"), c).find("fp32"),
             std::string::npos);
   c = config(LayerType::kRESIZE, p, {desc(in, DataType::kFLOAT, TensorFormat::kCHANNELS_LAST)},
              {desc(p.outputDims, DataType::kFLOAT, TensorFormat::kCHANNELS_LAST)});
-  declines(tacticNamed(cpu::resizeTactics(), "reference"), c);
+  declines(tacticNamed(ops::Resize::cpuTactics(), "reference"), c);
   // Output dims that disagree with the params are refused (a corrupted plan).
   c = config(LayerType::kRESIZE, p, {desc(in)}, {desc(makeDims({1, 2, 4, 5}))});
-  declines(tacticNamed(cpu::resizeTactics(), "reference"), c);
+  declines(tacticNamed(ops::Resize::cpuTactics(), "reference"), c);
 }
 
 }  // namespace

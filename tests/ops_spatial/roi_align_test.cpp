@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "ops/op.h"
+#include "ops/op_table.h"
 #include "ops_spatial/spatial_test_util.h"
 
 namespace kiln::test {
@@ -50,7 +52,7 @@ std::vector<float> roiAlign(const RoiAlignParams& p, const Dims& x, const std::v
                             Status* status = nullptr) {
   const DataType t = sizeof(Index) == 8 ? DataType::kINT64 : DataType::kINT32;
   const auto r = static_cast<int64_t>(idx.size());
-  return runReference(LayerType::kROI_ALIGN, &inferRoiAlign, p, cpu::roiAlignTactics(),
+  return runReference(LayerType::kROI_ALIGN, &ops::RoiAlign::infer, p, ops::RoiAlign::cpuTactics(),
                       {x, makeDims({r, 4}), makeDims({r})}, {xv.data(), rois.data(), idx.data()},
                       {DataType::kFLOAT, DataType::kFLOAT, t}, status);
 }
@@ -189,7 +191,7 @@ TEST(RoiAlignKernel, DeclinesFloatBatchIndices) {
       LayerType::kROI_ALIGN, p,
       {desc(makeDims({1, 1, 4, 4})), desc(makeDims({1, 4})), desc(makeDims({1}), DataType::kFLOAT)},
       {desc(makeDims({1, 1, 1, 1}))});
-  declines(tacticNamed(cpu::roiAlignTactics(), "reference"), c);
+  declines(tacticNamed(ops::RoiAlign::cpuTactics(), "reference"), c);
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/shape_inference.h"
+#include "ops/op_table.h"
 
 namespace kiln {
 namespace {
@@ -99,7 +99,7 @@ TEST(SpatialInfer, NormalizationAndLrn) {
   n.epsilon = -1.f;
   EXPECT_MENTIONS(inferError(LayerType::kNORMALIZATION, n, {f32({2, 3, 4}), f32({3}), f32({3})}),
                   "epsilon");
-  LrnParams l;
+  LRNParams l;
   EXPECT_EQ(inferOk(LayerType::kLRN, l, {f32({1, 5, 2, 2})}).dims, makeDims({1, 5, 2, 2}));
   l.size = 0;
   EXPECT_MENTIONS(inferError(LayerType::kLRN, l, {f32({1, 5, 2, 2})}), "size");

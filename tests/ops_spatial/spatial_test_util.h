@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "backends/cpu/kernel.h"
-#include "core/shape_inference.h"
+#include "ops/op_table.h"
 #include "ops_light/light_test_util.h"
 
 namespace kiln::test {
@@ -16,7 +16,7 @@ namespace kiln::test {
 // with outputs as shape inference gives them; returns the output, empty on failure.
 template <class P, class F>
 std::vector<float> runReference(LayerType type, F infer, const P& p,
-                                std::span<const cpu::Tactic> tactics, const std::vector<Dims>& dims,
+                                std::span<const Tactic> tactics, const std::vector<Dims>& dims,
                                 const std::vector<const void*>& data,
                                 std::vector<DataType> types = {}, Status* runStatus = nullptr) {
   std::vector<PluginTensorDesc> in;

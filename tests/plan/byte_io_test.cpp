@@ -209,12 +209,12 @@ TEST(PlanCodec, ParamBoolsAndEnumsAreChecked) {
   // Activation type beyond the enum.
   std::vector<uint8_t> bytes;
   ByteWriter w(bytes);
-  w.u32(plan::kActivationTypeCount);
+  w.u32(static_cast<uint32_t>(enumCount(ActivationType{})));
   w.f32(1.f);
   w.f32(2.f);
   ByteReader r2(bytes.data(), bytes.size());
   s = plan::readLayerParams(r2, LayerType::kACTIVATION, p);
-  EXPECT_NE(s.message().find("invalid activation type value"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("invalid Activation type value"), std::string::npos) << s.message();
 }
 
 }  // namespace

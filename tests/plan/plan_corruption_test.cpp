@@ -8,8 +8,8 @@
 #include "builder/plan_writer.h"
 #include "core/checksum.h"
 #include "core/plan.h"
-#include "core/plan_validate.h"
 #include "plan/plan_fixture.h"
+#include "runtime/plan_validate.h"
 
 namespace kiln::plan {
 namespace {
@@ -139,19 +139,34 @@ TEST(PlanCorruption, NotAPlan) {
   EXPECT_FALSE(readPlan(nullptr, 0, plan).isOk());
 }
 
-TEST(PlanCorruption, OtherFormatVersionSaysRebuild) {
+TEST(PlanCorruption, NewerFormatVersionSaysRebuild) {
   std::vector<uint8_t> bytes = richPlanBytes(testing::freshSeed());
-  bytes[8] = 2;
+  bytes[8] = static_cast<uint8_t>(kFormatVersion + 1);
   reseal(bytes);
   Plan plan;
   const Status s = readPlan(bytes.data(), bytes.size(), plan);
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
-  EXPECT_TRUE(contains(s.message(), "format version 2")) << s.message();
-  EXPECT_TRUE(contains(s.message(), "reads format version 1")) << s.message();
+  EXPECT_TRUE(contains(s.message(), "format version " + std::to_string(kFormatVersion + 1)))
+      << s.message();
+  EXPECT_TRUE(contains(s.message(), "reads format version " + std::to_string(kFormatVersion)))
+      << s.message();
   EXPECT_TRUE(contains(s.message(), "rebuild the plan with this kiln")) << s.message();
   // Unsealed too: the version is checked before the checksum, whose form may change with it.
   bytes[bytes.size() - 1] ^= 1;
   EXPECT_EQ(readPlan(bytes.data(), bytes.size(), plan).code(), StatusCode::kUnsupported);
+}
+
+// Version 1 plans stored layer parameters in a hand-written layout; they are refused, never
+// misread through today's field lists.
+TEST(PlanCorruption, OlderFormatVersionSaysBuiltByAnOlderKiln) {
+  std::vector<uint8_t> bytes = richPlanBytes(testing::freshSeed());
+  bytes[8] = 1;
+  reseal(bytes);
+  Plan plan;
+  const Status s = readPlan(bytes.data(), bytes.size(), plan);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_TRUE(contains(s.message(), "built by an older kiln")) << s.message();
+  EXPECT_TRUE(contains(s.message(), "rebuild the plan")) << s.message();
 }
 
 TEST(PlanCorruption, ChecksumMismatchIsNamed) {

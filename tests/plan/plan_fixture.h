@@ -257,7 +257,7 @@ class PlanMaker {
             NormalizationParams{std::abs(randomFloat()) + 1e-5f},
             {x, addTensor("in_scale", makeDims({4}), C), addTensor("in_bias", makeDims({4}), C)},
             {addTensor("instnorm_out", makeDims({2, 4, 8, 8}), A)});
-    addStep("lrn", LayerType::kLRN, LrnParams{3, randomFloat(), randomFloat(), randomFloat()}, {x},
+    addStep("lrn", LayerType::kLRN, LRNParams{3, randomFloat(), randomFloat(), randomFloat()}, {x},
             {addTensor("lrn_out", makeDims({2, 4, 8, 8}), A)});
     RoiAlignParams roi;
     roi.mode = RoiAlignMode::kMAX;

@@ -3,8 +3,8 @@
 
 #include "builder/plan_writer.h"
 #include "core/plan.h"
-#include "core/plan_validate.h"
 #include "plan/plan_fixture.h"
+#include "runtime/plan_validate.h"
 
 namespace kiln::plan {
 namespace {

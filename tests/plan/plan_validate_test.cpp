@@ -7,8 +7,8 @@
 
 #include "builder/plan_writer.h"
 #include "core/plan.h"
-#include "core/plan_validate.h"
 #include "plan/plan_fixture.h"
+#include "runtime/plan_validate.h"
 
 namespace kiln::plan {
 namespace {
@@ -132,7 +132,7 @@ const std::vector<Breakage>& breakages() {
        [](Plan& p) {
          std::get<ShuffleParams>(stepOf(p, LayerType::kSHUFFLE).params).secondTranspose[2] = 5;
        },
-       "secondTranspose is not a permutation"},
+       "second transpose is not a permutation"},
       {"shuffle two -1",
        [](Plan& p) {
          std::get<ShuffleParams>(stepOf(p, LayerType::kSHUFFLE).params).reshapeDims =
@@ -143,30 +143,30 @@ const std::vector<Breakage>& breakages() {
        [](Plan& p) {
          std::get<ReduceParams>(stepOf(p, LayerType::kREDUCE).params).axesMask = 1u << 31;
        },
-       "beyond the input's rank"},
+       "names axis 31 but the input dims"},
       {"bad pooling type",
        [](Plan& p) {
          std::get<PoolingParams>(stepOf(p, LayerType::kPOOLING).params).type =
              static_cast<PoolingType>(4);
        },
-       "invalid pooling type value 4"},
+       "invalid Pooling type value 4"},
       {"bad elementwise op",
        [](Plan& p) {
          std::get<ElementwiseParams>(stepOf(p, LayerType::kELEMENTWISE).params).op =
              static_cast<ElementwiseOp>(-1);
        },
-       "invalid elementwise op value 4294967295"},
+       "invalid Elementwise op value 4294967295"},
       {"bad reformat type",
        [](Plan& p) {
          std::get<ReformatParams>(stepOf(p, LayerType::kREFORMAT).params).outputType =
              static_cast<DataType>(7);
        },
-       "invalid reformat outputType value 7"},
+       "invalid Reformat outputType value 7"},
       {"convolution groups",
        [](Plan& p) {
          std::get<ConvolutionParams>(stepOf(p, LayerType::kCONVOLUTION).params).groups = 4;
        },
-       "multiple of groups"},
+       "does not divide outChannels"},
       {"convolution stride 0",
        [](Plan& p) {
          std::get<ConvolutionParams>(stepOf(p, LayerType::kCONVOLUTION).params).strideW = 0;

@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
+#include "backends/cpu/kernel.h"
 #include "kiln/types.h"
 
 namespace kiln::cpu {
@@ -95,6 +97,19 @@ class AxisMap {
   uint64_t fill_;
   int64_t outVolume_ = 0;
   std::vector<std::vector<int64_t>> tables_;
+};
+
+// The kernel of every element mover built on an AxisMap: one input, one output.
+class AxisMapKernel final : public Kernel {
+ public:
+  explicit AxisMapKernel(AxisMap map) : map_(std::move(map)) {}
+  Status run(const void* const* in, void* const* out, void*) const override {
+    map_.run(in[0], out[0]);
+    return Status::ok();
+  }
+
+ private:
+  AxisMap map_;
 };
 
 }  // namespace kiln::cpu

@@ -4,7 +4,7 @@
 // The movers copy elements without looking at them, so they are written per element size
 // (1, 2, 4, 8 bytes, as unsigned integers) and one kernel serves every data type. They work on
 // linear tensors only (like the CPU ones) and decline channels-last; reformat converts between
-// every type pair inferReformat allows and between linear and channels-last in one pass.
+// every type pair ops::Reformat::infer allows and between linear and channels-last in one pass.
 //
 // Every kernel is a per-element functor launched with launchElements (grid-stride on the GPU,
 // a host loop under RunContext::emulate). A kernel object holds only what creation computed;
@@ -15,6 +15,7 @@
 
 #include "backends/cuda/data_movement.h"
 #include "backends/cuda/elements.cuh"
+#include "ops/op.h"
 
 namespace kiln::cuda::dm {
 namespace {
@@ -755,7 +756,7 @@ using ReformatFn = Status (*)(const ReformatLayout&, const void*, void*, const R
 
 template <class S>
 ReformatFn reformatTo(DataType dst) {
-  // Only the pairs inferReformat allows are instantiated.
+  // Only the pairs ops::Reformat::infer allows are instantiated.
   constexpr Kind ks = kindOf<S>();
   switch (dst) {
     case DataType::kFLOAT:

@@ -15,7 +15,7 @@
 
 #include "backends/config_checks.h"
 #include "backends/cuda/kernel.h"
-#include "core/shape_inference.h"
+#include "ops/op_table.h"
 
 namespace kiln::cuda::dm {
 
@@ -24,7 +24,7 @@ inline void setWhyNot(std::string* whyNot, std::string message) {
 }
 
 // "[2,3,4]": dims in messages.
-using kiln::light::dimsString;
+using kiln::dimsString;
 
 // The common part of validate(), not templated.
 bool validateCommon(const KernelConfig& c, const char* layer, int nbInputs, bool linearOnly,

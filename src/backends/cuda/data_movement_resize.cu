@@ -185,10 +185,6 @@ class ResizeKernel final : public Kernel {
   ResizeLayout l_;
 };
 
-bool isFloatType(DataType t) {
-  return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16;
-}
-
 }  // namespace
 
 std::unique_ptr<Kernel> createResize(const KernelConfig& c, std::string* whyNot) {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "backends/cuda/dense_common.h"
-#include "core/light_infer_util.h"
-#include "core/shape_inference.h"
+#include "ops/op_table.h"
+#include "ops/shape_checks.h"
 
 namespace kiln::cuda::dense {
 namespace {
@@ -59,7 +59,7 @@ const P* validate(const KernelConfig& c, LayerType type, const char* layer, cons
     if (d.format == TensorFormat::kCHANNELS_LAST && mayBeChannelsLast && d.dims.nbDims == 4)
       continue;
     fail(whyNot, tactic,
-         what + " is " + formatName(d.format) + " " + light::dimsString(d.dims) + "; " +
+         what + " is " + formatName(d.format) + " " + dimsString(d.dims) + "; " +
              (mayBeChannelsLast ? "linear or rank-4 channels_last only" : "linear only"));
     return nullptr;
   }
@@ -77,12 +77,12 @@ const P* validate(const KernelConfig& c, LayerType type, const char* layer, cons
     return nullptr;
   }
   if (out.size() != 1 || out[0].dims != c.outputs[0].dims || out[0].type != c.outputs[0].type) {
-    fail(whyNot, tactic,
-         "output is " + std::string(dataTypeName(c.outputs[0].type)) + " " +
-             light::dimsString(c.outputs[0].dims) + " but the inputs give " +
-             (out.empty()
-                  ? std::string("nothing")
-                  : std::string(dataTypeName(out[0].type)) + " " + light::dimsString(out[0].dims)));
+    fail(
+        whyNot, tactic,
+        "output is " + std::string(dataTypeName(c.outputs[0].type)) + " " +
+            dimsString(c.outputs[0].dims) + " but the inputs give " +
+            (out.empty() ? std::string("nothing")
+                         : std::string(dataTypeName(out[0].type)) + " " + dimsString(out[0].dims)));
     return nullptr;
   }
   return p;

@@ -20,8 +20,8 @@
 
 #include "backends/config_checks.h"
 #include "backends/cuda/kernel.h"
-#include "core/light_infer_util.h"
-#include "core/shape_inference.h"
+#include "ops/op_table.h"
+#include "ops/shape_checks.h"
 
 namespace kiln::cuda::math {
 

@@ -22,6 +22,7 @@
 
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/math_common.h"
+#include "ops/op.h"
 
 namespace kiln::cuda::math {
 namespace {
@@ -175,11 +176,11 @@ constexpr bool isComparison(ElementwiseOp op) {
 // What every elementwise tactic checks.
 const ElementwiseParams* checkElementwise(const KernelConfig& c, std::string* whyNot) {
   const ElementwiseParams* p =
-      validate<ElementwiseParams>(c, "elementwise", 2, &inferElementwise, whyNot);
+      validate<ElementwiseParams>(c, "elementwise", 2, &ops::Elementwise::infer, whyNot);
   if (!p) return nullptr;
   const DataType t = c.inputs[0].type;
   const bool isInt = t == DataType::kINT32 || t == DataType::kINT64;
-  if (!light::isFloatType(t) && !isInt && t != DataType::kBOOL) {
+  if (!isFloatType(t) && !isInt && t != DataType::kBOOL) {
     setWhyNot(whyNot, std::string("elementwise: the CUDA kernels support fp32, fp16, bf16, int32, "
                                   "int64 (and bool for equal), got ") +
                           dataTypeName(t));
@@ -260,10 +261,9 @@ std::unique_ptr<Kernel> createElementwiseSameShape(const KernelConfig& c, std::s
   const ElementwiseParams* p = checkElementwise(c, whyNot);
   if (!p) return nullptr;
   if (!sameLayoutAsOutput(c, 0) || !sameLayoutAsOutput(c, 1)) {
-    setWhyNot(whyNot, "same_shape: the inputs " + light::dimsString(c.inputs[0].dims) + " " +
-                          formatName(c.inputs[0].format) + " and " +
-                          light::dimsString(c.inputs[1].dims) + " " +
-                          formatName(c.inputs[1].format) +
+    setWhyNot(whyNot, "same_shape: the inputs " + dimsString(c.inputs[0].dims) + " " +
+                          formatName(c.inputs[0].format) + " and " + dimsString(c.inputs[1].dims) +
+                          " " + formatName(c.inputs[1].format) +
                           " do not both have the output's dims and layout");
     return nullptr;
   }
@@ -281,8 +281,7 @@ std::unique_ptr<Kernel> createElementwiseScalar(const KernelConfig& c, std::stri
   setWhyNot(whyNot,
             "scalar_broadcast: neither input is a single value broadcast over the other, which "
             "has the output's dims and layout (" +
-                light::dimsString(c.inputs[0].dims) + " and " +
-                light::dimsString(c.inputs[1].dims) + ")");
+                dimsString(c.inputs[0].dims) + " and " + dimsString(c.inputs[1].dims) + ")");
   return nullptr;
 }
 
@@ -405,12 +404,11 @@ class ActivationKernel final : public Kernel {
 
 std::unique_ptr<Kernel> createActivation(const KernelConfig& c, std::string* whyNot) {
   const ActivationParams* p =
-      validate<ActivationParams>(c, "activation", 1, &inferActivation, whyNot);
+      validate<ActivationParams>(c, "activation", 1, &ops::Activation::infer, whyNot);
   if (!p) return nullptr;
   const DataType t = c.inputs[0].type;
   // Inference admits: any activation on float types; neg/abs on int32/int64; not on bool.
-  if (!light::isFloatType(t) && t != DataType::kINT32 && t != DataType::kINT64 &&
-      t != DataType::kBOOL) {
+  if (!isFloatType(t) && t != DataType::kINT32 && t != DataType::kINT64 && t != DataType::kBOOL) {
     setWhyNot(whyNot, std::string("activation: unsupported type ") + dataTypeName(t));
     return nullptr;
   }

@@ -24,6 +24,7 @@
 
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/math_common.h"
+#include "ops/op.h"
 
 namespace kiln::cuda::math {
 namespace {
@@ -205,7 +206,7 @@ __global__ void softmaxRowsKernel(const T* x, T* y, int64_t rows, int64_t len, b
 }
 
 const SoftmaxParams* checkSoftmax(const KernelConfig& c, std::string* whyNot, int32_t* axis) {
-  const SoftmaxParams* p = validate<SoftmaxParams>(c, "softmax", 1, &inferSoftmax, whyNot);
+  const SoftmaxParams* p = validate<SoftmaxParams>(c, "softmax", 1, &ops::Softmax::infer, whyNot);
   if (!p) return nullptr;
   const int32_t rank = c.inputs[0].dims.nbDims;
   *axis = p->axis < 0 ? p->axis + rank : p->axis;  // inference checked the range
@@ -361,10 +362,10 @@ __global__ void reduceRowsKernel(const T* x, void* y, int64_t rows, int64_t len,
 }
 
 const ReduceParams* checkReduce(const KernelConfig& c, std::string* whyNot) {
-  const ReduceParams* p = validate<ReduceParams>(c, "reduce", 1, &inferReduce, whyNot);
+  const ReduceParams* p = validate<ReduceParams>(c, "reduce", 1, &ops::Reduce::infer, whyNot);
   if (!p) return nullptr;
   const DataType t = c.inputs[0].type;
-  if (!light::isFloatType(t) &&
+  if (!isFloatType(t) &&
       !(p->op == ReduceOp::kARGMAX && (t == DataType::kINT32 || t == DataType::kINT64))) {
     setWhyNot(whyNot, std::string("reduce: unsupported input type ") + dataTypeName(t));
     return nullptr;
@@ -491,7 +492,7 @@ __global__ void instanceNormSlicesKernel(const T* x, const T* scale, const T* bi
 
 const NormalizationParams* checkInstanceNorm(const KernelConfig& c, std::string* whyNot) {
   const NormalizationParams* p =
-      validate<NormalizationParams>(c, "normalization", 3, &inferNormalization, whyNot);
+      validate<NormalizationParams>(c, "normalization", 3, &ops::Normalization::infer, whyNot);
   if (!p) return nullptr;
   if (c.inputs[1].type != c.inputs[0].type || c.inputs[2].type != c.inputs[0].type) {
     setWhyNot(whyNot, std::string("normalization: scale and bias must have the input's type (") +
@@ -578,7 +579,7 @@ struct LrnElement {
 
 class LrnReference final : public Kernel {
  public:
-  LrnReference(DataType t, const ChannelView& v, const LrnParams& p) : type_(t), v_(v), p_(p) {}
+  LrnReference(DataType t, const ChannelView& v, const LRNParams& p) : type_(t), v_(v), p_(p) {}
   Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
     Status s = Status::ok();
     dispatchFloat(type_, [&](auto tag) {
@@ -599,7 +600,7 @@ class LrnReference final : public Kernel {
  private:
   DataType type_;
   ChannelView v_;
-  LrnParams p_;
+  LRNParams p_;
 };
 
 }  // namespace
@@ -724,7 +725,7 @@ std::unique_ptr<Kernel> createInstanceNormSlices(const KernelConfig& c, std::str
 }
 
 std::unique_ptr<Kernel> createLrnReference(const KernelConfig& c, std::string* whyNot) {
-  const LrnParams* p = validate<LrnParams>(c, "lrn", 1, &inferLrn, whyNot);
+  const LRNParams* p = validate<LRNParams>(c, "lrn", 1, &ops::LRN::infer, whyNot);
   if (!p) return nullptr;
   return std::make_unique<LrnReference>(c.inputs[0].type, channelView(c), *p);
 }

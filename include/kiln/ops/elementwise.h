@@ -1,0 +1,34 @@
+// Parameters of the built-in Elementwise layer (src/ops/elementwise/).
+#pragma once
+
+#include <cstdint>
+
+namespace kiln {
+
+enum class ElementwiseOp : int32_t {
+  kADD = 0,
+  kSUB = 1,
+  kMUL = 2,
+  kDIV = 3,
+  kMAX = 4,
+  kMIN = 5,
+  kPOW = 6,
+  kEQUAL = 7,  // comparisons give kBOOL
+  kLESS = 8,
+  kGREATER = 9,
+  kPRELU = 10,  // a < 0 ? a * b : a (b is the slope, broadcast)
+};
+constexpr int32_t enumCount(ElementwiseOp) { return 11; }
+
+// Two inputs of equal rank or broadcastable in numpy's rules (trailing dims aligned, size 1
+// stretches).
+struct ElementwiseParams {
+  ElementwiseOp op = ElementwiseOp::kADD;
+
+  template <class Self, class Visit>
+  static void fields(Self& p, Visit&& v) {
+    v("op", p.op);
+  }
+};
+
+}  // namespace kiln

@@ -1,0 +1,46 @@
+// The graph IR of a network as the network API builds it and the builder's passes rewrite it:
+// tensors and nodes by index, nodes in topological order.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/layer_params.h"
+#include "core/tensor_shape.h"
+#include "kiln/layers.h"
+#include "kiln/types.h"
+
+namespace kiln {
+
+class PluginObject;  // plugin/plugin_object.h
+
+struct GraphTensor {
+  std::string name;
+  TensorShape shape;
+  bool isInput = false;
+  bool isOutput = false;
+  int32_t producer = -1;  // node index, -1 for inputs and constants
+  // Non-null for constants (weights): the bytes in `shape.type`, linear format.
+  std::shared_ptr<const std::vector<uint8_t>> constant;
+};
+
+struct GraphNode {
+  LayerType type = LayerType::kCONSTANT;
+  std::string name;
+  LayerParams params;
+  std::vector<int32_t> inputs;
+  std::vector<int32_t> outputs;
+  // Plugin layers: the definition object (D), owned by the network.
+  std::shared_ptr<PluginObject> plugin;
+};
+
+struct Graph {
+  std::vector<GraphTensor> tensors;
+  std::vector<GraphNode> nodes;  // topologically ordered (a node only reads earlier tensors)
+  std::vector<int32_t> inputs;
+  std::vector<int32_t> outputs;
+};
+
+}  // namespace kiln

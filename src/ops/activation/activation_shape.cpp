@@ -1,0 +1,38 @@
+// The shape and type rule of Activation (see ops/op.h).
+#include <string>
+#include <vector>
+
+#include "ops/op.h"
+#include "ops/shape_checks.h"
+
+namespace kiln::ops {
+
+Status Activation::infer(const ActivationParams& p, const std::vector<TensorShape>& in,
+                         std::vector<TensorShape>& out) {
+  const char* layer = "activation";
+  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 1));
+  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
+  const int32_t t = static_cast<int32_t>(p.type);
+  if (t < static_cast<int32_t>(ActivationType::kRELU) ||
+      t > static_cast<int32_t>(ActivationType::kNOT))
+    return invalidArgument("activation: unknown activation type " + std::to_string(t));
+  const DataType type = in[0].type;
+  if (p.type == ActivationType::kNOT) {
+    if (type != DataType::kBOOL)
+      return invalidArgument(std::string("activation: not needs a bool input, got ") +
+                             dataTypeName(type));
+  } else if (p.type == ActivationType::kNEG || p.type == ActivationType::kABS) {
+    // Exact on integers too (ONNX Neg/Abs take them); int8 is quantized and excluded.
+    if (!isFloatType(type) && type != DataType::kINT32 && type != DataType::kINT64)
+      return invalidArgument(
+          std::string("activation: neg/abs need a floating-point, int32 or int64 input, got ") +
+          dataTypeName(type));
+  } else if (!isFloatType(type)) {
+    return invalidArgument(std::string("activation: needs a floating-point input, got ") +
+                           dataTypeName(type));
+  }
+  out.assign(1, in[0]);
+  return Status::ok();
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,45 @@
+// The shape and type rule of Concatenation (see ops/op.h).
+#include <string>
+#include <vector>
+
+#include "ops/op.h"
+#include "ops/shape_checks.h"
+
+namespace kiln::ops {
+
+Status Concatenation::infer(const ConcatenationParams& p, const std::vector<TensorShape>& in,
+                            std::vector<TensorShape>& out) {
+  const char* layer = "concatenation";
+  if (in.empty()) return invalidArgument("concatenation: needs at least one input");
+  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
+  const Dims& first = in[0].dims;
+  if (first.nbDims < 1) return invalidArgument("concatenation: inputs must have rank >= 1");
+  int32_t axis = 0;
+  KILN_RETURN_IF_ERROR(shape::normalizeAxis(layer, p.axis, first.nbDims, &axis));
+  Dims o = first;
+  o.d[axis] = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Dims& d = in[i].dims;
+    if (in[i].type != in[0].type)
+      return invalidArgument("concatenation: input " + std::to_string(i) + " is " +
+                             dataTypeName(in[i].type) + " but input 0 is " +
+                             dataTypeName(in[0].type));
+    if (d.nbDims != first.nbDims)
+      return invalidArgument("concatenation: input " + std::to_string(i) + " dims " +
+                             dimsString(d) + " have a different rank from input 0 dims " +
+                             dimsString(first));
+    for (int32_t k = 0; k < d.nbDims; ++k)
+      if (k != axis && d.d[k] != first.d[k])
+        return invalidArgument("concatenation: input " + std::to_string(i) + " dims " +
+                               dimsString(d) + " differ from input 0 dims " + dimsString(first) +
+                               " in dim " + std::to_string(k) + " (only axis " +
+                               std::to_string(axis) + " may differ)");
+    // Each dim is below 2^60 (checkShape), so the sum cannot overflow before the check.
+    o.d[axis] += d.d[axis];
+    KILN_RETURN_IF_ERROR(shape::checkOutputDims(layer, o));
+  }
+  out.assign(1, TensorShape{o, in[0].type});
+  return Status::ok();
+}
+
+}  // namespace kiln::ops

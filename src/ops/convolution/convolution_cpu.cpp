@@ -1,0 +1,320 @@
+// CPU convolution: im2col + sgemm, a 1x1 shortcut straight into sgemm, and the plain reference.
+// Every tactic takes fp32 linear NCHW only; the builder reformats around it.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/sgemm.h"
+#include "backends/cpu/tactic_checks.h"
+#include "ops/op.h"
+
+namespace kiln::cpu {
+namespace {
+
+// The sizes every convolution kernel works from, taken from a validated configuration.
+struct ConvGeometry {
+  ConvolutionParams p;
+  int64_t batch = 0, channels = 0, height = 0, width = 0;
+  int64_t outChannels = 0, outHeight = 0, outWidth = 0;
+  int64_t groupChannels = 0, groupOutChannels = 0;
+  int64_t patch = 0;  // groupChannels * kernelH * kernelW: the reduction length
+  bool hasBias = false;
+};
+
+// Fills *g from the configuration, or says why the configuration is unusable. Shapes are
+// re-inferred and compared with the outputs, so a corrupted plan cannot steer run() out of
+// bounds.
+bool readGeometry(const KernelConfig& config, const char* tactic, ConvGeometry* g,
+                  std::string* whyNot) {
+  const auto* p = std::get_if<ConvolutionParams>(&config.params);
+  if (!p || config.type != LayerType::kCONVOLUTION) {
+    *whyNot = std::string(tactic) + ": not a convolution configuration";
+    return false;
+  }
+  if (config.outputs.size() != 1) {
+    *whyNot = std::string(tactic) + ": convolution has 1 output, config has " +
+              std::to_string(config.outputs.size());
+    return false;
+  }
+  auto check = [&](const PluginTensorDesc& d, const std::string& what) {
+    if (d.type == DataType::kFLOAT && d.format == TensorFormat::kLINEAR &&
+        d.device == DeviceKind::kCPU)
+      return true;
+    *whyNot = what + " is " + dataTypeName(d.type) + " " + formatName(d.format) + "; " + tactic +
+              " supports fp32 linear CPU tensors only";
+    return false;
+  };
+  std::vector<TensorShape> in;
+  for (size_t i = 0; i < config.inputs.size(); ++i) {
+    if (!check(config.inputs[i], "input " + std::to_string(i))) return false;
+    in.push_back({config.inputs[i].dims, config.inputs[i].type});
+  }
+  if (!check(config.outputs[0], "output 0")) return false;
+  std::vector<TensorShape> out;
+  Status s = ops::Convolution::infer(*p, in, out);
+  if (!s.isOk()) {
+    *whyNot = std::string(tactic) + ": " + s.message();
+    return false;
+  }
+  if (out[0].dims != config.outputs[0].dims) {
+    *whyNot = std::string(tactic) + ": output dims in the configuration disagree with the inputs";
+    return false;
+  }
+  const Dims& x = config.inputs[0].dims;
+  g->p = *p;
+  g->batch = x.d[0];
+  g->channels = x.d[1];
+  g->height = x.d[2];
+  g->width = x.d[3];
+  g->outChannels = p->outChannels;
+  g->outHeight = out[0].dims.d[2];
+  g->outWidth = out[0].dims.d[3];
+  g->groupChannels = g->channels / p->groups;
+  g->groupOutChannels = g->outChannels / p->groups;
+  g->patch = g->groupChannels * p->kernelH * p->kernelW;
+  g->hasBias = config.inputs.size() == 3;
+  return true;
+}
+
+// Plain loops with double accumulation: obviously right, the yardstick for the others.
+class ConvReference final : public Kernel {
+ public:
+  explicit ConvReference(const ConvGeometry& g) : g_(g) {}
+
+  Status run(const void* const* inputs, void* const* outputs, void*) const override {
+    const auto* x = static_cast<const float*>(inputs[0]);
+    const auto* w = static_cast<const float*>(inputs[1]);
+    const auto* bias = g_.hasBias ? static_cast<const float*>(inputs[2]) : nullptr;
+    auto* y = static_cast<float*>(outputs[0]);
+    const ConvolutionParams& p = g_.p;
+    for (int64_t n = 0; n < g_.batch; ++n) {
+      for (int64_t k = 0; k < g_.outChannels; ++k) {
+        const int64_t c0 = (k / g_.groupOutChannels) * g_.groupChannels;
+        const float* wk = w + k * g_.patch;
+        for (int64_t oh = 0; oh < g_.outHeight; ++oh) {
+          for (int64_t ow = 0; ow < g_.outWidth; ++ow) {
+            double sum = bias ? bias[k] : 0.0;
+            for (int64_t c = 0; c < g_.groupChannels; ++c) {
+              const float* xc = x + ((n * g_.channels) + c0 + c) * g_.height * g_.width;
+              for (int64_t r = 0; r < p.kernelH; ++r) {
+                const int64_t ih = oh * p.strideH - p.padTop + r * p.dilationH;
+                if (ih < 0 || ih >= g_.height) continue;
+                for (int64_t q = 0; q < p.kernelW; ++q) {
+                  const int64_t iw = ow * p.strideW - p.padLeft + q * p.dilationW;
+                  if (iw < 0 || iw >= g_.width) continue;
+                  sum += static_cast<double>(xc[ih * g_.width + iw]) *
+                         wk[(c * p.kernelH + r) * p.kernelW + q];
+                }
+              }
+            }
+            y[((n * g_.outChannels + k) * g_.outHeight + oh) * g_.outWidth + ow] =
+                static_cast<float>(sum);
+          }
+        }
+      }
+    }
+    return Status::ok();
+  }
+
+ private:
+  ConvGeometry g_;
+};
+
+// Shared by the sgemm-based kernels: per group, weights [Kg, patch] are the left operand (packed
+// once when constant) and the output rows of that group are C.
+class ConvGemmBase : public Kernel {
+ protected:
+  ConvGemmBase(const ConvGeometry& g, const void* constantWeights) : g_(g) {
+    if (!constantWeights) return;
+    const auto* w = static_cast<const float*>(constantWeights);
+    for (int64_t grp = 0; grp < g_.p.groups; ++grp)
+      packedW_.push_back(
+          PackedMatrix::packA(g_.groupOutChannels, g_.patch,
+                              {w + grp * g_.groupOutChannels * g_.patch, g_.patch, false}));
+  }
+
+  GemmOperand weights(const float* w, int64_t grp) const {
+    GemmOperand a;
+    if (!packedW_.empty()) {
+      a.packed = &packedW_[grp];
+    } else {
+      a.raw = {w + grp * g_.groupOutChannels * g_.patch, g_.patch, false};
+    }
+    return a;
+  }
+
+  // Starts image n's output at the bias (sgemm then accumulates with beta 1), or leaves it for
+  // sgemm to overwrite (beta 0).
+  float prefillBias(const float* bias, float* yn) const {
+    if (!bias) return 0.f;
+    const int64_t plane = g_.outHeight * g_.outWidth;
+    for (int64_t k = 0; k < g_.outChannels; ++k) std::fill_n(yn + k * plane, plane, bias[k]);
+    return 1.f;
+  }
+
+  ConvGeometry g_;
+  std::vector<PackedMatrix> packedW_;
+};
+
+// im2col: the receptive fields of a tile of output pixels become the columns of a [patch, tile]
+// matrix in the workspace, then one sgemm per group. Tiling the pixels bounds the workspace and
+// keeps the column matrix in cache.
+class ConvIm2colSgemm final : public ConvGemmBase {
+ public:
+  ConvIm2colSgemm(const ConvGeometry& g, const void* constantWeights)
+      : ConvGemmBase(g, constantWeights) {
+    const int64_t pixels = g_.outHeight * g_.outWidth;
+    constexpr int64_t kColumnBudget = 128 * 1024;  // floats of column matrix per tile
+    int64_t tile = std::max<int64_t>(64, kColumnBudget / std::max<int64_t>(1, g_.patch));
+    tile = tile / 16 * 16;
+    tile_ = std::max<int64_t>(1, std::min(tile, pixels));
+    wsColumns_ = (static_cast<size_t>(g_.patch * tile_) * sizeof(float) + 63) / 64 * 64;
+    ws_ = wsColumns_ + sgemmWorkspaceSize(g_.groupOutChannels, tile_, g_.patch);
+  }
+
+  size_t workspaceSize() const override { return ws_; }
+
+  Status run(const void* const* inputs, void* const* outputs, void* workspace) const override {
+    const auto* x = static_cast<const float*>(inputs[0]);
+    const auto* w = static_cast<const float*>(inputs[1]);
+    const auto* bias = g_.hasBias ? static_cast<const float*>(inputs[2]) : nullptr;
+    auto* y = static_cast<float*>(outputs[0]);
+    auto* columns = static_cast<float*>(workspace);
+    void* gemmWorkspace = static_cast<char*>(workspace) + wsColumns_;
+    const int64_t pixels = g_.outHeight * g_.outWidth;
+    for (int64_t n = 0; n < g_.batch; ++n) {
+      float* yn = y + n * g_.outChannels * pixels;
+      const float beta = prefillBias(bias, yn);
+      for (int64_t grp = 0; grp < g_.p.groups; ++grp) {
+        const float* xg = x + (n * g_.channels + grp * g_.groupChannels) * g_.height * g_.width;
+        float* yg = yn + grp * g_.groupOutChannels * pixels;
+        for (int64_t j0 = 0; j0 < pixels; j0 += tile_) {
+          const int64_t cols = std::min(tile_, pixels - j0);
+          im2col(xg, j0, cols, columns);
+          GemmOperand b;
+          b.raw = {columns, cols, false};
+          sgemm(g_.groupOutChannels, cols, g_.patch, 1.f, weights(w, grp), b, beta, yg + j0, pixels,
+                gemmWorkspace);
+        }
+      }
+    }
+    return Status::ok();
+  }
+
+ private:
+  // Row (c, r, q) of the column matrix holds, for output pixels j0 .. j0+cols, the input value
+  // under kernel tap (r, q) of channel c, or 0 in the padding.
+  void im2col(const float* xg, int64_t j0, int64_t cols, float* dst) const {
+    const ConvolutionParams& p = g_.p;
+    for (int64_t c = 0; c < g_.groupChannels; ++c) {
+      const float* xc = xg + c * g_.height * g_.width;
+      for (int64_t r = 0; r < p.kernelH; ++r) {
+        for (int64_t q = 0; q < p.kernelW; ++q) {
+          int64_t oh = j0 / g_.outWidth, ow = j0 % g_.outWidth;
+          for (int64_t j = 0; j < cols;) {
+            const int64_t span = std::min(g_.outWidth - ow, cols - j);
+            const int64_t ih = oh * p.strideH - p.padTop + r * p.dilationH;
+            if (ih < 0 || ih >= g_.height) {
+              std::fill_n(dst + j, span, 0.f);
+            } else {
+              // Pixels t in [lo, hi) read inside the row; the rest read padding.
+              const float* row = xc + ih * g_.width;
+              const int64_t sw = p.strideW;
+              const int64_t iw0 = ow * sw - p.padLeft + q * p.dilationW;
+              const int64_t lo = std::min(span, iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw);
+              const int64_t hi = std::max(
+                  lo, std::min(span, iw0 >= g_.width ? 0 : (g_.width - iw0 + sw - 1) / sw));
+              float* d = dst + j;
+              std::fill(d, d + lo, 0.f);
+              if (sw == 1) {
+                std::copy(row + iw0 + lo, row + iw0 + hi, d + lo);
+              } else {
+                for (int64_t t = lo; t < hi; ++t) d[t] = row[iw0 + t * sw];
+              }
+              std::fill(d + hi, d + span, 0.f);
+            }
+            j += span;
+            ++oh;
+            ow = 0;
+          }
+          dst += cols;
+        }
+      }
+    }
+  }
+
+  int64_t tile_ = 1;
+  size_t wsColumns_ = 0, ws_ = 0;
+};
+
+// A 1x1, stride-1, unpadded convolution is already a matrix product: the input planes of a group
+// are the [channels, pixels] right operand, no column matrix needed.
+class ConvDirect1x1 final : public ConvGemmBase {
+ public:
+  ConvDirect1x1(const ConvGeometry& g, const void* constantWeights)
+      : ConvGemmBase(g, constantWeights) {}
+
+  size_t workspaceSize() const override {
+    return sgemmWorkspaceSize(g_.groupOutChannels, g_.height * g_.width, g_.groupChannels);
+  }
+
+  Status run(const void* const* inputs, void* const* outputs, void* workspace) const override {
+    const auto* x = static_cast<const float*>(inputs[0]);
+    const auto* w = static_cast<const float*>(inputs[1]);
+    const auto* bias = g_.hasBias ? static_cast<const float*>(inputs[2]) : nullptr;
+    auto* y = static_cast<float*>(outputs[0]);
+    const int64_t pixels = g_.height * g_.width;
+    for (int64_t n = 0; n < g_.batch; ++n) {
+      float* yn = y + n * g_.outChannels * pixels;
+      const float beta = prefillBias(bias, yn);
+      for (int64_t grp = 0; grp < g_.p.groups; ++grp) {
+        GemmOperand b;
+        b.raw = {x + (n * g_.channels + grp * g_.groupChannels) * pixels, pixels, false};
+        sgemm(g_.groupOutChannels, pixels, g_.groupChannels, 1.f, weights(w, grp), b, beta,
+              yn + grp * g_.groupOutChannels * pixels, pixels, workspace);
+      }
+    }
+    return Status::ok();
+  }
+};
+
+KernelPtr createIm2colSgemm(const KernelConfig& config, std::string* whyNot) {
+  ConvGeometry g;
+  if (!readGeometry(config, "im2col_sgemm", &g, whyNot)) return nullptr;
+  return std::make_unique<ConvIm2colSgemm>(g, constantInput(config, 1));
+}
+
+KernelPtr createDirect1x1(const KernelConfig& config, std::string* whyNot) {
+  ConvGeometry g;
+  if (!readGeometry(config, "direct_1x1", &g, whyNot)) return nullptr;
+  const ConvolutionParams& p = g.p;
+  if (p.kernelH != 1 || p.kernelW != 1 || p.strideH != 1 || p.strideW != 1 || p.padTop != 0 ||
+      p.padLeft != 0 || p.padBottom != 0 || p.padRight != 0) {
+    *whyNot = "direct_1x1: needs a 1x1 kernel, stride 1 and no padding";
+    return nullptr;
+  }
+  return std::make_unique<ConvDirect1x1>(g, constantInput(config, 1));
+}
+
+KernelPtr createReference(const KernelConfig& config, std::string* whyNot) {
+  ConvGeometry g;
+  if (!readGeometry(config, "reference", &g, whyNot)) return nullptr;
+  return std::make_unique<ConvReference>(g);
+}
+
+constexpr Tactic kConvolutionTactics[] = {
+    {"im2col_sgemm", createIm2colSgemm},
+    {"direct_1x1", createDirect1x1},
+    {"reference", createReference},
+};
+
+}  // namespace
+
+}  // namespace kiln::cpu
+
+namespace kiln::ops {
+
+std::span<const Tactic> Convolution::cpuTactics() { return cpu::kConvolutionTactics; }
+
+}  // namespace kiln::ops

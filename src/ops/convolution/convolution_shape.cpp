@@ -1,0 +1,67 @@
+// The shape and type rule of Convolution (see ops/op.h).
+#include <string>
+#include <vector>
+
+#include "ops/op.h"
+#include "ops/shape_checks.h"
+#include "ops/window_shape.h"
+
+namespace kiln::ops {
+
+Status Convolution::infer(const ConvolutionParams& p, const std::vector<TensorShape>& in,
+                          std::vector<TensorShape>& out) {
+  constexpr const char* kLayer = "convolution";
+  if (in.size() != 2 && in.size() != 3)
+    return invalidArgument(std::string(kLayer) + ": expects 2 or 3 inputs (x, W[, bias]), got " +
+                           std::to_string(in.size()));
+  KILN_RETURN_IF_ERROR(shape::checkAllShapes(kLayer, in));
+  for (size_t i = 0; i < in.size(); ++i)
+    KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[i], i));
+  const Dims& x = in[0].dims;
+  const Dims& w = in[1].dims;
+  KILN_RETURN_IF_ERROR(shape::checkRank4(kLayer, "input 0 (x, [N,C,H,W])", x));
+  KILN_RETURN_IF_ERROR(shape::checkRank4(kLayer, "input 1 (weights, [K,C/groups,kH,kW])", w));
+  KILN_RETURN_IF_ERROR(
+      shape::checkWindow(kLayer, "H", p.kernelH, p.strideH, p.padTop, p.padBottom, p.dilationH));
+  KILN_RETURN_IF_ERROR(
+      shape::checkWindow(kLayer, "W", p.kernelW, p.strideW, p.padLeft, p.padRight, p.dilationW));
+  const std::string where = std::string(kLayer) + ": ";
+  if (p.groups < 1)
+    return invalidArgument(where + "groups is " + shape::str(p.groups) + ", must be >= 1");
+  if (p.outChannels < 1)
+    return invalidArgument(where + "outChannels is " + shape::str(p.outChannels) +
+                           ", must be >= 1");
+  const int64_t channels = x.d[1];
+  if (channels < 1) return invalidArgument(where + "input has no channels: " + dimsString(x));
+  if (channels % p.groups != 0)
+    return invalidArgument(where + "groups " + shape::str(p.groups) + " does not divide the " +
+                           shape::str(channels) + " input channels");
+  if (p.outChannels % p.groups != 0)
+    return invalidArgument(where + "groups " + shape::str(p.groups) +
+                           " does not divide outChannels " + shape::str(p.outChannels));
+  if (w.d[0] != p.outChannels || w.d[1] != channels / p.groups || w.d[2] != p.kernelH ||
+      w.d[3] != p.kernelW)
+    return invalidArgument(where + "weights are " + dimsString(w) + ", expected [" +
+                           shape::str(p.outChannels) + "," + shape::str(channels / p.groups) + "," +
+                           shape::str(p.kernelH) + "," + shape::str(p.kernelW) +
+                           "] for outChannels, channels/groups and kernel size");
+  if (in.size() == 3) {
+    const Dims& b = in[2].dims;
+    if (b.nbDims != 1 || b.d[0] != p.outChannels)
+      return invalidArgument(where + "bias is " + dimsString(b) + ", expected [" +
+                             shape::str(p.outChannels) + "]");
+  }
+  int64_t oh = 0, ow = 0;
+  KILN_RETURN_IF_ERROR(shape::windowOutput(kLayer, "H", x.d[2], p.kernelH, p.strideH, p.padTop,
+                                           p.padBottom, p.dilationH, false, &oh));
+  KILN_RETURN_IF_ERROR(shape::windowOutput(kLayer, "W", x.d[3], p.kernelW, p.strideW, p.padLeft,
+                                           p.padRight, p.dilationW, false, &ow));
+  TensorShape y;
+  y.dims = makeDims({x.d[0], p.outChannels, oh, ow});
+  y.type = in[0].type;
+  KILN_RETURN_IF_ERROR(shape::checkOutputDims(kLayer, y.dims));
+  out.assign(1, y);
+  return Status::ok();
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,97 @@
+// The shape and type rule of Deconvolution (see ops/op.h).
+#include <string>
+#include <vector>
+
+#include "ops/op.h"
+#include "ops/shape_checks.h"
+
+namespace kiln::ops {
+namespace {
+
+// One spatial axis of a transposed convolution: the output extent, which must be positive.
+Status deconvAxis(const char* axis, int64_t in, int32_t kernel, int32_t stride, int32_t padBegin,
+                  int32_t padEnd, int32_t dilation, int32_t outputPadding, int64_t* out) {
+  const std::string where = std::string("deconvolution: ");
+  if (kernel < 1)
+    return invalidArgument(where + "kernel" + axis + " is " + shape::str(kernel) +
+                           ", must be >= 1");
+  if (stride < 1)
+    return invalidArgument(where + "stride" + axis + " is " + shape::str(stride) +
+                           ", must be >= 1");
+  if (dilation < 1)
+    return invalidArgument(where + "dilation" + axis + " is " + shape::str(dilation) +
+                           ", must be >= 1");
+  if (padBegin < 0 || padEnd < 0)
+    return invalidArgument(where + "padding along " + axis + " is (" + shape::str(padBegin) + ", " +
+                           shape::str(padEnd) + "), must be >= 0");
+  if (outputPadding < 0)
+    return invalidArgument(where + "output padding along " + axis + " is " +
+                           shape::str(outputPadding) + ", must be >= 0");
+  if (in < 1)
+    return invalidArgument(where + "input extent along " + axis + " is " + shape::str(in));
+  // Every term is below 2^31 * 2^60 only in theory; dims are < 2^60 and params < 2^31, and the
+  // caller's checkOutputDims bounds the result, so compute in a range that cannot overflow.
+  if (in > (int64_t{1} << 31))
+    return invalidArgument(where + "input extent along " + axis + " is too large");
+  const int64_t n = static_cast<int64_t>(stride) * (in - 1) + outputPadding +
+                    static_cast<int64_t>(dilation) * (kernel - 1) + 1 - padBegin - padEnd;
+  if (n < 1)
+    return invalidArgument(where + "output extent along " + axis + " is " + shape::str(n) +
+                           ": pads (" + shape::str(padBegin) + ", " + shape::str(padEnd) +
+                           ") remove the whole output");
+  *out = n;
+  return Status::ok();
+}
+
+}  // namespace
+
+Status Deconvolution::infer(const DeconvolutionParams& p, const std::vector<TensorShape>& in,
+                            std::vector<TensorShape>& out) {
+  constexpr const char* kLayer = "deconvolution";
+  if (in.size() != 2 && in.size() != 3)
+    return invalidArgument("deconvolution: expects 2 or 3 inputs (x, W[, bias]), got " +
+                           shape::str(static_cast<int64_t>(in.size())));
+  KILN_RETURN_IF_ERROR(shape::checkAllShapes(kLayer, in));
+  for (size_t i = 0; i < in.size(); ++i)
+    KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[i], i));
+  const Dims& x = in[0].dims;
+  const Dims& w = in[1].dims;
+  if (x.nbDims != 4)
+    return invalidArgument("deconvolution: input 0 (x) must be [N,C,H,W], got " + dimsString(x));
+  if (w.nbDims != 4)
+    return invalidArgument("deconvolution: input 1 (weights) must be [C,K/groups,kH,kW], got " +
+                           dimsString(w));
+  if (p.groups < 1)
+    return invalidArgument("deconvolution: groups is " + shape::str(p.groups) + ", must be >= 1");
+  if (p.outChannels < 1)
+    return invalidArgument("deconvolution: outChannels is " + shape::str(p.outChannels) +
+                           ", must be >= 1");
+  const int64_t channels = x.d[1];
+  if (channels < 1)
+    return invalidArgument("deconvolution: input has no channels: " + dimsString(x));
+  if (channels % p.groups != 0)
+    return invalidArgument("deconvolution: groups " + shape::str(p.groups) +
+                           " does not divide the " + shape::str(channels) + " input channels");
+  if (p.outChannels % p.groups != 0)
+    return invalidArgument("deconvolution: groups " + shape::str(p.groups) +
+                           " does not divide outChannels " + shape::str(p.outChannels));
+  if (w.d[0] != channels || w.d[1] != p.outChannels / p.groups || w.d[2] != p.kernelH ||
+      w.d[3] != p.kernelW)
+    return invalidArgument("deconvolution: weights are " + dimsString(w) + ", expected [" +
+                           shape::str(channels) + "," + shape::str(p.outChannels / p.groups) + "," +
+                           shape::str(p.kernelH) + "," + shape::str(p.kernelW) +
+                           "] for channels, outChannels/groups and kernel size");
+  if (in.size() == 3)
+    KILN_RETURN_IF_ERROR(shape::checkPerChannel(kLayer, "bias", in[2].dims, p.outChannels));
+  int64_t oh = 0, ow = 0;
+  KILN_RETURN_IF_ERROR(deconvAxis("H", x.d[2], p.kernelH, p.strideH, p.padTop, p.padBottom,
+                                  p.dilationH, p.outputPaddingH, &oh));
+  KILN_RETURN_IF_ERROR(deconvAxis("W", x.d[3], p.kernelW, p.strideW, p.padLeft, p.padRight,
+                                  p.dilationW, p.outputPaddingW, &ow));
+  const Dims y = makeDims({x.d[0], p.outChannels, oh, ow});
+  KILN_RETURN_IF_ERROR(shape::checkOutputDims(kLayer, y));
+  out.assign(1, TensorShape{y, in[0].type});
+  return Status::ok();
+}
+
+}  // namespace kiln::ops

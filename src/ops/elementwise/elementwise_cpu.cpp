@@ -1,0 +1,356 @@
+// Elementwise binary ops on the CPU. Three tactics, fastest first:
+//   same_shape       both inputs have the output's volume: no broadcasting, one tight loop
+//   scalar_broadcast one input has volume 1 and the other the output's volume
+//   reference        numpy broadcasting by index arithmetic, any rank <= 8
+// All three apply the same scalar function, so they agree bit for bit.
+//
+// Semantics (fp32 and int32/int64 alike where both apply):
+//   max/min propagate NaN (numpy's maximum/minimum), pow is std::pow in fp32 and has no integer
+//   form. Integer add/sub/mul wrap around in two's complement; integer div truncates toward zero,
+//   x / 0 is defined as 0 (a model must never crash the engine), and MIN / -1 wraps to MIN.
+//   equal/less/greater write bool (one byte, 0 or 1) and are false when either side is NaN; equal
+//   on bool inputs treats any non-zero byte as true. prelu (fp32 only) is a < 0 ? a * b : a, so a
+//   NaN input passes through.
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "backends/cpu/tactic_checks.h"
+#include "ops/op.h"
+
+namespace kiln::cpu {
+namespace {
+
+template <class T>
+T wrapAdd(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <class T>
+T wrapSub(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <class T>
+T wrapMul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+}
+template <class T>
+T safeDiv(T a, T b) {
+  if (b == 0) return 0;
+  if (b == -1) return wrapSub(T{0}, a);  // -MIN wraps to MIN instead of trapping
+  return a / b;
+}
+
+constexpr bool isComparison(ElementwiseOp op) {
+  return op == ElementwiseOp::kEQUAL || op == ElementwiseOp::kLESS || op == ElementwiseOp::kGREATER;
+}
+
+// The element type an op writes for inputs of type T: bool (as bytes) for comparisons.
+template <ElementwiseOp kOp, class T>
+using OutputOf = std::conditional_t<isComparison(kOp), uint8_t, T>;
+
+template <ElementwiseOp kOp, class T>
+inline OutputOf<kOp, T> applyOp(T a, T b) {
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  if constexpr (std::is_same_v<T, uint8_t>) {  // bool: only equal is defined
+    static_assert(kOp == ElementwiseOp::kEQUAL);
+    return (a != 0) == (b != 0) ? 1 : 0;
+  } else if constexpr (kOp == ElementwiseOp::kEQUAL) {
+    return a == b ? 1 : 0;
+  } else if constexpr (kOp == ElementwiseOp::kLESS) {
+    return a < b ? 1 : 0;
+  } else if constexpr (kOp == ElementwiseOp::kGREATER) {
+    return a > b ? 1 : 0;
+  } else if constexpr (kOp == ElementwiseOp::kPRELU) {
+    static_assert(kFloat, "prelu has no integer form");
+    return a < 0 ? a * b : a;
+  } else if constexpr (kOp == ElementwiseOp::kADD) {
+    if constexpr (kFloat)
+      return a + b;
+    else
+      return wrapAdd(a, b);
+  } else if constexpr (kOp == ElementwiseOp::kSUB) {
+    if constexpr (kFloat)
+      return a - b;
+    else
+      return wrapSub(a, b);
+  } else if constexpr (kOp == ElementwiseOp::kMUL) {
+    if constexpr (kFloat)
+      return a * b;
+    else
+      return wrapMul(a, b);
+  } else if constexpr (kOp == ElementwiseOp::kDIV) {
+    if constexpr (kFloat)
+      return a / b;
+    else
+      return safeDiv(a, b);
+  } else if constexpr (kOp == ElementwiseOp::kMAX) {
+    return (a > b || a != a) ? a : b;  // a NaN in either input wins
+  } else if constexpr (kOp == ElementwiseOp::kMIN) {
+    return (a < b || a != a) ? a : b;
+  } else {
+    static_assert(kFloat, "pow has no integer form");
+    return std::pow(a, b);
+  }
+}
+
+// The loops for one (type, op). Pointers are untyped so that kernels need not be templates.
+struct BinaryLoops {
+  void (*same)(const void* a, const void* b, void* out, int64_t n);
+  void (*scalarA)(const void* a, const void* b, void* out, int64_t n);  // a[0] op b[i]
+  void (*scalarB)(const void* a, const void* b, void* out, int64_t n);  // a[i] op b[0]
+  // out[i] = a[i * sa] op b[i * sb], strides in elements.
+  void (*strided)(const void* a, int64_t sa, const void* b, int64_t sb, void* out, int64_t n);
+};
+
+template <class T, ElementwiseOp kOp>
+struct Loops {
+  using O = OutputOf<kOp, T>;
+  static void same(const void* a, const void* b, void* out, int64_t n) {
+    const T* pa = static_cast<const T*>(a);
+    const T* pb = static_cast<const T*>(b);
+    O* po = static_cast<O*>(out);
+    for (int64_t i = 0; i < n; ++i) po[i] = applyOp<kOp>(pa[i], pb[i]);
+  }
+  static void scalarA(const void* a, const void* b, void* out, int64_t n) {
+    const T s = *static_cast<const T*>(a);
+    const T* pb = static_cast<const T*>(b);
+    O* po = static_cast<O*>(out);
+    for (int64_t i = 0; i < n; ++i) po[i] = applyOp<kOp>(s, pb[i]);
+  }
+  static void scalarB(const void* a, const void* b, void* out, int64_t n) {
+    const T* pa = static_cast<const T*>(a);
+    const T s = *static_cast<const T*>(b);
+    O* po = static_cast<O*>(out);
+    for (int64_t i = 0; i < n; ++i) po[i] = applyOp<kOp>(pa[i], s);
+  }
+  static void strided(const void* a, int64_t sa, const void* b, int64_t sb, void* out, int64_t n) {
+    const T* pa = static_cast<const T*>(a);
+    const T* pb = static_cast<const T*>(b);
+    O* po = static_cast<O*>(out);
+    for (int64_t i = 0; i < n; ++i) po[i] = applyOp<kOp>(pa[i * sa], pb[i * sb]);
+  }
+  static constexpr BinaryLoops kLoops{&same, &scalarA, &scalarB, &strided};
+};
+
+template <class T>
+const BinaryLoops* loopsForOp(ElementwiseOp op) {
+  if constexpr (std::is_same_v<T, uint8_t>) {
+    return op == ElementwiseOp::kEQUAL ? &Loops<T, ElementwiseOp::kEQUAL>::kLoops : nullptr;
+  } else {
+    switch (op) {
+      case ElementwiseOp::kADD:
+        return &Loops<T, ElementwiseOp::kADD>::kLoops;
+      case ElementwiseOp::kSUB:
+        return &Loops<T, ElementwiseOp::kSUB>::kLoops;
+      case ElementwiseOp::kMUL:
+        return &Loops<T, ElementwiseOp::kMUL>::kLoops;
+      case ElementwiseOp::kDIV:
+        return &Loops<T, ElementwiseOp::kDIV>::kLoops;
+      case ElementwiseOp::kMAX:
+        return &Loops<T, ElementwiseOp::kMAX>::kLoops;
+      case ElementwiseOp::kMIN:
+        return &Loops<T, ElementwiseOp::kMIN>::kLoops;
+      case ElementwiseOp::kPOW:
+        if constexpr (std::is_floating_point_v<T>) return &Loops<T, ElementwiseOp::kPOW>::kLoops;
+        break;
+      case ElementwiseOp::kEQUAL:
+        return &Loops<T, ElementwiseOp::kEQUAL>::kLoops;
+      case ElementwiseOp::kLESS:
+        return &Loops<T, ElementwiseOp::kLESS>::kLoops;
+      case ElementwiseOp::kGREATER:
+        return &Loops<T, ElementwiseOp::kGREATER>::kLoops;
+      case ElementwiseOp::kPRELU:
+        if constexpr (std::is_floating_point_v<T>) return &Loops<T, ElementwiseOp::kPRELU>::kLoops;
+        break;
+    }
+    return nullptr;
+  }
+}
+
+// What every elementwise tactic checks: a consistent configuration the backend has loops for.
+struct Checked {
+  const ElementwiseParams* params = nullptr;
+  const BinaryLoops* loops = nullptr;
+  size_t elemSize = 0;     // of the inputs
+  size_t outElemSize = 0;  // of the output (1 for comparisons)
+  int64_t volA = 0, volB = 0, volOut = 0;
+};
+
+bool check(const KernelConfig& c, std::string* whyNot, Checked* out) {
+  out->params = validate<ElementwiseParams>(c, "elementwise", 2, &ops::Elementwise::infer, whyNot);
+  if (!out->params || !allLinear(c, "elementwise", whyNot)) return false;
+  const DataType t = c.inputs[0].type;
+  switch (t) {
+    case DataType::kFLOAT:
+      out->loops = loopsForOp<float>(out->params->op);
+      break;
+    case DataType::kINT32:
+      out->loops = loopsForOp<int32_t>(out->params->op);
+      break;
+    case DataType::kINT64:
+      out->loops = loopsForOp<int64_t>(out->params->op);
+      break;
+    case DataType::kBOOL:
+      out->loops = loopsForOp<uint8_t>(out->params->op);
+      break;
+    default:
+      setWhyNot(whyNot, std::string("elementwise: the CPU backend supports fp32, int32, "
+                                           "int64 (and bool for equal), got ") +
+                                   dataTypeName(t));
+      return false;
+  }
+  if (!out->loops) {
+    const char* name = out->params->op == ElementwiseOp::kPOW ? "pow" : "this op";
+    setWhyNot(whyNot,
+                     std::string("elementwise: ") + name + " is not defined on " + dataTypeName(t));
+    return false;
+  }
+  out->elemSize = dataTypeSize(t);
+  out->outElemSize = dataTypeSize(c.outputs[0].type);
+  out->volA = volume(c.inputs[0].dims);
+  out->volB = volume(c.inputs[1].dims);
+  out->volOut = volume(c.outputs[0].dims);
+  return true;
+}
+
+class SameShapeKernel final : public Kernel {
+ public:
+  SameShapeKernel(const BinaryLoops* loops, int64_t n) : loops_(loops), n_(n) {}
+  Status run(const void* const* in, void* const* out, void*) const override {
+    loops_->same(in[0], in[1], out[0], n_);
+    return Status::ok();
+  }
+
+ private:
+  const BinaryLoops* loops_;
+  int64_t n_;
+};
+
+KernelPtr createSameShape(const KernelConfig& c, std::string* whyNot) {
+  Checked k;
+  if (!check(c, whyNot, &k)) return nullptr;
+  if (k.volA != k.volOut || k.volB != k.volOut) {
+    setWhyNot(whyNot, "same_shape: the inputs broadcast (" +
+                                 dimsString(c.inputs[0].dims) + " and " +
+                                 dimsString(c.inputs[1].dims) + ")");
+    return nullptr;
+  }
+  return std::make_unique<SameShapeKernel>(k.loops, k.volOut);
+}
+
+class ScalarKernel final : public Kernel {
+ public:
+  ScalarKernel(const BinaryLoops* loops, bool scalarIsA, int64_t n)
+      : loops_(loops), scalarIsA_(scalarIsA), n_(n) {}
+  Status run(const void* const* in, void* const* out, void*) const override {
+    if (n_ == 0) return Status::ok();
+    (scalarIsA_ ? loops_->scalarA : loops_->scalarB)(in[0], in[1], out[0], n_);
+    return Status::ok();
+  }
+
+ private:
+  const BinaryLoops* loops_;
+  bool scalarIsA_;
+  int64_t n_;
+};
+
+KernelPtr createScalar(const KernelConfig& c, std::string* whyNot) {
+  Checked k;
+  if (!check(c, whyNot, &k)) return nullptr;
+  // The other input must not be broadcast itself; then its memory order is the output's.
+  if (k.volA == 1 && k.volB == k.volOut)
+    return std::make_unique<ScalarKernel>(k.loops, true, k.volOut);
+  if (k.volB == 1 && k.volA == k.volOut)
+    return std::make_unique<ScalarKernel>(k.loops, false, k.volOut);
+  setWhyNot(whyNot,
+                   "scalar_broadcast: neither input is a single value broadcast over the "
+                   "other (" +
+                       dimsString(c.inputs[0].dims) + " and " +
+                       dimsString(c.inputs[1].dims) + ")");
+  return nullptr;
+}
+
+class ReferenceKernel final : public Kernel {
+ public:
+  ReferenceKernel(const Checked& k, const Dims& a, const Dims& b, const Dims& out)
+      : loops_(k.loops), elemSize_(k.elemSize), outElemSize_(k.outElemSize), out_(out) {
+    // Input strides aligned to the output's dims; 0 where the input is broadcast.
+    stridesFor(a, strideA_);
+    stridesFor(b, strideB_);
+  }
+
+  Status run(const void* const* in, void* const* out, void*) const override {
+    const int32_t r = out_.nbDims;
+    const int64_t vol = volume(out_);
+    if (vol == 0) return Status::ok();
+    const auto* a = static_cast<const uint8_t*>(in[0]);
+    const auto* b = static_cast<const uint8_t*>(in[1]);
+    auto* o = static_cast<uint8_t*>(out[0]);
+    if (r == 0) {
+      loops_->strided(a, 0, b, 0, o, 1);
+      return Status::ok();
+    }
+    const int64_t n = out_.d[r - 1];
+    const int64_t rows = vol / n;
+    int64_t coord[Dims::kMaxDims] = {};
+    int64_t offA = 0, offB = 0;  // in elements
+    for (int64_t row = 0; row < rows; ++row) {
+      loops_->strided(a + offA * elemSize_, strideA_[r - 1], b + offB * elemSize_, strideB_[r - 1],
+                      o + row * n * outElemSize_, n);
+      // Advance the odometer over all dims but the last.
+      for (int32_t k = r - 2; k >= 0; --k) {
+        offA += strideA_[k];
+        offB += strideB_[k];
+        if (++coord[k] < out_.d[k]) break;
+        offA -= strideA_[k] * out_.d[k];
+        offB -= strideB_[k] * out_.d[k];
+        coord[k] = 0;
+      }
+    }
+    return Status::ok();
+  }
+
+ private:
+  void stridesFor(const Dims& d, int64_t* strides) const {
+    int64_t own[Dims::kMaxDims] = {};
+    rowMajorStrides(d, own);
+    const int32_t shift = out_.nbDims - d.nbDims;
+    for (int32_t i = 0; i < out_.nbDims; ++i) {
+      const int32_t j = i - shift;
+      strides[i] = (j < 0 || d.d[j] == 1) ? 0 : own[j];
+    }
+  }
+
+  const BinaryLoops* loops_;
+  size_t elemSize_;
+  size_t outElemSize_;
+  Dims out_;
+  int64_t strideA_[Dims::kMaxDims] = {};
+  int64_t strideB_[Dims::kMaxDims] = {};
+};
+
+KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
+  Checked k;
+  if (!check(c, whyNot, &k)) return nullptr;
+  return std::make_unique<ReferenceKernel>(k, c.inputs[0].dims, c.inputs[1].dims,
+                                           c.outputs[0].dims);
+}
+
+constexpr Tactic kTactics[] = {
+    {"same_shape", &createSameShape},
+    {"scalar_broadcast", &createScalar},
+    {"reference", &createReference},
+};
+
+}  // namespace
+
+}  // namespace kiln::cpu
+
+namespace kiln::ops {
+
+std::span<const Tactic> Elementwise::cpuTactics() { return cpu::kTactics; }
+
+}  // namespace kiln::ops

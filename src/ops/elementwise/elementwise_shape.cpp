@@ -1,0 +1,49 @@
+// The shape and type rule of Elementwise (see ops/op.h).
+#include <string>
+#include <vector>
+
+#include "ops/op.h"
+#include "ops/shape_checks.h"
+
+namespace kiln::ops {
+
+Status Elementwise::infer(const ElementwiseParams& p, const std::vector<TensorShape>& in,
+                          std::vector<TensorShape>& out) {
+  const char* layer = "elementwise";
+  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 2));
+  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
+  const int32_t op = static_cast<int32_t>(p.op);
+  if (op < static_cast<int32_t>(ElementwiseOp::kADD) ||
+      op > static_cast<int32_t>(ElementwiseOp::kPRELU))
+    return invalidArgument("elementwise: unknown op " + std::to_string(op));
+  if (in[0].type != in[1].type)
+    return invalidArgument(std::string("elementwise: inputs have different types (") +
+                           dataTypeName(in[0].type) + " and " + dataTypeName(in[1].type) +
+                           "); insert a cast");
+  const DataType t = in[0].type;
+  const bool comparison = p.op == ElementwiseOp::kEQUAL || p.op == ElementwiseOp::kLESS ||
+                          p.op == ElementwiseOp::kGREATER;
+  if (t == DataType::kBOOL && p.op != ElementwiseOp::kEQUAL)
+    return invalidArgument(comparison ? "elementwise: less/greater are not defined on bool inputs"
+                                      : "elementwise: arithmetic on bool inputs is not defined");
+  if (p.op == ElementwiseOp::kPRELU && !isFloatType(t))
+    return invalidArgument(std::string("elementwise: prelu needs floating-point inputs, got ") +
+                           dataTypeName(t));
+
+  const Dims& a = in[0].dims;
+  const Dims& b = in[1].dims;
+  Dims o;
+  std::string why;
+  if (!shape::broadcastDims({a, b}, o, &why))
+    return invalidArgument("elementwise: input dims " + dimsString(a) + " and " + dimsString(b) +
+                           " do not broadcast (" + why + ")");
+  KILN_RETURN_IF_ERROR(shape::checkOutputDims(layer, o));
+  // ONNX PRelu broadcasts the slope to x only (unidirectional): the output is x's shape.
+  if (p.op == ElementwiseOp::kPRELU && o != a)
+    return invalidArgument("elementwise: prelu slope dims " + dimsString(b) +
+                           " do not broadcast to the input dims " + dimsString(a));
+  out.assign(1, TensorShape{o, comparison ? DataType::kBOOL : t});
+  return Status::ok();
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,38 @@
+// The shape and type rule of Expand (see ops/op.h).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "ops/op.h"
+#include "ops/shape_checks.h"
+
+namespace kiln::ops {
+
+Status Expand::infer(const ExpandParams& p, const std::vector<TensorShape>& in,
+                     std::vector<TensorShape>& out) {
+  const char* layer = "expand";
+  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 1));
+  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
+  const Dims& d = in[0].dims;
+  const Dims& s = p.shape;
+  if (s.nbDims < 0 || s.nbDims > Dims::kMaxDims)
+    return invalidArgument("expand: shape rank " + std::to_string(s.nbDims) + " is outside [0, 8]");
+  Dims o;
+  o.nbDims = std::max(d.nbDims, s.nbDims);
+  for (int32_t i = 0; i < o.nbDims; ++i) {
+    // Trailing dims align; a missing dim acts as 1.
+    const int32_t di = i - (o.nbDims - d.nbDims), si = i - (o.nbDims - s.nbDims);
+    const int64_t a = di >= 0 ? d.d[di] : 1, b = si >= 0 ? s.d[si] : 1;
+    if (b < 0) return invalidArgument("expand: shape " + dimsString(s) + " has a negative dim");
+    if (a != b && a != 1 && b != 1)
+      return invalidArgument("expand: input " + dimsString(d) + " does not broadcast with " +
+                             "shape " + dimsString(s) + " (output dim " + std::to_string(i) + ": " +
+                             std::to_string(a) + " vs " + std::to_string(b) + ")");
+    o.d[i] = a == 1 ? b : a;
+  }
+  KILN_RETURN_IF_ERROR(shape::checkOutputDims(layer, o));
+  out.assign(1, TensorShape{o, in[0].type});
+  return Status::ok();
+}
+
+}  // namespace kiln::ops

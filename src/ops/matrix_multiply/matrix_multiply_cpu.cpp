@@ -1,0 +1,185 @@
+// CPU MatrixMultiply (batched numpy matmul): sgemm, and the plain reference. fp32 linear only;
+// the builder reformats around it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/sgemm.h"
+#include "backends/cpu/tactic_checks.h"
+#include "ops/op.h"
+
+namespace kiln::cpu {
+namespace {
+
+// A batch of independent products C_b = op(A_{a(b)}) op(B_{b(b)}), C_b consecutive [m, n]
+// blocks of the output; a(b), b(b) index the stored matrices of A and B after broadcasting.
+struct ProductPlan {
+  int64_t m = 0, n = 0, k = 0;
+  bool transA = false, transB = false;
+  int64_t lda = 0, ldb = 0;
+  int64_t aMatrices = 1, bMatrices = 1;  // stored matrices in each input
+  std::vector<int64_t> aIndex, bIndex;   // per product
+};
+
+// Stored matrix of x for each output batch index, numpy broadcasting of the leading dims.
+std::vector<int64_t> broadcastIndex(const Dims& out, const Dims& x) {
+  const int32_t batch = out.nbDims - 2, xBatch = x.nbDims - 2;
+  int64_t count = 1;
+  for (int32_t i = 0; i < batch; ++i) count *= out.d[i];
+  std::vector<int64_t> index(static_cast<size_t>(count));
+  for (int64_t b = 0; b < count; ++b) {
+    int64_t rest = b, stride = 1, at = 0;
+    for (int32_t i = batch - 1; i >= 0; --i) {
+      const int64_t coord = rest % out.d[i];
+      rest /= out.d[i];
+      const int32_t xi = i - (batch - xBatch);
+      if (xi < 0) continue;
+      if (x.d[xi] != 1) at += coord * stride;
+      stride *= x.d[xi];
+    }
+    index[static_cast<size_t>(b)] = at;
+  }
+  return index;
+}
+
+int64_t matrixCount(const Dims& x) {
+  int64_t c = 1;
+  for (int32_t i = 0; i + 2 < x.nbDims; ++i) c *= x.d[i];
+  return c;
+}
+
+ProductPlan planMatmul(const KernelConfig& config, const MatrixMultiplyParams& p) {
+  const Dims& a = config.inputs[0].dims;
+  const Dims& b = config.inputs[1].dims;
+  const Dims& y = config.outputs[0].dims;
+  ProductPlan plan;
+  plan.transA = p.transposeA;
+  plan.transB = p.transposeB;
+  plan.m = y.d[y.nbDims - 2];
+  plan.n = y.d[y.nbDims - 1];
+  plan.k = p.transposeA ? a.d[a.nbDims - 2] : a.d[a.nbDims - 1];
+  plan.lda = a.d[a.nbDims - 1];
+  plan.ldb = b.d[b.nbDims - 1];
+  plan.aMatrices = matrixCount(a);
+  plan.bMatrices = matrixCount(b);
+  plan.aIndex = broadcastIndex(y, a);
+  plan.bIndex = broadcastIndex(y, b);
+  // One shared B and a stack of untransposed A matrices, one per output: the stack is one tall
+  // [batch*m, k] matrix, and a single large product beats many small ones.
+  const int64_t products = static_cast<int64_t>(plan.aIndex.size());
+  if (plan.bMatrices == 1 && !plan.transA && plan.aMatrices == products && products > 1) {
+    plan.m *= products;
+    plan.aMatrices = 1;
+    plan.aIndex.assign(1, 0);
+    plan.bIndex.assign(1, 0);
+  }
+  return plan;
+}
+
+// Plain loops with double accumulation.
+class MatmulReference final : public Kernel {
+ public:
+  explicit MatmulReference(ProductPlan plan) : plan_(std::move(plan)) {}
+
+  Status run(const void* const* inputs, void* const* outputs, void*) const override {
+    const auto* a = static_cast<const float*>(inputs[0]);
+    const auto* b = static_cast<const float*>(inputs[1]);
+    auto* y = static_cast<float*>(outputs[0]);
+    const ProductPlan& q = plan_;
+    for (size_t t = 0; t < q.aIndex.size(); ++t) {
+      const float* at = a + q.aIndex[t] * q.m * q.k;
+      const float* bt = b + q.bIndex[t] * q.k * q.n;
+      float* yt = y + static_cast<int64_t>(t) * q.m * q.n;
+      for (int64_t i = 0; i < q.m; ++i)
+        for (int64_t j = 0; j < q.n; ++j) {
+          double sum = 0.0;
+          for (int64_t p = 0; p < q.k; ++p) {
+            const float av = q.transA ? at[p * q.lda + i] : at[i * q.lda + p];
+            const float bv = q.transB ? bt[j * q.ldb + p] : bt[p * q.ldb + j];
+            sum += static_cast<double>(av) * bv;
+          }
+          yt[i * q.n + j] = static_cast<float>(sum);
+        }
+    }
+    return Status::ok();
+  }
+
+ private:
+  ProductPlan plan_;
+};
+
+// One sgemm per product; constant operands are packed once, per stored matrix.
+class MatmulSgemm final : public Kernel {
+ public:
+  MatmulSgemm(ProductPlan plan, const void* constA, const void* constB) : plan_(std::move(plan)) {
+    const ProductPlan& q = plan_;
+    if (constA)
+      for (int64_t i = 0; i < q.aMatrices; ++i)
+        packedA_.push_back(PackedMatrix::packA(
+            q.m, q.k, {static_cast<const float*>(constA) + i * q.m * q.k, q.lda, q.transA}));
+    if (constB)
+      for (int64_t i = 0; i < q.bMatrices; ++i)
+        packedB_.push_back(PackedMatrix::packB(
+            q.k, q.n, {static_cast<const float*>(constB) + i * q.k * q.n, q.ldb, q.transB}));
+  }
+
+  size_t workspaceSize() const override { return sgemmWorkspaceSize(plan_.m, plan_.n, plan_.k); }
+
+  Status run(const void* const* inputs, void* const* outputs, void* workspace) const override {
+    const auto* a = static_cast<const float*>(inputs[0]);
+    const auto* b = static_cast<const float*>(inputs[1]);
+    auto* y = static_cast<float*>(outputs[0]);
+    const ProductPlan& q = plan_;
+    for (size_t t = 0; t < q.aIndex.size(); ++t) {
+      GemmOperand ga, gb;
+      const int64_t ia = q.aIndex[t], ib = q.bIndex[t];
+      if (!packedA_.empty()) {
+        ga.packed = &packedA_[static_cast<size_t>(ia)];
+      } else {
+        ga.raw = {a + ia * q.m * q.k, q.lda, q.transA};
+      }
+      if (!packedB_.empty()) {
+        gb.packed = &packedB_[static_cast<size_t>(ib)];
+      } else {
+        gb.raw = {b + ib * q.k * q.n, q.ldb, q.transB};
+      }
+      sgemm(q.m, q.n, q.k, 1.f, ga, gb, 0.f, y + static_cast<int64_t>(t) * q.m * q.n, q.n,
+            workspace);
+    }
+    return Status::ok();
+  }
+
+ private:
+  ProductPlan plan_;
+  std::vector<PackedMatrix> packedA_, packedB_;
+};
+
+KernelPtr createMatmulSgemm(const KernelConfig& config, std::string* whyNot) {
+  const auto* p = validateFp32Linear<MatrixMultiplyParams>(config, "matrix multiply", "sgemm",
+                                                           ops::MatrixMultiply::infer, whyNot);
+  if (!p) return nullptr;
+  return std::make_unique<MatmulSgemm>(planMatmul(config, *p), constantInput(config, 0),
+                                       constantInput(config, 1));
+}
+
+KernelPtr createMatmulReference(const KernelConfig& config, std::string* whyNot) {
+  const auto* p = validateFp32Linear<MatrixMultiplyParams>(config, "matrix multiply", "reference",
+                                                           ops::MatrixMultiply::infer, whyNot);
+  if (!p) return nullptr;
+  return std::make_unique<MatmulReference>(planMatmul(config, *p));
+}
+
+constexpr Tactic kMatrixMultiplyTactics[] = {
+    {"sgemm", createMatmulSgemm},
+    {"reference", createMatmulReference},
+};
+
+}  // namespace
+
+}  // namespace kiln::cpu
+
+namespace kiln::ops {
+
+std::span<const Tactic> MatrixMultiply::cpuTactics() { return cpu::kMatrixMultiplyTactics; }
+
+}  // namespace kiln::ops

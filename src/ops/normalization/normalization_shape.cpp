@@ -1,0 +1,31 @@
+// The shape and type rule of Normalization (see ops/op.h).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ops/op.h"
+#include "ops/shape_checks.h"
+
+namespace kiln::ops {
+
+Status Normalization::infer(const NormalizationParams& p, const std::vector<TensorShape>& in,
+                            std::vector<TensorShape>& out) {
+  constexpr const char* kLayer = "normalization";
+  KILN_RETURN_IF_ERROR(shape::checkInputCount(kLayer, in, 3));
+  KILN_RETURN_IF_ERROR(shape::checkAllShapes(kLayer, in));
+  for (size_t i = 0; i < in.size(); ++i)
+    KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[i], i));
+  const Dims& x = in[0].dims;
+  if (x.nbDims < 2)
+    return invalidArgument("normalization: input must be [N,C,...] (rank >= 2), got " +
+                           dimsString(x));
+  if (!std::isfinite(p.epsilon) || p.epsilon < 0.f)
+    return invalidArgument("normalization: epsilon " + std::to_string(p.epsilon) +
+                           " must be finite and >= 0");
+  KILN_RETURN_IF_ERROR(shape::checkPerChannel(kLayer, "scale (input 1)", in[1].dims, x.d[1]));
+  KILN_RETURN_IF_ERROR(shape::checkPerChannel(kLayer, "bias (input 2)", in[2].dims, x.d[1]));
+  out.assign(1, in[0]);
+  return Status::ok();
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,42 @@
+// One built-in op as the rest of kiln sees it: Op<LayerType::kSOFTMAX> (alias ops::Softmax) gathers
+// the op's parameter type, its name, its shape and type rule and its tactic lists. The op's unit,
+// src/ops/<op>/, defines these members; this header declares them for every op on the list
+// (kiln/op_list.h), so an op that forgets one fails to link.
+//
+//   infer        the shape and type rule: output shapes from the parameters and input shapes, or
+//                an error saying what is wrong (the caller names the layer). Every backend's
+//                tactics check their configuration against it, and the plan reader re-runs it
+//                on every step.
+//   cpuTactics   the CPU backend's implementations, fastest first, the plain reference last.
+//   cudaTactics  the CUDA backend's (defined in the unit's *_cuda.* files, built with CUDA only).
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "backends/kernel.h"
+#include "core/tensor_shape.h"
+#include "kiln/layers.h"
+#include "kiln/status.h"
+
+namespace kiln::ops {
+
+template <LayerType T>
+struct Op;
+
+#define KILN_DECLARE_OP(ENUM, VALUE, NAME)                                            \
+  template <>                                                                         \
+  struct Op<LayerType::k##ENUM> {                                                     \
+    using Params = NAME##Params;                                                      \
+    static constexpr LayerType type = LayerType::k##ENUM;                             \
+    static constexpr const char* name = #NAME;                                        \
+    static Status infer(const Params& params, const std::vector<TensorShape>& inputs, \
+                        std::vector<TensorShape>& outputs);                           \
+    static std::span<const Tactic> cpuTactics();                                      \
+    static std::span<const Tactic> cudaTactics();                                     \
+  };                                                                                  \
+  using NAME = Op<LayerType::k##ENUM>;
+KILN_BUILTIN_OPS(KILN_DECLARE_OP)
+#undef KILN_DECLARE_OP
+
+}  // namespace kiln::ops

@@ -1,0 +1,63 @@
+#include "ops/op_table.h"
+
+#include <string>
+
+#include "ops/op.h"
+
+namespace kiln {
+namespace {
+
+template <class OpT>
+Status inferAs(const LayerParams& params, const std::vector<TensorShape>& in,
+               std::vector<TensorShape>& out) {
+  const auto* p = std::get_if<typename OpT::Params>(&params);
+  if (!p) {
+    return invalidArgument(std::string(OpT::name) +
+                           " layer carries parameters of another layer type");
+  }
+  out.clear();
+  return OpT::infer(*p, in, out);
+}
+
+}  // namespace
+
+Status inferLayerOutputs(LayerType type, const LayerParams& params,
+                         const std::vector<TensorShape>& in, std::vector<TensorShape>& out) {
+  switch (type) {
+#define KILN_INFER_CASE(ENUM, VALUE, NAME) \
+  case LayerType::k##ENUM:                 \
+    return inferAs<ops::NAME>(params, in, out);
+    KILN_BUILTIN_OPS(KILN_INFER_CASE)
+#undef KILN_INFER_CASE
+    case LayerType::kCONSTANT:
+    case LayerType::kPLUGIN:
+      break;
+  }
+  return invalidArgument(std::string(layerTypeName(type)) +
+                         " layers have no built-in shape inference");
+}
+
+namespace ops {
+
+std::span<const Tactic> cpuTactics(LayerType type) {
+  switch (type) {
+#define KILN_CPU_TACTICS_CASE(ENUM, VALUE, NAME) \
+  case LayerType::k##ENUM:                       \
+    return NAME::cpuTactics();
+    KILN_BUILTIN_OPS(KILN_CPU_TACTICS_CASE)
+#undef KILN_CPU_TACTICS_CASE
+    case LayerType::kCONSTANT:
+    case LayerType::kPLUGIN:
+      break;
+  }
+  return {};
+}
+
+const Tactic* findTactic(std::span<const Tactic> tactics, std::string_view name) {
+  for (const Tactic& tactic : tactics)
+    if (name == tactic.name) return &tactic;
+  return nullptr;
+}
+
+}  // namespace ops
+}  // namespace kiln

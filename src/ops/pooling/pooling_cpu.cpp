@@ -1,0 +1,153 @@
+// CPU pooling: the reference (max, average, global max, global average) over fp32 linear NCHW.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/kernel.h"
+#include "ops/op.h"
+
+namespace kiln::cpu {
+namespace {
+
+struct PoolGeometry {
+  PoolingParams p;
+  int64_t planes = 0;  // N * C
+  int64_t height = 0, width = 0, outHeight = 0, outWidth = 0;
+};
+
+bool readGeometry(const KernelConfig& config, const char* tactic, PoolGeometry* g,
+                  std::string* whyNot) {
+  const auto* p = std::get_if<PoolingParams>(&config.params);
+  if (!p || config.type != LayerType::kPOOLING) {
+    *whyNot = std::string(tactic) + ": not a pooling configuration";
+    return false;
+  }
+  if (config.inputs.size() != 1 || config.outputs.size() != 1) {
+    *whyNot = std::string(tactic) + ": pooling has 1 input and 1 output, config has " +
+              std::to_string(config.inputs.size()) + " and " +
+              std::to_string(config.outputs.size());
+    return false;
+  }
+  for (const PluginTensorDesc* d : {&config.inputs[0], &config.outputs[0]}) {
+    if (d->type != DataType::kFLOAT || d->format != TensorFormat::kLINEAR ||
+        d->device != DeviceKind::kCPU) {
+      *whyNot = std::string(d == &config.inputs[0] ? "input 0" : "output 0") + " is " +
+                dataTypeName(d->type) + " " + formatName(d->format) + "; " + tactic +
+                " supports fp32 linear CPU tensors only";
+      return false;
+    }
+  }
+  std::vector<TensorShape> out;
+  Status s = ops::Pooling::infer(*p, {{config.inputs[0].dims, config.inputs[0].type}}, out);
+  if (!s.isOk()) {
+    *whyNot = std::string(tactic) + ": " + s.message();
+    return false;
+  }
+  if (out[0].dims != config.outputs[0].dims) {
+    *whyNot = std::string(tactic) + ": output dims in the configuration disagree with the input";
+    return false;
+  }
+  const Dims& x = config.inputs[0].dims;
+  g->p = *p;
+  g->planes = x.d[0] * x.d[1];
+  g->height = x.d[2];
+  g->width = x.d[3];
+  g->outHeight = out[0].dims.d[2];
+  g->outWidth = out[0].dims.d[3];
+  return true;
+}
+
+// Plain loops, sums in double. Windows are clipped to the image (padding never wins a max);
+// the average divides by the window clipped to the padded input when countIncludePad, else by
+// the window clipped to the image. Shape inference guarantees every window touches the image.
+class PoolReference final : public Kernel {
+ public:
+  explicit PoolReference(const PoolGeometry& g) : g_(g) {}
+
+  Status run(const void* const* inputs, void* const* outputs, void*) const override {
+    const auto* x = static_cast<const float*>(inputs[0]);
+    auto* y = static_cast<float*>(outputs[0]);
+    const PoolingParams& p = g_.p;
+    const int64_t plane = g_.height * g_.width;
+    const bool global =
+        p.type == PoolingType::kGLOBAL_MAX || p.type == PoolingType::kGLOBAL_AVERAGE;
+    const bool isMax = p.type == PoolingType::kMAX || p.type == PoolingType::kGLOBAL_MAX;
+    for (int64_t c = 0; c < g_.planes; ++c) {
+      const float* xc = x + c * plane;
+      if (global) {
+        y[c] = isMax ? maxOf(xc, 0, g_.height, 0, g_.width)
+                     : static_cast<float>(sumOf(xc, 0, g_.height, 0, g_.width) /
+                                          static_cast<double>(plane));
+        continue;
+      }
+      float* yc = y + c * g_.outHeight * g_.outWidth;
+      for (int64_t oh = 0; oh < g_.outHeight; ++oh) {
+        const int64_t h0 = oh * p.strideH - p.padTop, h1 = h0 + p.kernelH;
+        const int64_t ih0 = std::max<int64_t>(h0, 0), ih1 = std::min(h1, g_.height);
+        for (int64_t ow = 0; ow < g_.outWidth; ++ow) {
+          const int64_t w0 = ow * p.strideW - p.padLeft, w1 = w0 + p.kernelW;
+          const int64_t iw0 = std::max<int64_t>(w0, 0), iw1 = std::min(w1, g_.width);
+          float v;
+          if (isMax) {
+            v = maxOf(xc, ih0, ih1, iw0, iw1);
+          } else {
+            int64_t count;
+            if (p.countIncludePad) {
+              count = (std::min(h1, g_.height + p.padBottom) - h0) *
+                      (std::min(w1, g_.width + p.padRight) - w0);
+            } else {
+              count = (ih1 - ih0) * (iw1 - iw0);
+            }
+            v = static_cast<float>(sumOf(xc, ih0, ih1, iw0, iw1) / static_cast<double>(count));
+          }
+          yc[oh * g_.outWidth + ow] = v;
+        }
+      }
+    }
+    return Status::ok();
+  }
+
+ private:
+  float maxOf(const float* xc, int64_t h0, int64_t h1, int64_t w0, int64_t w1) const {
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t h = h0; h < h1; ++h)
+      for (int64_t w = w0; w < w1; ++w) {
+        const float v = xc[h * g_.width + w];
+        // NaN propagates, as in ONNX Runtime and numpy's max.
+        if (v > m || v != v) m = v;
+        if (m != m) return m;
+      }
+    return m;
+  }
+
+  double sumOf(const float* xc, int64_t h0, int64_t h1, int64_t w0, int64_t w1) const {
+    double s = 0.0;
+    for (int64_t h = h0; h < h1; ++h)
+      for (int64_t w = w0; w < w1; ++w) s += xc[h * g_.width + w];
+    return s;
+  }
+
+  PoolGeometry g_;
+};
+
+KernelPtr createReference(const KernelConfig& config, std::string* whyNot) {
+  PoolGeometry g;
+  if (!readGeometry(config, "reference", &g, whyNot)) return nullptr;
+  return std::make_unique<PoolReference>(g);
+}
+
+constexpr Tactic kPoolingTactics[] = {
+    {"reference", createReference},
+};
+
+}  // namespace
+
+}  // namespace kiln::cpu
+
+namespace kiln::ops {
+
+std::span<const Tactic> Pooling::cpuTactics() { return cpu::kPoolingTactics; }
+
+}  // namespace kiln::ops

@@ -1,0 +1,50 @@
+// The shape and type rule of Reduce (see ops/op.h).
+#include <string>
+#include <vector>
+
+#include "ops/op.h"
+#include "ops/shape_checks.h"
+
+namespace kiln::ops {
+
+Status Reduce::infer(const ReduceParams& p, const std::vector<TensorShape>& in,
+                     std::vector<TensorShape>& out) {
+  const char* layer = "reduce";
+  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 1));
+  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
+  const int32_t op = static_cast<int32_t>(p.op);
+  if (op < static_cast<int32_t>(ReduceOp::kSUM) || op > static_cast<int32_t>(ReduceOp::kARGMAX))
+    return invalidArgument("reduce: unknown op " + std::to_string(op));
+  const bool argmax = p.op == ReduceOp::kARGMAX;
+  const DataType t = in[0].type;
+  if (argmax ? !(isFloatType(t) || t == DataType::kINT32 || t == DataType::kINT64)
+             : !isFloatType(t))
+    return invalidArgument(std::string("reduce: needs a floating-point") +
+                           (argmax ? ", int32 or int64" : "") + " input, got " + dataTypeName(t));
+  const Dims& d = in[0].dims;
+  if (p.axesMask == 0) return invalidArgument("reduce: axesMask is 0: no axis to reduce");
+  if (argmax && (p.axesMask & (p.axesMask - 1)) != 0)
+    return invalidArgument("reduce: argmax needs exactly one axis, axesMask is " +
+                           std::to_string(p.axesMask));
+  for (int32_t bit = 31; bit >= d.nbDims; --bit)
+    if ((p.axesMask >> bit) & 1u)
+      return invalidArgument("reduce: axesMask names axis " + std::to_string(bit) +
+                             " but the input dims " + dimsString(d) + " have rank " +
+                             std::to_string(d.nbDims));
+  Dims o;
+  for (int32_t i = 0; i < d.nbDims; ++i) {
+    const bool reduced = (p.axesMask >> i) & 1u;
+    if (!reduced)
+      o.d[o.nbDims++] = d.d[i];
+    else if (p.keepDims)
+      o.d[o.nbDims++] = 1;
+    // The index of the maximum of nothing does not exist.
+    if (argmax && reduced && d.d[i] == 0)
+      return invalidArgument("reduce: argmax over axis " + std::to_string(i) +
+                             " of size 0 in dims " + dimsString(d));
+  }
+  out.assign(1, TensorShape{o, argmax ? DataType::kINT64 : t});
+  return Status::ok();
+}
+
+}  // namespace kiln::ops

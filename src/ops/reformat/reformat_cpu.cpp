@@ -1,0 +1,244 @@
+// Reformat on the CPU: converts data type and memory format (linear <-> channels-last, rank 4)
+// in one pass. One tactic: "reference". Which type pairs exist is decided by ops::Reformat::infer;
+// the value rules are those of a plain cast:
+//   fp32/fp16/bf16 among themselves   round to nearest even (include/kiln/float16.h)
+//   float -> integer                  truncate toward zero, saturate, NaN -> 0
+//   integer -> narrower integer       saturate
+//   integer -> fp32                   round to nearest
+//   bool -> anything                  0 or 1 (any non-zero byte is true)
+//   anything -> bool                  value != 0 (NaN is true)
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "backends/cpu/tactic_checks.h"
+#include "kiln/float16.h"
+#include "ops/op.h"
+
+namespace kiln::cpu {
+namespace {
+
+enum class Kind { kFloat, kInt, kBool };
+
+template <DataType T>
+struct Elem;
+template <>
+struct Elem<DataType::kFLOAT> {
+  using S = float;
+  static constexpr Kind kKind = Kind::kFloat;
+  static float toFloat(S v) { return v; }
+  static S fromFloat(float f) { return f; }
+};
+template <>
+struct Elem<DataType::kHALF> {
+  using S = uint16_t;
+  static constexpr Kind kKind = Kind::kFloat;
+  static float toFloat(S v) { return halfToFloat(v); }
+  static S fromFloat(float f) { return floatToHalf(f); }
+};
+template <>
+struct Elem<DataType::kBF16> {
+  using S = uint16_t;
+  static constexpr Kind kKind = Kind::kFloat;
+  static float toFloat(S v) { return bf16ToFloat(v); }
+  static S fromFloat(float f) { return floatToBf16(f); }
+};
+template <>
+struct Elem<DataType::kINT8> {
+  using S = int8_t;
+  static constexpr Kind kKind = Kind::kInt;
+};
+template <>
+struct Elem<DataType::kINT32> {
+  using S = int32_t;
+  static constexpr Kind kKind = Kind::kInt;
+};
+template <>
+struct Elem<DataType::kINT64> {
+  using S = int64_t;
+  static constexpr Kind kKind = Kind::kInt;
+};
+template <>
+struct Elem<DataType::kBOOL> {
+  using S = uint8_t;
+  static constexpr Kind kKind = Kind::kBool;
+};
+
+template <class I>
+I saturateFromFloat(float f) {
+  if (f != f) return 0;
+  const double d = f;
+  // Both bounds are powers of two, exact in double; inside them the truncation is defined.
+  const double hi = -static_cast<double>(std::numeric_limits<I>::min());  // max + 1
+  if (d >= hi) return std::numeric_limits<I>::max();
+  if (d <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  return static_cast<I>(d);
+}
+
+template <class I>
+I saturateFromInt(int64_t v) {
+  if (v > static_cast<int64_t>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  if (v < static_cast<int64_t>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  return static_cast<I>(v);
+}
+
+template <DataType kSrc, DataType kDst>
+inline typename Elem<kDst>::S convert(typename Elem<kSrc>::S v) {
+  using Src = Elem<kSrc>;
+  using Dst = Elem<kDst>;
+  using D = typename Dst::S;
+  if constexpr (kSrc == kDst) {
+    return v;
+  } else if constexpr (Dst::kKind == Kind::kFloat) {
+    float f;
+    if constexpr (Src::kKind == Kind::kFloat)
+      f = Src::toFloat(v);
+    else if constexpr (Src::kKind == Kind::kInt)
+      f = static_cast<float>(v);
+    else
+      f = v ? 1.f : 0.f;
+    return Dst::fromFloat(f);
+  } else if constexpr (Dst::kKind == Kind::kBool) {
+    if constexpr (Src::kKind == Kind::kFloat)
+      return Src::toFloat(v) != 0.f ? 1 : 0;
+    else
+      return v != 0 ? 1 : 0;
+  } else {
+    if constexpr (Src::kKind == Kind::kFloat)
+      return saturateFromFloat<D>(Src::toFloat(v));
+    else if constexpr (Src::kKind == Kind::kInt)
+      return saturateFromInt<D>(static_cast<int64_t>(v));
+    else
+      return v != 0 ? 1 : 0;
+  }
+}
+
+// dst[i * ds] = convert(src[i * ss]) for i < n; strides in elements.
+using ConvertLoop = void (*)(const void* src, int64_t ss, void* dst, int64_t ds, int64_t n);
+
+template <DataType kSrc, DataType kDst>
+void convertLoop(const void* src, int64_t ss, void* dst, int64_t ds, int64_t n) {
+  const auto* s = static_cast<const typename Elem<kSrc>::S*>(src);
+  auto* d = static_cast<typename Elem<kDst>::S*>(dst);
+  if (ss == 1 && ds == 1) {
+    for (int64_t i = 0; i < n; ++i) d[i] = convert<kSrc, kDst>(s[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) d[i * ds] = convert<kSrc, kDst>(s[i * ss]);
+  }
+}
+
+template <DataType kSrc>
+ConvertLoop loopTo(DataType dst) {
+  switch (dst) {
+    case DataType::kFLOAT:
+      return &convertLoop<kSrc, DataType::kFLOAT>;
+    case DataType::kHALF:
+      return &convertLoop<kSrc, DataType::kHALF>;
+    case DataType::kBF16:
+      return &convertLoop<kSrc, DataType::kBF16>;
+    case DataType::kINT8:
+      return &convertLoop<kSrc, DataType::kINT8>;
+    case DataType::kINT32:
+      return &convertLoop<kSrc, DataType::kINT32>;
+    case DataType::kINT64:
+      return &convertLoop<kSrc, DataType::kINT64>;
+    case DataType::kBOOL:
+      return &convertLoop<kSrc, DataType::kBOOL>;
+  }
+  return nullptr;
+}
+
+ConvertLoop loopFor(DataType src, DataType dst) {
+  switch (src) {
+    case DataType::kFLOAT:
+      return loopTo<DataType::kFLOAT>(dst);
+    case DataType::kHALF:
+      return loopTo<DataType::kHALF>(dst);
+    case DataType::kBF16:
+      return loopTo<DataType::kBF16>(dst);
+    case DataType::kINT8:
+      return loopTo<DataType::kINT8>(dst);
+    case DataType::kINT32:
+      return loopTo<DataType::kINT32>(dst);
+    case DataType::kINT64:
+      return loopTo<DataType::kINT64>(dst);
+    case DataType::kBOOL:
+      return loopTo<DataType::kBOOL>(dst);
+  }
+  return nullptr;
+}
+
+class ReformatKernel final : public Kernel {
+ public:
+  ReformatKernel(ConvertLoop loop, size_t inElem, size_t outElem, TensorFormat inFormat,
+                 TensorFormat outFormat, const Dims& dims)
+      : loop_(loop),
+        inElem_(static_cast<int64_t>(inElem)),
+        outElem_(static_cast<int64_t>(outElem)),
+        inFormat_(inFormat),
+        outFormat_(outFormat),
+        dims_(dims) {}
+
+  Status run(const void* const* in, void* const* out, void*) const override {
+    const auto* src = static_cast<const uint8_t*>(in[0]);
+    auto* dst = static_cast<uint8_t*>(out[0]);
+    if (inFormat_ == outFormat_) {
+      loop_(src, 1, dst, 1, volume(dims_));
+      return Status::ok();
+    }
+    // Rank 4 (checked at creation). Walk the output in memory order, one contiguous run per call.
+    const int64_t N = dims_.d[0], C = dims_.d[1], H = dims_.d[2], W = dims_.d[3];
+    if (outFormat_ == TensorFormat::kCHANNELS_LAST) {  // NCHW -> NHWC: runs along C
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t w = 0; w < W; ++w)
+            loop_(src + ((n * C * H + h) * W + w) * inElem_, H * W,
+                  dst + ((n * H + h) * W + w) * C * outElem_, 1, C);
+    } else {  // NHWC -> NCHW: runs along W
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t h = 0; h < H; ++h)
+            loop_(src + ((n * H + h) * W * C + c) * inElem_, C,
+                  dst + ((n * C + c) * H + h) * W * outElem_, 1, W);
+    }
+    return Status::ok();
+  }
+
+ private:
+  ConvertLoop loop_;
+  int64_t inElem_, outElem_;
+  TensorFormat inFormat_, outFormat_;
+  Dims dims_;
+};
+
+KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
+  const ReformatParams* p =
+      validate<ReformatParams>(c, "reformat", 1, &ops::Reformat::infer, whyNot);
+  if (!p) return nullptr;
+  const PluginTensorDesc& in = c.inputs[0];
+  const PluginTensorDesc& out = c.outputs[0];
+  if (out.format != p->outputFormat) {
+    setWhyNot(whyNot, std::string("reformat: output tensor is ") + formatName(out.format) +
+                                 " but the layer makes " + formatName(p->outputFormat));
+    return nullptr;
+  }
+  const ConvertLoop loop = loopFor(in.type, out.type);
+  if (!loop) {  // inference has validated both types; kept so a new enum value cannot crash here
+    setWhyNot(whyNot, "reformat: unknown data type");
+    return nullptr;
+  }
+  return std::make_unique<ReformatKernel>(loop, dataTypeSize(in.type), dataTypeSize(out.type),
+                                          in.format, out.format, in.dims);
+}
+
+constexpr Tactic kTactics[] = {{"reference", &createReference}};
+
+}  // namespace
+
+}  // namespace kiln::cpu
+
+namespace kiln::ops {
+
+std::span<const Tactic> Reformat::cpuTactics() { return cpu::kTactics; }
+
+}  // namespace kiln::ops

@@ -1,0 +1,49 @@
+// The shape and type rule of Resize (see ops/op.h).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ops/op.h"
+#include "ops/shape_checks.h"
+
+namespace kiln::ops {
+
+Status Resize::infer(const ResizeParams& p, const std::vector<TensorShape>& in,
+                     std::vector<TensorShape>& out) {
+  constexpr const char* kLayer = "resize";
+  KILN_RETURN_IF_ERROR(shape::checkInputCount(kLayer, in, 1));
+  KILN_RETURN_IF_ERROR(shape::checkAllShapes(kLayer, in));
+  KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[0], 0));
+  const Dims& x = in[0].dims;
+  if (x.nbDims < 1) return invalidArgument("resize: input must have rank >= 1");
+  if (p.outputDims.nbDims != x.nbDims)
+    return invalidArgument("resize: outputDims " + dimsString(p.outputDims) + " have rank " +
+                           shape::str(p.outputDims.nbDims) + " but the input " + dimsString(x) +
+                           " has rank " + shape::str(x.nbDims));
+  if (static_cast<int32_t>(p.mode) < 0 || static_cast<int32_t>(p.mode) > 1)
+    return invalidArgument("resize: invalid mode " + shape::str(static_cast<int32_t>(p.mode)));
+  if (static_cast<int32_t>(p.coordinates) < 0 || static_cast<int32_t>(p.coordinates) > 4)
+    return invalidArgument("resize: invalid coordinate transform " +
+                           shape::str(static_cast<int32_t>(p.coordinates)));
+  if (static_cast<int32_t>(p.rounding) < 0 || static_cast<int32_t>(p.rounding) > 3)
+    return invalidArgument("resize: invalid nearest rounding " +
+                           shape::str(static_cast<int32_t>(p.rounding)));
+  for (int32_t i = 0; i < x.nbDims; ++i) {
+    if (p.outputDims.d[i] < 1)
+      return invalidArgument("resize: outputDims " + dimsString(p.outputDims) + " dim " +
+                             shape::str(i) + " must be > 0");
+    if (x.d[i] < 1 && p.outputDims.d[i] != x.d[i])
+      return invalidArgument("resize: input " + dimsString(x) + " is empty along axis " +
+                             shape::str(i) + ", which cannot be resized to " +
+                             shape::str(p.outputDims.d[i]));
+    if (!std::isfinite(p.scales[i]) || p.scales[i] < 0.f)
+      return invalidArgument("resize: scale of axis " + shape::str(i) + " is " +
+                             std::to_string(p.scales[i]) +
+                             "; must be finite and >= 0 (0: output / input)");
+  }
+  KILN_RETURN_IF_ERROR(shape::checkOutputDims(kLayer, p.outputDims));
+  out.assign(1, TensorShape{p.outputDims, in[0].type});
+  return Status::ok();
+}
+
+}  // namespace kiln::ops

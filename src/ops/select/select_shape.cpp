@@ -1,0 +1,33 @@
+// The shape and type rule of Select (see ops/op.h).
+#include <string>
+#include <vector>
+
+#include "ops/op.h"
+#include "ops/shape_checks.h"
+
+namespace kiln::ops {
+
+Status Select::infer(const SelectParams&, const std::vector<TensorShape>& in,
+                     std::vector<TensorShape>& out) {
+  const char* layer = "select";
+  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 3));
+  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
+  if (in[0].type != DataType::kBOOL)
+    return invalidArgument(std::string("select: condition (input 0) must be bool, got ") +
+                           dataTypeName(in[0].type));
+  if (in[1].type != in[2].type)
+    return invalidArgument(std::string("select: x and y have different types (") +
+                           dataTypeName(in[1].type) + " and " + dataTypeName(in[2].type) +
+                           "); insert a cast");
+  Dims o;
+  std::string why;
+  if (!shape::broadcastDims({in[0].dims, in[1].dims, in[2].dims}, o, &why))
+    return invalidArgument("select: input dims " + dimsString(in[0].dims) + ", " +
+                           dimsString(in[1].dims) + " and " + dimsString(in[2].dims) +
+                           " do not broadcast (" + why + ")");
+  KILN_RETURN_IF_ERROR(shape::checkOutputDims(layer, o));
+  out.assign(1, TensorShape{o, in[1].type});
+  return Status::ok();
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,26 @@
+#include "ops/shape_checks.h"
+
+namespace kiln::shape {
+
+bool broadcastDims(const std::vector<Dims>& shapes, Dims& out, std::string* why) {
+  out = Dims{};
+  for (const Dims& d : shapes) out.nbDims = d.nbDims > out.nbDims ? d.nbDims : out.nbDims;
+  for (int32_t i = 0; i < out.nbDims; ++i) {
+    out.d[i] = 1;
+    for (const Dims& d : shapes) {
+      const int32_t j = i - (out.nbDims - d.nbDims);
+      const int64_t v = j >= 0 ? d.d[j] : 1;
+      if (v == 1) continue;
+      if (out.d[i] != 1 && out.d[i] != v) {
+        if (why)
+          *why = "output dim " + std::to_string(i) + ": " + std::to_string(out.d[i]) + " vs " +
+                 std::to_string(v);
+        return false;
+      }
+      out.d[i] = v;
+    }
+  }
+  return true;
+}
+
+}  // namespace kiln::shape

@@ -1,0 +1,141 @@
+// Small checks every op's shape rule uses (src/ops/*/*_shape.cpp). A shape rule is the one place
+// that decides whether a layer is well formed: the network API, the builder, every backend's
+// tactics and the plan reader all ask it, so these checks also guard kernels against corrupt plans.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/tensor_shape.h"
+#include "kiln/status.h"
+#include "kiln/types.h"
+
+namespace kiln::shape {
+
+inline std::string str(int64_t v) { return std::to_string(v); }
+
+// Largest single dim any output may have, so that dim arithmetic cannot overflow int64.
+constexpr int64_t kMaxDim = int64_t{1} << 60;
+
+inline Status checkInputCount(const char* layer, const std::vector<TensorShape>& in,
+                              size_t expected) {
+  if (in.size() != expected)
+    return invalidArgument(std::string(layer) + ": expects " + std::to_string(expected) +
+                           " input(s), got " + std::to_string(in.size()));
+  return Status::ok();
+}
+
+// Every tensor a kernel may touch must have a valid type, rank in [0, 8], non-negative dims and a
+// byte size that fits in int64 (so that no later size computation can overflow).
+inline Status checkShape(const char* layer, const TensorShape& s, size_t index) {
+  const std::string where = std::string(layer) + ": input " + std::to_string(index);
+  if (dataTypeSize(s.type) == 0)
+    return invalidArgument(where + " has invalid data type " +
+                           std::to_string(static_cast<int32_t>(s.type)));
+  if (s.dims.nbDims < 0 || s.dims.nbDims > Dims::kMaxDims)
+    return invalidArgument(where + " has rank " + std::to_string(s.dims.nbDims) +
+                           ", outside [0, 8]");
+  for (int32_t i = 0; i < s.dims.nbDims; ++i)
+    if (s.dims.d[i] < 0)
+      return invalidArgument(where + " has negative dim " + std::to_string(i) + " in " +
+                             dimsString(s.dims));
+  const int64_t v = volume(s.dims);
+  if (v < 0 || v > std::numeric_limits<int64_t>::max() / 8)
+    return invalidArgument(where + " dims " + dimsString(s.dims) + " are too large");
+  return Status::ok();
+}
+
+inline Status checkAllShapes(const char* layer, const std::vector<TensorShape>& in) {
+  for (size_t i = 0; i < in.size(); ++i) KILN_RETURN_IF_ERROR(checkShape(layer, in[i], i));
+  return Status::ok();
+}
+
+// The output of a shape computation must obey the same limits as the inputs.
+inline Status checkOutputDims(const char* layer, const Dims& dims) {
+  const int64_t v = volume(dims);
+  if (v < 0 || v > std::numeric_limits<int64_t>::max() / 8)
+    return invalidArgument(std::string(layer) + ": output dims " + dimsString(dims) +
+                           " are too large");
+  return Status::ok();
+}
+
+inline Status checkFloatInput(const char* layer, const TensorShape& s, size_t index) {
+  if (!isFloatType(s.type))
+    return invalidArgument(std::string(layer) + ": input " + std::to_string(index) + " is " +
+                           dataTypeName(s.type) + "; only fp32, fp16 and bf16 are supported");
+  return Status::ok();
+}
+
+inline Status checkFloatInputs(const char* layer, const std::vector<TensorShape>& in) {
+  for (size_t i = 0; i < in.size(); ++i) KILN_RETURN_IF_ERROR(checkFloatInput(layer, in[i], i));
+  return Status::ok();
+}
+
+inline Status checkRank4(const char* layer, const char* what, const Dims& d) {
+  if (d.nbDims != 4)
+    return invalidArgument(std::string(layer) + ": " + what + " must be rank 4, got rank " +
+                           str(d.nbDims) + " " + dimsString(d));
+  return Status::ok();
+}
+
+// A parameter that needs one value per axis of the input (starts, repeats, ...).
+inline Status checkParamRank(const char* layer, const char* what, const Dims& d, int32_t rank) {
+  if (d.nbDims != rank)
+    return invalidArgument(std::string(layer) + ": " + what + " " + dimsString(d) +
+                           " have rank " + std::to_string(d.nbDims) + " but the input has rank " +
+                           std::to_string(rank));
+  return Status::ok();
+}
+
+// A per-channel input (scale, bias): exactly [channels].
+inline Status checkPerChannel(const char* layer, const char* what, const Dims& d,
+                              int64_t channels) {
+  if (d.nbDims != 1 || d.d[0] != channels)
+    return invalidArgument(std::string(layer) + ": " + what + " is " + dimsString(d) +
+                           ", expected [" + str(channels) + "] (one per channel)");
+  return Status::ok();
+}
+
+// Maps a possibly negative axis into [0, rank), or fails naming the layer.
+inline Status normalizeAxis(const char* layer, int32_t axis, int32_t rank, int32_t* out) {
+  if (axis < -rank || axis >= rank)
+    return invalidArgument(std::string(layer) + ": axis " + std::to_string(axis) + " is outside [" +
+                           std::to_string(-rank) + ", " + std::to_string(rank) + ") for rank " +
+                           std::to_string(rank));
+  *out = axis < 0 ? axis + rank : axis;
+  return Status::ok();
+}
+
+// True when perm[0..rank) holds each of 0..rank-1 exactly once; else says why in *why.
+inline bool isPermutation(const int32_t* perm, int32_t rank, std::string* why) {
+  bool seen[Dims::kMaxDims] = {};
+  for (int32_t i = 0; i < rank; ++i) {
+    const int32_t p = perm[i];
+    if (p < 0 || p >= rank) {
+      *why = "entry " + std::to_string(i) + " is " + std::to_string(p) + ", outside [0, " +
+             std::to_string(rank) + ")";
+      return false;
+    }
+    if (seen[p]) {
+      *why = "axis " + std::to_string(p) + " appears twice";
+      return false;
+    }
+    seen[p] = true;
+  }
+  return true;
+}
+
+// numpy broadcasting of several shapes: trailing dims aligned, a dim of 1 stretches (to 0 too).
+// False with *why naming the first output dim that does not broadcast.
+bool broadcastDims(const std::vector<Dims>& shapes, Dims& out, std::string* why);
+
+// Rows and columns of op(X) for a matrix (or a stack of matrices in the last two dims).
+inline void matrixRowsCols(const Dims& d, bool transpose, int64_t* rows, int64_t* cols) {
+  const int64_t r = d.d[d.nbDims - 2], c = d.d[d.nbDims - 1];
+  *rows = transpose ? c : r;
+  *cols = transpose ? r : c;
+}
+
+}  // namespace kiln::shape

@@ -1,0 +1,44 @@
+// The shape and type rule of Slice (see ops/op.h).
+#include <string>
+#include <vector>
+
+#include "ops/op.h"
+#include "ops/shape_checks.h"
+
+namespace kiln::ops {
+
+Status Slice::infer(const SliceParams& p, const std::vector<TensorShape>& in,
+                    std::vector<TensorShape>& out) {
+  const char* layer = "slice";
+  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 1));
+  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
+  const Dims& d = in[0].dims;
+  KILN_RETURN_IF_ERROR(shape::checkParamRank(layer, "starts", p.starts, d.nbDims));
+  KILN_RETURN_IF_ERROR(shape::checkParamRank(layer, "steps", p.steps, d.nbDims));
+  KILN_RETURN_IF_ERROR(shape::checkParamRank(layer, "outputDims", p.outputDims, d.nbDims));
+  for (int32_t i = 0; i < d.nbDims; ++i) {
+    const std::string where =
+        "slice: axis " + std::to_string(i) + " of input " + dimsString(d) + ": ";
+    const int64_t start = p.starts.d[i], step = p.steps.d[i], n = p.outputDims.d[i];
+    if (step == 0) return invalidArgument(where + "step is 0");
+    if (n < 0) return invalidArgument(where + "output dim " + std::to_string(n) + " is negative");
+    if (n == 0) continue;  // nothing is read on this axis
+    // The reads are start, start + step, ..., start + (n-1)*step: the first and the last are
+    // the extremes. Division instead of multiplication keeps huge values from overflowing.
+    bool inside = start >= 0 && start < d.d[i];
+    if (inside && n > 1) {
+      if (step > 0)
+        inside = (n - 1) <= (d.d[i] - 1 - start) / step;
+      else
+        inside = step != std::numeric_limits<int64_t>::min() && (n - 1) <= start / -step;
+    }
+    if (!inside)
+      return invalidArgument(where + "start " + std::to_string(start) + ", step " +
+                             std::to_string(step) + " and output dim " + std::to_string(n) +
+                             " read outside [0, " + std::to_string(d.d[i]) + ")");
+  }
+  out.assign(1, TensorShape{p.outputDims, in[0].type});
+  return Status::ok();
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,25 @@
+// The shape and type rule of Softmax (see ops/op.h).
+#include <string>
+#include <vector>
+
+#include "ops/op.h"
+#include "ops/shape_checks.h"
+
+namespace kiln::ops {
+
+Status Softmax::infer(const SoftmaxParams& p, const std::vector<TensorShape>& in,
+                      std::vector<TensorShape>& out) {
+  const char* layer = "softmax";
+  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 1));
+  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
+  if (!isFloatType(in[0].type))
+    return invalidArgument(std::string("softmax: needs a floating-point input, got ") +
+                           dataTypeName(in[0].type));
+  if (in[0].dims.nbDims < 1) return invalidArgument("softmax: input must have rank >= 1");
+  int32_t axis = 0;
+  KILN_RETURN_IF_ERROR(shape::normalizeAxis(layer, p.axis, in[0].dims.nbDims, &axis));
+  out.assign(1, in[0]);
+  return Status::ok();
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,34 @@
+// The shape and type rule of Tile (see ops/op.h).
+#include <string>
+#include <vector>
+
+#include "ops/op.h"
+#include "ops/shape_checks.h"
+
+namespace kiln::ops {
+
+Status Tile::infer(const TileParams& p, const std::vector<TensorShape>& in,
+                   std::vector<TensorShape>& out) {
+  const char* layer = "tile";
+  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 1));
+  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
+  const Dims& d = in[0].dims;
+  KILN_RETURN_IF_ERROR(shape::checkParamRank(layer, "repeats", p.repeats, d.nbDims));
+  Dims o = d;
+  for (int32_t i = 0; i < d.nbDims; ++i) {
+    const int64_t r = p.repeats.d[i];
+    // ONNX requires repeats >= 0; 0 gives an empty axis.
+    if (r < 0)
+      return invalidArgument("tile: repeats " + dimsString(p.repeats) + " has negative " +
+                             std::to_string(r) + " on axis " + std::to_string(i));
+    if (d.d[i] != 0 && r > shape::kMaxDim / d.d[i])
+      return invalidArgument("tile: repeats " + dimsString(p.repeats) + " of input " +
+                             dimsString(d) + " give a dim that is too large");
+    o.d[i] = d.d[i] * r;
+  }
+  KILN_RETURN_IF_ERROR(shape::checkOutputDims(layer, o));
+  out.assign(1, TensorShape{o, in[0].type});
+  return Status::ok();
+}
+
+}  // namespace kiln::ops
