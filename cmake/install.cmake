@@ -4,8 +4,9 @@
 # Included at the end of the top-level CMakeLists.txt, once every target exists.
 #
 # Components:
-#   kiln_runtime  libkiln.so.* and kiln's own plugin library (what a deployment ships)
-#   kiln_dev      headers, the libkiln.so link, the CMake package files
+#   kiln_runtime  libkiln_runtime.so.* and kiln's own plugin library (what a deployment ships)
+#   kiln_dev      headers, libkiln.so.* (network API, builder) and the .so links, the CMake package
+#                 files
 #   kiln_cli      the `kiln` command line
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -14,16 +15,22 @@ set(KILN_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/kiln"
     CACHE STRING "Where the kiln CMake package files are installed, relative to the prefix")
 
 # The public headers need C++17 (plugin_utils.h); say so to consumers.
-target_compile_features(kiln INTERFACE cxx_std_17)
+target_compile_features(kiln_runtime INTERFACE cxx_std_17)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         COMPONENT kiln_dev
         FILES_MATCHING PATTERN "*.h")
 
-install(TARGETS kiln EXPORT kilnTargets
+install(TARGETS kiln_runtime EXPORT kilnTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
           COMPONENT kiln_runtime NAMELINK_COMPONENT kiln_dev
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT kiln_dev
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT kiln_runtime
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS kiln EXPORT kilnTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          COMPONENT kiln_dev NAMELINK_COMPONENT kiln_dev
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT kiln_dev
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT kiln_runtime
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

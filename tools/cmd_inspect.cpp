@@ -3,8 +3,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "core/plan.h"
-#include "runtime/engine_state.h"
+#include "kiln/runtime.h"
 
 namespace kiln::cli {
 
@@ -14,12 +13,12 @@ int inspectCommand(int argc, char** argv) {
   if (s && args.positional.size() != 1) s = invalidArgument("usage: kiln inspect PLAN");
   std::vector<uint8_t> bytes;
   if (s) s = readFile(args.positional[0], bytes);
-  plan::Plan plan;
+  std::string json;
   if (s)
-    s = plan::readPlan(bytes.data(), bytes.size(), plan)
+    s = inspectPlan(bytes.data(), bytes.size(), json)
             .withContext("plan '" + args.positional[0] + "'");
   if (!s) return fail("inspect", s);
-  std::fputs(inspectPlan(plan).c_str(), stdout);
+  std::fputs(json.c_str(), stdout);
   return 0;
 }
 

@@ -7,11 +7,6 @@
 #include "core/random_fill.h"
 #include "kiln/float16.h"
 
-#if KILN_HAVE_CUDA
-#include "backends/cuda/device.h"
-#include "backends/cuda/graph.h"
-#endif
-
 namespace kiln::cli {
 namespace {
 
@@ -93,55 +88,59 @@ std::vector<HostTensor> outputTensors(const IEngine& engine) {
   return outputs;
 }
 
-#if KILN_HAVE_CUDA
-// CUDA engines: each context gets its own stream and device copies of the inputs and outputs;
-// host data goes in before and comes back after, outside the timed enqueues.
-Status runContextsCuda(IEngine& engine, const std::vector<HostTensor>& inputs, int contexts,
-                       int iterations, bool cudaGraph, std::vector<std::vector<HostTensor>>& all) {
+// Each context gets its own stream and its own copies of the inputs and outputs in the engine's
+// device memory (host memory for CPU engines); host data goes in before and comes back after,
+// outside the enqueues. With `graph`, each context's enqueue is captured once and replayed.
+Status runOnDevice(IEngine& engine, const std::vector<HostTensor>& inputs, int contexts,
+                   int iterations, bool graph, std::vector<std::vector<HostTensor>>& all) {
+  const IDevice& device = engine.getDevice();
   struct Run {
     std::unique_ptr<IExecutionContext> context;
-    cuda::StreamHandle stream;
-    std::vector<cuda::DeviceBuffer> in, out;
+    std::unique_ptr<IDeviceStream> stream;
+    std::vector<std::unique_ptr<IDeviceBuffer>> in, out;
     std::vector<HostTensor> outputs;
-    cuda::CapturedGraph graph;
+    std::unique_ptr<IDeviceGraph> graph;
     Status status;
   };
   std::vector<Run> runs(contexts);
   for (Run& run : runs) {
     KILN_RETURN_IF_ERROR(engine.createExecutionContext(run.context));
-    KILN_RETURN_IF_ERROR(run.stream.create());
+    KILN_RETURN_IF_ERROR(device.createStream(run.stream));
     run.in.resize(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
-      KILN_RETURN_IF_ERROR(run.in[i].allocate(inputs[i].data.size(), "input " + inputs[i].name));
+      const std::string what = "input " + inputs[i].name;
+      KILN_RETURN_IF_ERROR(device.allocate(inputs[i].data.size(), what.c_str(), run.in[i]));
       KILN_RETURN_IF_ERROR(
-          cuda::copyToDevice(run.in[i].data(), inputs[i].data.data(), inputs[i].data.size()));
-      KILN_RETURN_IF_ERROR(run.context->setTensorAddress(inputs[i].name.c_str(), run.in[i].data()));
+          device.copyFromHost(run.in[i]->data(), inputs[i].data.data(), inputs[i].data.size()));
+      KILN_RETURN_IF_ERROR(
+          run.context->setTensorAddress(inputs[i].name.c_str(), run.in[i]->data()));
     }
     run.outputs = outputTensors(engine);
     run.out.resize(run.outputs.size());
     for (size_t o = 0; o < run.outputs.size(); ++o) {
       HostTensor& t = run.outputs[o];
-      KILN_RETURN_IF_ERROR(run.out[o].allocate(t.data.size(), "output " + t.name));
+      const std::string what = "output " + t.name;
+      KILN_RETURN_IF_ERROR(device.allocate(t.data.size(), what.c_str(), run.out[o]));
       // Poisoned (NaN bytes), so an output element the engine never writes cannot pass.
-      KILN_RETURN_IF_ERROR(
-          cuda::fillBytesAsync(run.out[o].data(), 0xFF, t.data.size(), run.stream.get()));
-      KILN_RETURN_IF_ERROR(run.context->setTensorAddress(t.name.c_str(), run.out[o].data()));
+      KILN_RETURN_IF_ERROR(device.fill(run.out[o]->data(), 0xFF, t.data.size(), run.stream->get()));
+      KILN_RETURN_IF_ERROR(run.context->setTensorAddress(t.name.c_str(), run.out[o]->data()));
     }
-    KILN_RETURN_IF_ERROR(cuda::synchronize(run.stream.get()));
+    KILN_RETURN_IF_ERROR(run.stream->synchronize());
   }
   std::vector<std::thread> threads;
   for (Run& run : runs) {
-    threads.emplace_back([&run, iterations, cudaGraph] {
-      void* stream = run.stream.get();
-      if (cudaGraph) {
-        run.status = run.graph.capture(stream, [&] { return run.context->enqueue(stream); });
+    threads.emplace_back([&run, &device, iterations, graph] {
+      const Stream stream = run.stream->get();
+      if (graph) {
+        run.status = device.captureGraph(
+            stream, [&] { return run.context->enqueue(stream); }, run.graph);
         for (int k = 0; k < iterations && run.status.isOk(); ++k)
-          run.status = run.graph.launch(stream);
+          run.status = run.graph->launch(stream);
       } else {
         for (int k = 0; k < iterations && run.status.isOk(); ++k)
           run.status = run.context->enqueue(stream);
       }
-      if (run.status) run.status = cuda::synchronize(stream);
+      if (run.status) run.status = run.stream->synchronize();
     });
   }
   for (std::thread& t : threads) t.join();
@@ -149,47 +148,10 @@ Status runContextsCuda(IEngine& engine, const std::vector<HostTensor>& inputs, i
     Run& run = runs[c];
     if (!run.status) return run.status.withContext("context " + std::to_string(c));
     for (size_t o = 0; o < run.outputs.size(); ++o) {
-      KILN_RETURN_IF_ERROR(cuda::copyToHost(run.outputs[o].data.data(), run.out[o].data(),
-                                            run.outputs[o].data.size()));
+      KILN_RETURN_IF_ERROR(device.copyToHost(run.outputs[o].data.data(), run.out[o]->data(),
+                                             run.outputs[o].data.size()));
     }
     all.push_back(std::move(run.outputs));
-  }
-  return Status::ok();
-}
-#endif
-
-// CPU engines: each context on its own thread over its own copy of the inputs.
-Status runContextsCpu(IEngine& engine, const std::vector<HostTensor>& inputs, int contexts,
-                      int iterations, std::vector<std::vector<HostTensor>>& all) {
-  struct Run {
-    std::unique_ptr<IExecutionContext> context;
-    std::vector<HostTensor> inputs;  // each context reads its own copy
-    std::vector<HostTensor> outputs;
-    Status status;
-  };
-  std::vector<Run> runs(contexts);
-  for (Run& run : runs) {
-    KILN_RETURN_IF_ERROR(engine.createExecutionContext(run.context));
-    run.inputs = inputs;
-    for (HostTensor& t : run.inputs) {
-      KILN_RETURN_IF_ERROR(run.context->setTensorAddress(t.name.c_str(), t.data.data()));
-    }
-    run.outputs = outputTensors(engine);
-    for (HostTensor& t : run.outputs) {
-      KILN_RETURN_IF_ERROR(run.context->setTensorAddress(t.name.c_str(), t.data.data()));
-    }
-  }
-  std::vector<std::thread> threads;
-  for (Run& run : runs) {
-    threads.emplace_back([&run, iterations] {
-      for (int k = 0; k < iterations && run.status.isOk(); ++k)
-        run.status = run.context->enqueue(nullptr);
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  for (int c = 0; c < contexts; ++c) {
-    if (!runs[c].status) return runs[c].status.withContext("context " + std::to_string(c));
-    all.push_back(std::move(runs[c].outputs));
   }
   return Status::ok();
 }
@@ -200,16 +162,9 @@ Status runContexts(IEngine& engine, const std::vector<HostTensor>& inputs, int c
                    int iterations, std::vector<HostTensor>& outputs, bool cudaGraph) {
   if (contexts < 1 || iterations < 1) return invalidArgument("contexts and runs must be >= 1");
   std::vector<std::vector<HostTensor>> all;  // per context, its outputs
-  if (std::string(engine.getTarget()).rfind("cuda", 0) == 0) {
-#if KILN_HAVE_CUDA
-    KILN_RETURN_IF_ERROR(runContextsCuda(engine, inputs, contexts, iterations, cudaGraph, all));
-#else
-    return unsupported("a CUDA plan needs a kiln built with CUDA");
-#endif
-  } else {
-    if (cudaGraph) return invalidArgument("--cuda-graph needs a CUDA plan (--device cuda)");
-    KILN_RETURN_IF_ERROR(runContextsCpu(engine, inputs, contexts, iterations, all));
-  }
+  if (cudaGraph && engine.getDevice().getKind() != DeviceKind::kCUDA)
+    return invalidArgument("--cuda-graph needs a CUDA plan (--device cuda)");
+  KILN_RETURN_IF_ERROR(runOnDevice(engine, inputs, contexts, iterations, cudaGraph, all));
   for (int c = 1; c < contexts; ++c) {
     for (size_t o = 0; o < all[0].size(); ++o) {
       if (all[c][o].data != all[0][o].data) {

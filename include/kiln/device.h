@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "kiln/status.h"
 #include "kiln/types.h"
@@ -57,5 +58,9 @@ class IDevice {
   virtual Status captureGraph(Stream stream, const std::function<Status()>& enqueue,
                               std::unique_ptr<IDeviceGraph>& graph) const = 0;
 };
+
+// How many devices of `kind` this kiln can run on: 1 for the CPU; for CUDA the usable GPUs, 0 where
+// kiln was built without the CUDA backend or the machine has none (then *why, if given, says why).
+int32_t deviceCount(DeviceKind kind, std::string* why = nullptr);
 
 }  // namespace kiln

@@ -55,4 +55,8 @@ class IRuntime {
 
 std::unique_ptr<IRuntime> createRuntime();
 
+// The JSON that IEngine::inspect() gives, from plan bytes alone: the plan is read and validated
+// but no engine is made, so its plugins need not be registered (`kiln inspect`).
+Status inspectPlan(const void* plan, size_t size, std::string& json);
+
 }  // namespace kiln

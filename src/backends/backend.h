@@ -55,6 +55,8 @@ class Backend : public IDevice {
   // machine (the calling thread's current one) that runs it, or why none can.
   virtual bool runsPlanTarget(const std::string& planTarget) const = 0;
   virtual Status openPlanTarget(const std::string& planTarget, int32_t& deviceIndex) const = 0;
+  // Devices of this kind on this machine; 0 with *why saying why there are none.
+  virtual int32_t deviceCount(std::string* why) const = 0;
   // Makes `deviceIndex` the calling thread's device (before allocating or enqueuing for it).
   virtual Status activate(int32_t deviceIndex) const = 0;
   // The device the timing cache keys its entries by ("cpu:<model>", "cuda:NVIDIA_H200:sm_90").

@@ -26,6 +26,15 @@ const Backend* backendFor(DeviceKind device) {
   return nullptr;
 }
 
+int32_t deviceCount(DeviceKind kind, std::string* why) {
+  const Backend* backend = backendFor(kind);
+  if (!backend) {
+    if (why) *why = "this kiln was built without the CUDA backend (KILN_CUDA=OFF)";
+    return 0;
+  }
+  return backend->deviceCount(why);
+}
+
 Status backendForBuildTarget(const std::string& target, const Backend*& backend) {
   for (const Backend* b : allBackends()) {
     if (b->buildsFor(target)) {

@@ -37,63 +37,6 @@
 #include "plugin_check/check_internal.h"
 
 namespace kiln {
-
-namespace check {
-
-Status runContextsCpu(IEngine& engine, const std::vector<HostTensor>& inputs,
-                      const std::vector<HostTensor>& outputShapes, int contexts, int iterations,
-                      std::vector<RunOutputs>& outputs) {
-  struct Slot {
-    std::unique_ptr<IExecutionContext> ctx;
-    std::vector<std::vector<uint8_t>> in, out;
-  };
-  std::vector<Slot> slots(contexts);
-  for (Slot& s : slots) {
-    KILN_RETURN_IF_ERROR(engine.createExecutionContext(s.ctx));
-    // Each context reads its own copy of the inputs (a plugin writing into its inputs shows as
-    // a disagreement instead of racing), and never a zero-sized buffer.
-    for (const HostTensor& t : inputs) {
-      s.in.push_back(t.bytes);
-      s.in.back().resize(std::max<size_t>(t.bytes.size(), 64));
-      KILN_RETURN_IF_ERROR(s.ctx->setTensorAddress(t.name.c_str(), s.in.back().data()));
-    }
-    for (const HostTensor& t : outputShapes) {
-      const int64_t n = plan::tensorBytes(t.dims, t.type);
-      s.out.emplace_back(std::max<int64_t>(n, 64));
-      KILN_RETURN_IF_ERROR(s.ctx->setTensorAddress(t.name.c_str(), s.out.back().data()));
-    }
-  }
-  outputs.assign(contexts, RunOutputs(iterations));
-  std::vector<Status> results(contexts);
-  std::atomic<int> ready{0};
-  std::vector<std::thread> threads;
-  for (int c = 0; c < contexts; ++c) {
-    threads.emplace_back([&, c] {
-      Slot& s = slots[c];
-      ready.fetch_add(1);
-      while (ready.load() < contexts) std::this_thread::yield();  // enqueue concurrently
-      Status st;
-      for (int i = 0; st && i < iterations; ++i) {
-        for (auto& o : s.out) std::fill(o.begin(), o.end(), uint8_t{0xFF});  // unwritten shows
-        st = s.ctx->enqueue(nullptr);
-        if (!st) break;
-        auto& got = outputs[c][i];
-        for (size_t o = 0; o < outputShapes.size(); ++o) {
-          const int64_t n = plan::tensorBytes(outputShapes[o].dims, outputShapes[o].type);
-          got.emplace_back(s.out[o].begin(), s.out[o].begin() + std::max<int64_t>(n, 0));
-        }
-      }
-      results[c] = st;
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  for (int c = 0; c < contexts; ++c)
-    KILN_RETURN_IF_ERROR(results[c].withContext("context " + std::to_string(c)));
-  return Status::ok();
-}
-
-}  // namespace check
-
 namespace {
 
 using check::HostTensor;
@@ -299,12 +242,11 @@ class Checker {
                    const Combination& combination, std::vector<uint8_t>& plan);
   void checkDevice(const std::string& device);
   // Runs one combination; returns false if nothing could be run (the result is then absent).
-  bool checkCombination(const std::string& device, bool cuda, int ordinal,
-                        const INetworkDefinition& net, const Combination& combination,
-                        Result& result);
+  bool checkCombination(const std::string& device, bool cuda, const INetworkDefinition& net,
+                        const Combination& combination, Result& result);
   void checkRoundTrip(const std::string& device, const std::string& label,
                       const std::vector<uint8_t>& plan);
-  void checkEmpty(const std::string& device, bool cuda, int ordinal);
+  void checkEmpty(const std::string& device, bool cuda);
   void compareAll();
   void checkTrace(const std::string& path);
 
@@ -520,9 +462,8 @@ void Checker::checkRoundTrip(const std::string& device, const std::string& label
   }
 }
 
-bool Checker::checkCombination(const std::string& device, bool cuda, int ordinal,
-                               const INetworkDefinition& net, const Combination& combination,
-                               Result& result) {
+bool Checker::checkCombination(const std::string& device, bool cuda, const INetworkDefinition& net,
+                               const Combination& combination, Result& result) {
   const std::string label = comboLabel(combination, inputs_.size());
   std::vector<uint8_t> plan;
   Status s = buildPlan(net, device, combination, plan);
@@ -576,9 +517,7 @@ bool Checker::checkCombination(const std::string& device, bool cuda, int ordinal
   const int contexts = std::max(spec_.contexts, 1);
   const int iterations = std::max(spec_.iterations, 1);
   std::vector<RunOutputs> outs;
-  s = cuda ? check::runContextsCuda(ordinal, *engine, inputs_, outputShapes_, contexts, iterations,
-                                    outs)
-           : check::runContextsCpu(*engine, inputs_, outputShapes_, contexts, iterations, outs);
+  s = check::runContexts(*engine, inputs_, outputShapes_, contexts, iterations, outs);
   const std::string what = std::to_string(contexts) + " contexts x " + std::to_string(iterations) +
                            " enqueues, each on its own " + (cuda ? "thread and stream" : "thread");
   if (!s) {
@@ -606,7 +545,7 @@ bool Checker::checkCombination(const std::string& device, bool cuda, int ordinal
 
   if (cuda) {
     std::vector<std::vector<uint8_t>> direct, graph;
-    s = check::runCudaGraph(ordinal, *engine, inputs_, outputShapes_, direct, graph);
+    s = check::runGraph(*engine, inputs_, outputShapes_, direct, graph);
     if (!s)
       fail("CUDA graph", device, label, s.toString());
     else if (direct != graph)
@@ -621,7 +560,7 @@ bool Checker::checkCombination(const std::string& device, bool cuda, int ordinal
   return true;
 }
 
-void Checker::checkEmpty(const std::string& device, bool cuda, int ordinal) {
+void Checker::checkEmpty(const std::string& device, bool cuda) {
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const Dims& dims = inputs_[i].dims;
     if (dims.nbDims < 1 || dims.d[0] == 0) continue;
@@ -653,8 +592,7 @@ void Checker::checkEmpty(const std::string& device, bool cuda, int ordinal) {
       ins[i].dims = inputDims[i];
       ins[i].bytes.clear();
       std::vector<RunOutputs> results;
-      s = cuda ? check::runContextsCuda(ordinal, *engine, ins, outs, 1, 1, results)
-               : check::runContextsCpu(*engine, ins, outs, 1, 1, results);
+      s = check::runContexts(*engine, ins, outs, 1, 1, results);
     }
     if (cuda && !s && stage == "build" && s.code() == StatusCode::kUnsupported &&
         s.message().find("target") != std::string::npos) {
@@ -689,7 +627,7 @@ void Checker::checkDevice(const std::string& device) {
       }
     }
     std::string why;
-    if (!check::cudaAvailable(ordinal, why)) {
+    if (!check::deviceAvailable(DeviceKind::kCUDA, ordinal, why)) {
       skip("device", device, "", why);
       return;
     }
@@ -726,10 +664,10 @@ void Checker::checkDevice(const std::string& device) {
   }
   for (const Combination& c : combinations) {
     Result r;
-    if (checkCombination(target, cuda, ordinal, *net, c, r)) results_.push_back(std::move(r));
+    if (checkCombination(target, cuda, *net, c, r)) results_.push_back(std::move(r));
   }
   net.reset();
-  if (spec_.checkEmptyTensors) checkEmpty(target, cuda, ordinal);
+  if (spec_.checkEmptyTensors) checkEmpty(target, cuda);
 }
 
 void Checker::compareAll() {

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "kiln/runtime.h"
 #include "runtime/engine_state.h"
 
 namespace kiln {
@@ -75,6 +76,17 @@ std::string tensorJson(const plan::Plan& p, int32_t t) {
 }
 
 }  // namespace
+
+Status inspectPlan(const void* data, size_t size, std::string& json) {
+  try {
+    plan::Plan plan;
+    KILN_RETURN_IF_ERROR(plan::readPlan(data, size, plan));
+    json = inspectPlan(plan);
+    return Status::ok();
+  } catch (const std::bad_alloc&) {
+    return corruptData("out of memory while reading the plan: its sizes are implausible");
+  }
+}
 
 std::string inspectPlan(const plan::Plan& p) {
   std::ostringstream o;

@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "core/plan.h"
+#include "runtime/engine_device.h"
 #include "runtime/engine_state.h"
 
 namespace kiln {
@@ -137,7 +138,8 @@ class ExecutionContext final : public IExecutionContext {
 
 class Engine final : public IEngine {
  public:
-  explicit Engine(std::shared_ptr<EngineState> state) : state_(std::move(state)) {}
+  explicit Engine(std::shared_ptr<EngineState> state)
+      : state_(std::move(state)), device_(*state_->backend, state_->deviceIndex) {}
 
   int32_t getNbIOTensors() const override {
     return static_cast<int32_t>(state_->plan.inputs.size() + state_->plan.outputs.size());
@@ -164,7 +166,7 @@ class Engine final : public IEngine {
     return PluginTensorDesc{t.dims, t.type, t.format, state_->backend->getKind()};
   }
   const char* getTarget() const override { return state_->plan.target.c_str(); }
-  const IDevice& getDevice() const override { return *state_->backend; }
+  const IDevice& getDevice() const override { return device_; }
 
   Status createExecutionContext(std::unique_ptr<IExecutionContext>& context) override {
     auto ctx = std::make_unique<ExecutionContext>(state_);
@@ -186,6 +188,7 @@ class Engine final : public IEngine {
   }
 
   std::shared_ptr<EngineState> state_;
+  EngineDevice device_;
 };
 
 class Runtime final : public IRuntime {

@@ -129,6 +129,7 @@ class CpuBackend final : public Backend {
     deviceIndex = -1;
     return Status::ok();
   }
+  int32_t deviceCount(std::string*) const override { return 1; }
   Status activate(int32_t) const override { return Status::ok(); }
   std::string timingDeviceName() const override {
     static const std::string name = [] {

@@ -163,6 +163,11 @@ class CudaBackend final : public Backend {
     deviceIndex = current;
     return Status::ok();
   }
+  int32_t deviceCount(std::string* why) const override {
+    const int count = cuda::deviceCount();
+    if (count == 0 && why) *why = "no CUDA GPU: " + cuda::noDeviceReason();
+    return count;
+  }
   Status activate(int32_t deviceIndex) const override { return cuda::setDevice(deviceIndex); }
   // The current GPU, by name and architecture ("cuda:NVIDIA_H200:sm_90").
   std::string timingDeviceName() const override {
