@@ -1,0 +1,28 @@
+#include "builder/passes/pipeline.h"
+
+namespace kiln::passes {
+
+std::span<const Pass> defaultPipeline() {
+  // A plain ordered table: later passes (folds, fusions) join it here.
+  static const Pass passes[] = {
+      {"dead_layer_elimination", eliminateDeadLayers},
+  };
+  return passes;
+}
+
+Status runPipeline(Graph& graph, std::span<const Pass> passes, const PassLimits& limits,
+                   std::vector<std::string>* log) {
+  for (const Pass& pass : passes) {
+    PassContext context(limits);
+    Status s = pass.run(graph, context);
+    if (!s) return s.withContext(std::string("builder pass ") + pass.name);
+    if (!log) continue;
+    const std::string prefix = std::string("pass ") + pass.name + ": ";
+    if (context.changes().empty()) log->push_back(prefix + "no change");
+    for (const std::string& line : context.changes()) log->push_back(prefix + line);
+    for (const std::string& line : context.declines()) log->push_back(prefix + line);
+  }
+  return Status::ok();
+}
+
+}  // namespace kiln::passes
