@@ -49,6 +49,7 @@ struct Pass {
 };
 
 // One per file of this folder.
+Status eliminateIdentities(Graph& graph, PassContext& context);  // identity_elimination.cpp
 Status eliminateDeadLayers(Graph& graph, PassContext& context);  // dead_layer_elimination.cpp
 
 }  // namespace kiln::passes

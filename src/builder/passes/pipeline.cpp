@@ -3,8 +3,10 @@
 namespace kiln::passes {
 
 std::span<const Pass> defaultPipeline() {
-  // A plain ordered table: later passes (folds, fusions) join it here.
+  // A plain ordered table: later passes (folds, fusions) join it here. Identities go first, so
+  // that later passes see through the layers that do nothing; dead-layer elimination last.
   static const Pass passes[] = {
+      {"identity_elimination", eliminateIdentities},
       {"dead_layer_elimination", eliminateDeadLayers},
   };
   return passes;
