@@ -50,6 +50,7 @@ struct Pass {
 
 // One per file of this folder.
 Status eliminateIdentities(Graph& graph, PassContext& context);  // identity_elimination.cpp
+Status foldConstants(Graph& graph, PassContext& context);        // constant_folding.cpp
 Status eliminateDeadLayers(Graph& graph, PassContext& context);  // dead_layer_elimination.cpp
 
 }  // namespace kiln::passes

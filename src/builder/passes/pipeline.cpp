@@ -4,9 +4,11 @@ namespace kiln::passes {
 
 std::span<const Pass> defaultPipeline() {
   // A plain ordered table: later passes (folds, fusions) join it here. Identities go first, so
-  // that later passes see through the layers that do nothing; dead-layer elimination last.
+  // that later passes see through the layers that do nothing; dead-layer elimination last, as it
+  // also removes the constants folding left unread.
   static const Pass passes[] = {
       {"identity_elimination", eliminateIdentities},
+      {"constant_folding", foldConstants},
       {"dead_layer_elimination", eliminateDeadLayers},
   };
   return passes;

@@ -9,7 +9,8 @@ namespace {
 TEST(Pipeline, RunsThePassesInTheirOrder) {
   std::vector<std::string> names;
   for (const Pass& p : passes::defaultPipeline()) names.push_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"identity_elimination", "dead_layer_elimination"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"identity_elimination", "constant_folding",
+                                             "dead_layer_elimination"}));
 }
 
 TEST(Pipeline, QuietBuildLogsNothing) {
