@@ -51,6 +51,7 @@ struct Pass {
 // One per file of this folder.
 Status eliminateIdentities(Graph& graph, PassContext& context);  // identity_elimination.cpp
 Status foldConstants(Graph& graph, PassContext& context);        // constant_folding.cpp
+Status foldAffine(Graph& graph, PassContext& context);           // affine_folding.cpp
 Status eliminateDeadLayers(Graph& graph, PassContext& context);  // dead_layer_elimination.cpp
 
 }  // namespace kiln::passes

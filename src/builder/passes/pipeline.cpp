@@ -3,12 +3,15 @@
 namespace kiln::passes {
 
 std::span<const Pass> defaultPipeline() {
-  // A plain ordered table: later passes (folds, fusions) join it here. Identities go first, so
-  // that later passes see through the layers that do nothing; dead-layer elimination last, as it
-  // also removes the constants folding left unread.
+  // A plain ordered table: later passes (fusions) join it here.
+  //  - identities go first, so that the folds see through the layers that do nothing;
+  //  - constant folding before affine folding, so that per-channel constants computed from
+  //    other constants (a BatchNorm written out in layers) are plain constants by then;
+  //  - dead-layer elimination last: it also removes the constants the folds left unread.
   static const Pass passes[] = {
       {"identity_elimination", eliminateIdentities},
       {"constant_folding", foldConstants},
+      {"affine_folding", foldAffine},
       {"dead_layer_elimination", eliminateDeadLayers},
   };
   return passes;

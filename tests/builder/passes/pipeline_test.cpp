@@ -10,7 +10,42 @@ TEST(Pipeline, RunsThePassesInTheirOrder) {
   std::vector<std::string> names;
   for (const Pass& p : passes::defaultPipeline()) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"identity_elimination", "constant_folding",
-                                             "dead_layer_elimination"}));
+                                             "affine_folding", "dead_layer_elimination"}));
+}
+
+TEST(Pipeline, VerboseBuildReportsEveryPass) {
+  Rng rng;
+  auto net = createNetwork();
+  ITensor* x = net->addInput("x", DataType::kFLOAT, makeDims({1, 2, 5, 5}));
+  ILayer* conv = net->addConvolution(*x, conv3x3(2), weights(rng.values(36)), Weights{});
+  conv->setName("conv0");
+  ILayer* mul =
+      net->addElementwise(*conv->getOutput(0), *constant(*net, makeDims({1, 2, 1, 1}), {2.f, 3.f}),
+                          ElementwiseOp::kMUL);
+  mul->setName("bn_mul");
+  ASSERT_TRUE(net->markOutput(*mul->getOutput(0)).isOk());
+  const size_t layers = graphOf(*net).nodes.size();
+
+  LogCapture log;
+  BuilderConfig config = quickConfig();
+  config.verbose = true;
+  std::vector<uint8_t> bytes;
+  Status s = createBuilder()->buildSerializedNetwork(*net, config, bytes);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  const std::string text = log.text();
+  EXPECT_NE(text.find("pass identity_elimination: no change\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("pass constant_folding: no change\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("pass affine_folding: folded 'bn_mul' (Elementwise kMUL) into convolution "
+                      "'conv0'\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("pass dead_layer_elimination: removed constant layer 'Constant_"),
+            std::string::npos)
+      << text;
+  // The passes come before lowering and tactic choice.
+  EXPECT_LT(text.find("pass dead_layer_elimination"), text.find("layer 'conv0'")) << text;
+  EXPECT_EQ(graphOf(*net).nodes.size(), layers) << "the network is not changed by a build";
+  EXPECT_EQ(stepTypes(readPlan(bytes)), std::vector<LayerType>{LayerType::kCONVOLUTION});
 }
 
 TEST(Pipeline, QuietBuildLogsNothing) {
