@@ -30,7 +30,8 @@ struct BuilderConfig {
   size_t maxWorkspaceBytes = size_t(1) << 30;
   // Timing cache file (empty: none). Entries are keyed by device, kiln version and op signature.
   std::string timingCachePath;
-  // Per layer, log every candidate rejected (and why) and the one chosen, at Severity::kInfo.
+  // Log at Severity::kInfo what each graph pass changed (and left alone, and why), then per layer
+  // every candidate rejected (and why) and the one chosen.
   bool verbose = false;
   // When non-empty, plugin steps use exactly this type/format per position (inputs then
   // outputs), failing the build if the plugin refuses it (the plugin conformance harness forces

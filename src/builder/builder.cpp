@@ -1,8 +1,11 @@
 #include "kiln/builder.h"
 
+#include "builder/build_plan.h"
 #include "builder/build_session.h"
 #include "builder/memory_planner.h"
 #include "builder/network_impl.h"
+#include "builder/passes/pipeline.h"
+#include "core/log.h"
 #include "core/version.h"
 #include "kiln/registry.h"
 
@@ -110,6 +113,28 @@ Status BuildSession::makePlan(plan::Plan& out) {
   return Status::ok();
 }
 
+Status buildPlanFromGraph(const Graph& network, const BuilderConfig& config,
+                          std::span<const passes::Pass> passes, std::vector<uint8_t>& bytes) {
+  BuildTarget target;
+  KILN_RETURN_IF_ERROR(resolveBuildTarget(config.target, target));
+  if (config.timingRuns < 1 || config.warmupRuns < 0) {
+    return invalidArgument("BuilderConfig: timingRuns must be >= 1 and warmupRuns >= 0");
+  }
+  // The passes rewrite the builder's copy; the network stays as its author wrote it. Plugin
+  // definitions are shared with the network (shared_ptr), not cloned.
+  Graph graph = network;
+  std::vector<std::string> log;
+  KILN_RETURN_IF_ERROR(
+      passes::runPipeline(graph, passes, passes::PassLimits{}, config.verbose ? &log : nullptr));
+  for (const std::string& line : log) logMessage(Severity::kInfo, line);
+  BuildSession session(graph, config, target);
+  KILN_RETURN_IF_ERROR(session.lower());
+  KILN_RETURN_IF_ERROR(session.chooseTactics());
+  plan::Plan plan;
+  KILN_RETURN_IF_ERROR(session.makePlan(plan));
+  return plan::writePlan(plan, bytes);
+}
+
 namespace {
 
 class Builder final : public IBuilder {
@@ -122,20 +147,10 @@ class Builder final : public IBuilder {
       return invalidArgument("the network has errors; the first was: " +
                              network.getLastError().message());
     }
-    BuildTarget target;
-    KILN_RETURN_IF_ERROR(resolveBuildTarget(config.target, target));
     if (impl->graph().outputs.empty()) {
       return invalidArgument("the network has no outputs: mark at least one with markOutput()");
     }
-    if (config.timingRuns < 1 || config.warmupRuns < 0) {
-      return invalidArgument("BuilderConfig: timingRuns must be >= 1 and warmupRuns >= 0");
-    }
-    BuildSession session(impl->graph(), config, target);
-    KILN_RETURN_IF_ERROR(session.lower());
-    KILN_RETURN_IF_ERROR(session.chooseTactics());
-    plan::Plan plan;
-    KILN_RETURN_IF_ERROR(session.makePlan(plan));
-    return plan::writePlan(plan, bytes);
+    return buildPlanFromGraph(impl->graph(), config, passes::defaultPipeline(), bytes);
   }
 };
 

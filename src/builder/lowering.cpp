@@ -1,8 +1,6 @@
 // Type and format negotiation: every built-in layer computes in FP32 (integer types where the
 // layer is exact on them) over linear tensors; plugins pick among the combinations they support;
 // reformat steps go wherever a tensor's producer and consumer disagree.
-#include <unordered_set>
-
 #include "builder/build_session.h"
 #include "core/aligned_buffer.h"
 #include "core/log.h"
@@ -120,17 +118,8 @@ int32_t BuildSession::addTensor(BuildTensor tensor) {
 }
 
 Status BuildSession::lower() {
-  // Dead-code elimination: only what some output needs is built.
-  std::vector<bool> needed(graph_.tensors.size(), false), nodeNeeded(graph_.nodes.size(), false);
-  for (int32_t o : graph_.outputs) needed[o] = true;
-  for (int32_t n = static_cast<int32_t>(graph_.nodes.size()) - 1; n >= 0; --n) {
-    const GraphNode& node = graph_.nodes[n];
-    for (int32_t o : node.outputs) nodeNeeded[n] = nodeNeeded[n] || needed[o];
-    if (nodeNeeded[n]) {
-      for (int32_t i : node.inputs) needed[i] = true;
-    }
-  }
-
+  // Everything given is built: the passes (passes/pipeline.h) already removed what no output
+  // needs.
   home_.assign(graph_.tensors.size(), -1);
   for (size_t g = 0; g < graph_.tensors.size(); ++g) {
     const GraphTensor& t = graph_.tensors[g];
@@ -146,7 +135,7 @@ Status BuildSession::lower() {
 
   for (size_t n = 0; n < graph_.nodes.size(); ++n) {
     const GraphNode& node = graph_.nodes[n];
-    if (!nodeNeeded[n] || node.type == LayerType::kCONSTANT) continue;
+    if (node.type == LayerType::kCONSTANT) continue;
     Status s = node.type == LayerType::kPLUGIN ? lowerPlugin(node) : lowerBuiltin(node);
     if (!s) return s.withContext("layer '" + node.name + "'");
   }

@@ -43,11 +43,10 @@ class ImportContext {
   INetworkDefinition& net;
   int64_t opset;
   std::unordered_map<std::string, Value> values;
-  // How many node inputs and graph outputs read each value (for folding decisions).
+  // How many node inputs and graph outputs read each value.
   std::unordered_map<std::string, int32_t> uses;
   std::unordered_set<std::string> graphOutputs;
   const onnx::GraphProto* graph = nullptr;
-  std::unordered_set<int32_t> absorbed;  // nodes folded into an earlier one (BN into Conv)
 };
 
 class NodeContext {

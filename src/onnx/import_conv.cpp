@@ -1,5 +1,5 @@
-// Conv (with a following BatchNormalization folded into its weights), ConvTranspose,
-// BatchNormalization, InstanceNormalization and LRN.
+// Conv, ConvTranspose, BatchNormalization, InstanceNormalization and LRN, as plain layers: a
+// BatchNormalization after a Conv is the builder's to fold (src/builder/passes/affine_folding.cpp).
 #include <cmath>
 
 #include "onnx/import_context.h"
@@ -12,35 +12,6 @@ Status weights(NodeContext& n, int32_t i, const ConstTensor*& w) {
   KILN_RETURN_IF_ERROR(n.constant(i, w));
   if (!w->isFloat()) return n.error("input " + std::to_string(i) + " must be floating point");
   return Status::ok();
-}
-
-// The BatchNormalization right after `conv`, when it alone reads the conv output and its
-// parameters are constants: its index, else -1.
-int32_t foldableBatchNorm(NodeContext& n) {
-  const std::string& out = n.node.output(0);
-  if (n.ctx.graphOutputs.count(out) || n.ctx.uses[out] != 1) return -1;
-  const auto& g = *n.ctx.graph;
-  for (int32_t j = n.index + 1; j < g.node_size(); ++j) {
-    const auto& bn = g.node(j);
-    bool reads = false;
-    for (const auto& in : bn.input()) reads |= in == out;
-    if (!reads) continue;
-    if (bn.op_type() != "BatchNormalization" || bn.input_size() != 5 || bn.input(0) != out)
-      return -1;
-    // A BN without a named output is left to its own importer, which refuses it.
-    if (bn.output_size() == 0 || bn.output(0).empty()) return -1;
-    if (bn.output_size() > 1) {
-      for (int k = 1; k < bn.output_size(); ++k)
-        if (!bn.output(k).empty()) return -1;  // training outputs
-    }
-    for (int k = 1; k < 5; ++k) {
-      auto it = n.ctx.values.find(bn.input(k));
-      if (it == n.ctx.values.end() || !it->second.constant || !it->second.constant->isFloat())
-        return -1;
-    }
-    return j;
-  }
-  return -1;
 }
 
 // scale = gamma / sqrt(var + eps), shift = beta - mean * scale, for a BN node's constants.
@@ -91,7 +62,6 @@ Status importConv(NodeContext& n) {
   p.padTop = int32_t(win.padBegin[0]), p.padLeft = int32_t(win.padBegin[1]);
   p.padBottom = int32_t(win.padEnd[0]), p.padRight = int32_t(win.padEnd[1]);
   p.groups = int32_t(n.attrInt("group", 1));
-  std::vector<float> kernel = w->f;
   std::vector<float> bias;
   if (n.hasInput(2)) {
     const ConstTensor* b = nullptr;
@@ -99,30 +69,9 @@ Status importConv(NodeContext& n) {
     if (b->count() != p.outChannels) return n.error("bias must have one value per output channel");
     bias = b->f;
   }
-  const int32_t bnIndex = foldableBatchNorm(n);
-  const onnx::NodeProto* bn = bnIndex >= 0 ? &n.ctx.graph->node(bnIndex) : nullptr;
-  if (bn) {
-    std::vector<float> scale, shift;
-    KILN_RETURN_IF_ERROR(batchNormScaleShift(n.ctx, *bn, p.outChannels, scale, shift, n));
-    const int64_t per = w->count() / std::max<int64_t>(1, p.outChannels);
-    for (int64_t k = 0; k < p.outChannels; ++k) {
-      for (int64_t e = 0; e < per; ++e) kernel[size_t(k * per + e)] *= scale[size_t(k)];
-    }
-    if (bias.empty()) bias.assign(size_t(p.outChannels), 0.f);
-    for (int64_t k = 0; k < p.outChannels; ++k)
-      bias[size_t(k)] = bias[size_t(k)] * scale[size_t(k)] + shift[size_t(k)];
-  }
-  Weights kw{DataType::kFLOAT, kernel.data(), int64_t(kernel.size())};
+  Weights kw{DataType::kFLOAT, w->f.data(), w->count()};
   Weights bw{DataType::kFLOAT, bias.data(), int64_t(bias.size())};
-  ILayer* layer = n.net().addConvolution(*in, p, kw, bw);
-  KILN_RETURN_IF_ERROR(setWindowOutput(n, layer, oneD));
-  if (bn) {
-    // The BN's output is the conv's output from here on.
-    n.ctx.values[bn->output(0)] = n.ctx.values[n.node.output(0)];
-    n.ctx.values[bn->output(0)].tensor->setName(bn->output(0).c_str());
-    n.ctx.absorbed.insert(bnIndex);
-  }
-  return Status::ok();
+  return setWindowOutput(n, n.net().addConvolution(*in, p, kw, bw), oneD);
 }
 
 Status importConvTranspose(NodeContext& n) {

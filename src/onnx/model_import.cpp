@@ -130,7 +130,6 @@ Status parseModel(const onnx::ModelProto& model, INetworkDefinition& network) {
   }
   KILN_RETURN_IF_ERROR(importInputs(ctx, g));
   for (int i = 0; i < g.node_size(); ++i) {
-    if (ctx.absorbed.count(i)) continue;
     KILN_RETURN_IF_ERROR(importNode(ctx, g.node(i), i));
   }
   if (g.output_size() == 0) return invalidArgument("the graph has no outputs");

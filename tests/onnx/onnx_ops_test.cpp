@@ -1,6 +1,7 @@
 // Op families through parse -> build -> run, against plain references written here.
 #include <algorithm>
 
+#include "core/plan.h"
 #include "onnx/onnx_test_util.h"
 
 namespace kiln::onnx_test {
@@ -35,6 +36,8 @@ int countLayers(INetworkDefinition& net, LayerType type) {
   return n;
 }
 
+// The importer emits Conv, then BatchNormalization as Mul + Add by per-channel constants; the
+// builder's affine folding (src/builder/passes) folds both into the convolution.
 TEST(OnnxOps, ConvBatchNormReluFoldsTheNormalisation) {
   Rng rng;
   Model m(13);
@@ -58,12 +61,20 @@ TEST(OnnxOps, ConvBatchNormReluFoldsTheNormalisation) {
 
   std::unique_ptr<INetworkDefinition> net;
   ASSERT_TRUE(parse(m, net).isOk());
-  EXPECT_EQ(countLayers(*net, LayerType::kELEMENTWISE), 0) << "BN was not folded into the conv";
+  EXPECT_EQ(countLayers(*net, LayerType::kCONVOLUTION), 1);
+  EXPECT_EQ(countLayers(*net, LayerType::kELEMENTWISE), 2) << "the network keeps BN as Mul + Add";
 
   auto x = rng.values(3 * 6 * 7);
   std::map<std::string, Tensor> out;
-  Status s = run(m, {{"x", x}}, out);
+  std::vector<uint8_t> bytes;
+  Status s = run(m, {{"x", x}}, out, &bytes);
   ASSERT_TRUE(s.isOk()) << s.toString();
+  plan::Plan plan;
+  ASSERT_TRUE(plan::readPlan(bytes.data(), bytes.size(), plan).isOk());
+  std::vector<LayerType> steps;
+  for (const plan::Step& step : plan.steps) steps.push_back(step.type);
+  EXPECT_EQ(steps, (std::vector<LayerType>{LayerType::kCONVOLUTION, LayerType::kACTIVATION}))
+      << "the plan should have folded BN into the convolution";
   auto ref = conv(x, 3, 6, 7, w, 4, 3, 1, b);
   for (size_t k = 0; k < ref.size(); ++k) {
     const size_t ch = k / 42;
@@ -71,6 +82,49 @@ TEST(OnnxOps, ConvBatchNormReluFoldsTheNormalisation) {
     ref[k] = std::max(v, 0.f);
   }
   EXPECT_EQ(out["y"].dims, makeDims({1, 4, 6, 7}));
+  expectNear(out["y"].v, ref, 1e-4f, rng.seed);
+}
+
+TEST(OnnxOps, Conv1dBatchNormFoldsThroughTheReshape) {
+  // Conv1d is a 2-D convolution between two reshapes; the BN after it still folds in the plan.
+  Rng rng;
+  Model m(13);
+  m.input("x", {2, 3, 9});
+  auto w = rng.values(4 * 3 * 3), gamma = rng.values(4), beta = rng.values(4), mean = rng.values(4),
+       var = rng.values(4, 0.5f, 2.f);
+  m.initFloat("w", {4, 3, 3}, w);
+  m.initFloat("gamma", {4}, gamma);
+  m.initFloat("beta", {4}, beta);
+  m.initFloat("mean", {4}, mean);
+  m.initFloat("var", {4}, var);
+  auto& c = m.node("Conv", {"x", "w"}, {"c"});
+  attrInts(c, "pads", {1, 1});
+  m.node("BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"y"});
+  m.output("y");
+  auto x = rng.values(2 * 3 * 9);
+  std::map<std::string, Tensor> out;
+  std::vector<uint8_t> bytes;
+  Status s = run(m, {{"x", x}}, out, &bytes);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  plan::Plan plan;
+  ASSERT_TRUE(plan::readPlan(bytes.data(), bytes.size(), plan).isOk());
+  for (const plan::Step& step : plan.steps)
+    EXPECT_NE(step.type, LayerType::kELEMENTWISE) << "BN left in the plan: " << step.layerName;
+  std::vector<float> ref(2 * 4 * 9);
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t k = 0; k < 4; ++k)
+      for (int64_t i = 0; i < 9; ++i) {
+        double acc = 0;
+        for (int64_t ci = 0; ci < 3; ++ci)
+          for (int64_t a = 0; a < 3; ++a) {
+            const int64_t j = i + a - 1;
+            if (j >= 0 && j < 9)
+              acc += double(x[size_t((n * 3 + ci) * 9 + j)]) * w[size_t((k * 3 + ci) * 3 + a)];
+          }
+        ref[size_t((n * 4 + k) * 9 + i)] =
+            float((acc - mean[size_t(k)]) / std::sqrt(var[size_t(k)] + 1e-5f) * gamma[size_t(k)] +
+                  beta[size_t(k)]);
+      }
   expectNear(out["y"].v, ref, 1e-4f, rng.seed);
 }
 

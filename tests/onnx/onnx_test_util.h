@@ -123,12 +123,14 @@ inline Status parse(const Model& m, std::unique_ptr<INetworkDefinition>& net) {
   return parseOnnxBytes(b.data(), b.size(), "test", *net);
 }
 
-// Parses, builds, runs with fp32 inputs; fills `out` with every output by name.
+// Parses, builds, runs with fp32 inputs; fills `out` with every output by name (and `planBytes`
+// with the plan, when given).
 inline Status run(const Model& m, const std::map<std::string, std::vector<float>>& inputs,
-                  std::map<std::string, Tensor>& out) {
+                  std::map<std::string, Tensor>& out, std::vector<uint8_t>* planBytes = nullptr) {
   std::unique_ptr<INetworkDefinition> net;
   KILN_RETURN_IF_ERROR(parse(m, net));
-  std::vector<uint8_t> plan;
+  std::vector<uint8_t> local;
+  std::vector<uint8_t>& plan = planBytes ? *planBytes : local;
   BuilderConfig config;
   config.timingRuns = 1;
   config.warmupRuns = 0;

@@ -1,0 +1,57 @@
+// A builder pass is a function over a mutable Graph: it rewrites what it knows how to improve
+// and says what it changed (and what it looked at but left alone, and why) in its context.
+// Passes run on the builder's own copy of the network's graph, before lowering (pipeline.h), so
+// a network from the C++ API and the same network from ONNX get the same plan.
+//
+// Between passes a graph is compact (no removed nodes) and topologically ordered; a pass edits
+// through GraphEditor (graph_edit.h) and compacts once at its end.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "builder/graph.h"
+#include "kiln/status.h"
+
+namespace kiln::passes {
+
+struct PassLimits {
+  // A computed constant (constant folding) larger than either is left to the plan to compute:
+  // a tiny model can ask for any size, and the plan would carry it as weights.
+  int64_t maxFoldElements = int64_t(1) << 26;
+  uint64_t maxFoldBytes = uint64_t(256) << 20;
+};
+
+class PassContext {
+ public:
+  explicit PassContext(PassLimits limits = {}) : limits_(limits) {}
+  const PassLimits& limits() const { return limits_; }
+
+  // One change, naming the layers involved: "folded 'bn_mul' (Elementwise kMUL) into ...".
+  void changed(std::string line) { changes_.push_back(std::move(line)); }
+  // A candidate left alone, with the reason: "left 'x' (Gather) alone: ...".
+  void declined(std::string line) { declines_.push_back(std::move(line)); }
+
+  const std::vector<std::string>& changes() const { return changes_; }
+  const std::vector<std::string>& declines() const { return declines_; }
+
+ private:
+  PassLimits limits_;
+  std::vector<std::string> changes_, declines_;
+};
+
+using PassFunction = Status (*)(Graph& graph, PassContext& context);
+
+struct Pass {
+  const char* name;  // as the verbose log shows it: "pass constant_folding: ..."
+  PassFunction run;
+};
+
+// One per file of this folder.
+Status eliminateIdentities(Graph& graph, PassContext& context);  // identity_elimination.cpp
+Status foldConstants(Graph& graph, PassContext& context);        // constant_folding.cpp
+Status foldAffine(Graph& graph, PassContext& context);           // affine_folding.cpp
+Status eliminateDeadLayers(Graph& graph, PassContext& context);  // dead_layer_elimination.cpp
+
+}  // namespace kiln::passes

@@ -1,0 +1,35 @@
+#include "builder/passes/pipeline.h"
+
+namespace kiln::passes {
+
+std::span<const Pass> defaultPipeline() {
+  // A plain ordered table: later passes (fusions) join it here.
+  //  - identities go first, so that the folds see through the layers that do nothing;
+  //  - constant folding before affine folding, so that per-channel constants computed from
+  //    other constants (a BatchNorm written out in layers) are plain constants by then;
+  //  - dead-layer elimination last: it also removes the constants the folds left unread.
+  static const Pass passes[] = {
+      {"identity_elimination", eliminateIdentities},
+      {"constant_folding", foldConstants},
+      {"affine_folding", foldAffine},
+      {"dead_layer_elimination", eliminateDeadLayers},
+  };
+  return passes;
+}
+
+Status runPipeline(Graph& graph, std::span<const Pass> passes, const PassLimits& limits,
+                   std::vector<std::string>* log) {
+  for (const Pass& pass : passes) {
+    PassContext context(limits);
+    Status s = pass.run(graph, context);
+    if (!s) return s.withContext(std::string("builder pass ") + pass.name);
+    if (!log) continue;
+    const std::string prefix = std::string("pass ") + pass.name + ": ";
+    if (context.changes().empty()) log->push_back(prefix + "no change");
+    for (const std::string& line : context.changes()) log->push_back(prefix + line);
+    for (const std::string& line : context.declines()) log->push_back(prefix + line);
+  }
+  return Status::ok();
+}
+
+}  // namespace kiln::passes
