@@ -180,28 +180,9 @@ Status runContexts(IEngine& engine, const std::vector<HostTensor>& inputs, int c
 std::vector<float> asFloats(const HostTensor& t) {
   const int64_t n = volume(t.desc.dims);
   std::vector<float> v(n > 0 ? static_cast<size_t>(n) : 0);
-  for (size_t k = 0; k < v.size(); ++k) {
-    switch (t.desc.type) {
-      case DataType::kFLOAT:
-        std::memcpy(&v[k], t.data.data() + 4 * k, 4);
-        break;
-      case DataType::kHALF: {
-        uint16_t h;
-        std::memcpy(&h, t.data.data() + 2 * k, 2);
-        v[k] = halfToFloat(h);
-        break;
-      }
-      case DataType::kBF16: {
-        uint16_t h;
-        std::memcpy(&h, t.data.data() + 2 * k, 2);
-        v[k] = bf16ToFloat(h);
-        break;
-      }
-      default:
-        v[k] = 0;
-        break;
-    }
-  }
+  if (!isFloatType(t.desc.type)) return v;
+  for (size_t k = 0; k < v.size(); ++k)
+    v[k] = static_cast<float>(readElement(t.data.data(), t.desc.type, int64_t(k)));
   return v;
 }
 

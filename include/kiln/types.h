@@ -63,6 +63,11 @@ size_t dataTypeSize(DataType type);
 const char* dataTypeName(DataType type);
 // "linear" or "channels_last".
 const char* formatName(TensorFormat format);
+// Element `index` of packed `data` of type `type`, as a double (exact for every type but int64
+// beyond 2^53), and the reverse: `value` stored as a cast to `type` would (floats rounded to
+// nearest, integers truncated toward zero and saturated, NaN as 0; bool is value != 0).
+double readElement(const void* data, DataType type, int64_t index);
+void writeElement(void* data, DataType type, int64_t index, double value);
 // Product of the dims (1 for rank 0); -1 if any dim is negative or the product overflows.
 int64_t volume(const Dims& dims);
 

@@ -1,7 +1,10 @@
 #include "kiln/types.h"
 
+#include <cmath>
+#include <cstring>
 #include <limits>
 
+#include "kiln/float16.h"
 #include "kiln/layers.h"
 #include "kiln/plugin.h"
 
@@ -64,6 +67,72 @@ int64_t volume(const Dims& dims) {
     v *= d;
   }
   return v;
+}
+
+namespace {
+
+template <typename T>
+T loadAt(const void* data, int64_t index) {
+  T v;
+  std::memcpy(&v, static_cast<const uint8_t*>(data) + index * int64_t(sizeof(T)), sizeof(T));
+  return v;
+}
+
+template <typename T>
+void storeAt(void* data, int64_t index, T v) {
+  std::memcpy(static_cast<uint8_t*>(data) + index * int64_t(sizeof(T)), &v, sizeof(T));
+}
+
+// Truncated toward zero and saturated to T's range; NaN becomes 0 (a plain cast would be UB).
+template <typename T>
+T toInteger(double v) {
+  if (std::isnan(v)) return 0;
+  const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+  const double hi = static_cast<double>(std::numeric_limits<T>::max());
+  if (v <= lo) return std::numeric_limits<T>::lowest();
+  if (v >= hi) return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
+
+}  // namespace
+
+double readElement(const void* data, DataType type, int64_t index) {
+  switch (type) {
+    case DataType::kFLOAT:
+      return loadAt<float>(data, index);
+    case DataType::kHALF:
+      return halfToFloat(loadAt<uint16_t>(data, index));
+    case DataType::kBF16:
+      return bf16ToFloat(loadAt<uint16_t>(data, index));
+    case DataType::kINT8:
+      return loadAt<int8_t>(data, index);
+    case DataType::kINT32:
+      return loadAt<int32_t>(data, index);
+    case DataType::kINT64:
+      return static_cast<double>(loadAt<int64_t>(data, index));
+    case DataType::kBOOL:
+      return loadAt<uint8_t>(data, index) ? 1 : 0;
+  }
+  return 0;
+}
+
+void writeElement(void* data, DataType type, int64_t index, double value) {
+  switch (type) {
+    case DataType::kFLOAT:
+      return storeAt<float>(data, index, static_cast<float>(value));
+    case DataType::kHALF:
+      return storeAt<uint16_t>(data, index, floatToHalf(static_cast<float>(value)));
+    case DataType::kBF16:
+      return storeAt<uint16_t>(data, index, floatToBf16(static_cast<float>(value)));
+    case DataType::kINT8:
+      return storeAt<int8_t>(data, index, toInteger<int8_t>(value));
+    case DataType::kINT32:
+      return storeAt<int32_t>(data, index, toInteger<int32_t>(value));
+    case DataType::kINT64:
+      return storeAt<int64_t>(data, index, toInteger<int64_t>(value));
+    case DataType::kBOOL:
+      return storeAt<uint8_t>(data, index, value != 0 ? 1 : 0);
+  }
 }
 
 const char* layerTypeName(LayerType type) {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/json.h"  // appendJsonString, for the writers of trace lines
 #include "kiln/status.h"
 
 namespace kiln {
@@ -32,9 +33,5 @@ struct JsonObject {
 // Parses one line holding exactly one flat object (surrounding whitespace allowed). Errors are
 // kInvalidArgument with a message like "column 17: expected ':' after key \"seq\"".
 Status parseJsonLine(std::string_view line, JsonObject& out);
-
-// Appends `text` as a JSON string literal (quotes included). Quotes, backslashes and control
-// characters are escaped; other bytes, UTF-8 included, are copied as they are.
-void appendJsonString(std::string& out, std::string_view text);
 
 }  // namespace kiln

@@ -71,83 +71,10 @@ DataType narrowest(const Combination& c) {
 
 // ---- values <-> bytes -----------------------------------------------------------------------
 
-void storeValue(uint8_t* p, DataType t, double v) {
-  switch (t) {
-    case DataType::kFLOAT: {
-      const float f = static_cast<float>(v);
-      std::memcpy(p, &f, 4);
-      break;
-    }
-    case DataType::kHALF: {
-      const uint16_t h = floatToHalf(static_cast<float>(v));
-      std::memcpy(p, &h, 2);
-      break;
-    }
-    case DataType::kBF16: {
-      const uint16_t h = floatToBf16(static_cast<float>(v));
-      std::memcpy(p, &h, 2);
-      break;
-    }
-    case DataType::kINT8: {
-      const int8_t x = static_cast<int8_t>(v);
-      std::memcpy(p, &x, 1);
-      break;
-    }
-    case DataType::kINT32: {
-      const int32_t x = static_cast<int32_t>(v);
-      std::memcpy(p, &x, 4);
-      break;
-    }
-    case DataType::kINT64: {
-      const int64_t x = static_cast<int64_t>(v);
-      std::memcpy(p, &x, 8);
-      break;
-    }
-    case DataType::kBOOL:
-      *p = v != 0 ? 1 : 0;
-      break;
-  }
-}
-
-double loadValue(const uint8_t* p, DataType t) {
-  switch (t) {
-    case DataType::kFLOAT: {
-      float f;
-      std::memcpy(&f, p, 4);
-      return f;
-    }
-    case DataType::kHALF: {
-      uint16_t h;
-      std::memcpy(&h, p, 2);
-      return halfToFloat(h);
-    }
-    case DataType::kBF16: {
-      uint16_t h;
-      std::memcpy(&h, p, 2);
-      return bf16ToFloat(h);
-    }
-    case DataType::kINT8:
-      return static_cast<int8_t>(*p);
-    case DataType::kINT32: {
-      int32_t x;
-      std::memcpy(&x, p, 4);
-      return x;
-    }
-    case DataType::kINT64: {
-      int64_t x;
-      std::memcpy(&x, p, 8);
-      return static_cast<double>(x);
-    }
-    case DataType::kBOOL:
-      return *p ? 1 : 0;
-  }
-  return 0;
-}
-
 std::vector<double> toValues(const std::vector<uint8_t>& bytes, DataType t) {
   const size_t size = dataTypeSize(t);
   std::vector<double> v(size ? bytes.size() / size : 0);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = loadValue(bytes.data() + i * size, t);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = readElement(bytes.data(), t, int64_t(i));
   return v;
 }
 
@@ -285,8 +212,7 @@ void Checker::makeInputs() {
       }
     }
     t.bytes.resize(static_cast<size_t>(n) * dataTypeSize(in.type));
-    for (int64_t k = 0; k < n; ++k)
-      storeValue(t.bytes.data() + k * dataTypeSize(in.type), in.type, values[k]);
+    for (int64_t k = 0; k < n; ++k) writeElement(t.bytes.data(), in.type, k, values[k]);
     // The reference sees exactly what the plugin sees (values rounded to the declared type).
     referenceInputs_.push_back({in.dims, in.type, toValues(t.bytes, in.type)});
     inputs_.push_back(std::move(t));
@@ -787,8 +713,8 @@ std::vector<PluginCheckTensor> Checker::roundedInputs(const Combination& c) cons
     if (!isFloatType(in[i].type) || !isFloatType(t) || t == in[i].type) continue;
     uint8_t bytes[8];
     for (double& v : in[i].values) {
-      storeValue(bytes, t, v);
-      v = loadValue(bytes, t);
+      writeElement(bytes, t, 0, v);
+      v = readElement(bytes, t, 0);
     }
   }
   return in;

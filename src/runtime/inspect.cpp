@@ -2,40 +2,15 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/json.h"
+#include "core/param_fields.h"
 #include "kiln/runtime.h"
 #include "runtime/engine_state.h"
 
 namespace kiln {
 namespace {
 
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string quote(const std::string& s) { return jsonString(s); }
 
 std::string dimsJson(const Dims& d) {
   std::string s = "[";
@@ -101,7 +76,8 @@ std::string inspectPlan(const plan::Plan& p) {
     o << (s ? "," : "") << "\n    {\"name\": " << quote(step.layerName)
       << ", \"type\": " << quote(layerTypeName(step.type)) << ", \"tactic\": " << quote(step.tactic)
       << ", \"median_ms\": " << number(step.medianMs)
-      << ", \"workspace_bytes\": " << step.workspaceBytes;
+      << ", \"workspace_bytes\": " << step.workspaceBytes
+      << ", \"params\": " << param_fields::toJson(step.params);
     if (step.pluginIndex >= 0) o << ", \"plugin\": " << quote(p.plugins[step.pluginIndex].name);
     o << ",\n     \"inputs\": [";
     for (size_t i = 0; i < step.inputs.size(); ++i)

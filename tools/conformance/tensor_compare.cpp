@@ -43,16 +43,8 @@ int64_t loadInt(DataType t, const uint8_t* p, int64_t i) {
 }
 
 double loadDouble(DataType t, const uint8_t* p, int64_t i) {
-  switch (t) {
-    case DataType::kFLOAT:
-      return load<float>(p, i);
-    case DataType::kHALF:
-      return halfToFloat(load<uint16_t>(p, i));
-    case DataType::kBF16:
-      return bf16ToFloat(load<uint16_t>(p, i));
-    default:
-      return static_cast<double>(loadInt(t, p, i));
-  }
+  // Integers exactly (int64 past 2^53 included), floats through kiln's one element reader.
+  return isFloatType(t) ? readElement(p, t, i) : static_cast<double>(loadInt(t, p, i));
 }
 
 void storeValue(DataType t, uint8_t* p, int64_t i, double v, int64_t iv, bool fromInt) {

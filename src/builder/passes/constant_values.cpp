@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "builder/passes/graph_edit.h"
-#include "kiln/float16.h"
 
 namespace kiln::passes {
 namespace {
@@ -24,24 +23,7 @@ bool sized(const GraphTensor& t) {
 }  // namespace
 
 double constantValue(const GraphTensor& t, int64_t k) {
-  const uint8_t* p = t.constant->data();
-  switch (t.shape.type) {
-    case DataType::kFLOAT:
-      return load<float>(p, k);
-    case DataType::kHALF:
-      return halfToFloat(load<uint16_t>(p, k));
-    case DataType::kBF16:
-      return bf16ToFloat(load<uint16_t>(p, k));
-    case DataType::kINT8:
-      return load<int8_t>(p, k);
-    case DataType::kINT32:
-      return load<int32_t>(p, k);
-    case DataType::kINT64:
-      return double(load<int64_t>(p, k));
-    case DataType::kBOOL:
-      return p[k] ? 1 : 0;
-  }
-  return 0;
+  return readElement(t.constant->data(), t.shape.type, k);
 }
 
 bool constantIsAll(const GraphTensor& t, double value) {
