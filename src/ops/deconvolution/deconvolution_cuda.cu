@@ -2,24 +2,15 @@
 // one output element per index sums, with FP32 accumulation, the inputs whose scatter window
 // covers it, for FP32/FP16/BF16 in linear or channels-last. Obviously right rather than fast: it
 // is the reference the cuDNN tactic is checked against, and runs on the host under
-// RunContext::emulate.
+// RunContext::emulate. Its index rule is the CPU's (deconvolution_semantics.h).
 #include "backends/cuda/conv_reference_kernel.cuh"
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/rank4_index.cuh"
 #include "ops/deconvolution/deconvolution_cuda.h"
+#include "ops/deconvolution/deconvolution_semantics.h"
 
 namespace kiln::cuda {
 namespace {
-
-// Input index along one axis that output index o reads through tap t, or -1 (the gather form of
-// the transposed convolution, as the CPU reference).
-__host__ __device__ inline int64_t deconvSource(int64_t o, int64_t t, int64_t stride,
-                                                int64_t padBegin, int64_t dilation, int64_t in) {
-  const int64_t v = o + padBegin - t * dilation;
-  if (v < 0 || v % stride != 0) return -1;
-  const int64_t idx = v / stride;
-  return idx < in ? idx : -1;
-}
 
 template <typename T>
 struct DeconvOp {
@@ -34,10 +25,10 @@ struct DeconvOp {
     const int64_t grp = k / g.kg, m = k % g.kg;
     float sum = bias ? toFloat(bias[k]) : 0.f;
     for (int64_t r = 0; r < g.kh; ++r) {
-      const int64_t ih = deconvSource(oh, r, g.sh, g.padTop, g.dh, g.h);
+      const int64_t ih = ops::deconvolution::sourceIndex(oh, r, g.sh, g.padTop, g.dh, g.h);
       if (ih < 0) continue;
       for (int64_t q = 0; q < g.kw; ++q) {
-        const int64_t iw = deconvSource(ow, q, g.sw, g.padLeft, g.dw, g.w);
+        const int64_t iw = ops::deconvolution::sourceIndex(ow, q, g.sw, g.padLeft, g.dw, g.w);
         if (iw < 0) continue;
         for (int64_t c = 0; c < g.cg; ++c) {
           const int64_t ci = grp * g.cg + c;

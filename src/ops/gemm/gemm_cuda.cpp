@@ -13,6 +13,7 @@
 #include "backends/cuda/float_layer_checks.h"
 #include "backends/cuda/library_handles.h"
 #include "ops/gemm/gemm_cuda.h"
+#include "ops/gemm/gemm_semantics.h"
 #include "ops/op.h"
 
 namespace kiln::cuda {
@@ -36,8 +37,7 @@ bool readGemm(const KernelConfig& c, const char* tactic, GemmGeometry* g, std::s
   g->hasC = c.inputs.size() == 3;
   if (g->hasC) {
     const Dims& cd = c.inputs[2].dims;
-    g->cRows = cd.nbDims == 2 ? cd.d[0] : 1;
-    g->cCols = cd.nbDims >= 1 ? cd.d[cd.nbDims - 1] : 1;
+    ops::gemm::cExtent(cd.nbDims, cd.d, &g->cRows, &g->cCols);
   }
   return true;
 }

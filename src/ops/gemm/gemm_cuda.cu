@@ -1,17 +1,19 @@
 // kiln's own CUDA gemm: one output element per index, looping over k with FP32 accumulation, for
 // FP32/FP16/BF16. Obviously right rather than fast: it is the reference the cuBLAS tactic is
 // checked against, and runs on the host under RunContext::emulate. Also the small kernel that
-// writes beta * C before the cuBLAS call.
+// writes beta * C before the cuBLAS call. op(A), op(B) and C's broadcast are the CPU's
+// (gemm_semantics.h).
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/float_layer_checks.h"
 #include "ops/gemm/gemm_cuda.h"
+#include "ops/gemm/gemm_semantics.h"
 
 namespace kiln::cuda {
 namespace {
 
 template <typename T>
 __host__ __device__ inline float cAt(const T* c, const GemmGeometry& g, int64_t row, int64_t col) {
-  return toFloat(c[(g.cRows == 1 ? 0 : row) * g.cCols + (g.cCols == 1 ? 0 : col)]);
+  return toFloat(c[ops::gemm::cIndex(row, col, g.cRows, g.cCols)]);
 }
 
 template <typename T>
@@ -25,8 +27,8 @@ struct GemmOp {
     const int64_t col = i % g.n, row = i / g.n;
     float sum = 0.f;
     for (int64_t p = 0; p < g.k; ++p) {
-      const float av = toFloat(g.transA ? a[p * g.lda + row] : a[row * g.lda + p]);
-      const float bv = toFloat(g.transB ? b[col * g.ldb + p] : b[p * g.ldb + col]);
+      const float av = toFloat(ops::gemm::elementA(a, g.transA, g.lda, row, p));
+      const float bv = toFloat(ops::gemm::elementB(b, g.transB, g.ldb, p, col));
       sum += av * bv;
     }
     float v = g.alpha * sum;

@@ -12,7 +12,8 @@
 
 namespace kiln::cuda {
 
-// Gemm: y [m, n] = alpha op(A) op(B) + beta C, C [cRows, cCols] aligned right to [m, n].
+// Gemm: y [m, n] = alpha op(A) op(B) + beta C, C [cRows, cCols] aligned right to [m, n] (see
+// gemm_semantics.h).
 struct GemmGeometry {
   DataType type = DataType::kFLOAT;
   bool transA = false, transB = false;

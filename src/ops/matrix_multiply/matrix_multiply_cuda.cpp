@@ -20,6 +20,7 @@
 #include "backends/cuda/float_layer_checks.h"
 #include "backends/cuda/library_handles.h"
 #include "ops/matrix_multiply/matrix_multiply_cuda.h"
+#include "ops/matrix_multiply/matrix_multiply_semantics.h"
 #include "ops/op.h"
 
 namespace kiln::cuda {
@@ -41,19 +42,13 @@ bool readMatmul(const KernelConfig& c, const char* tactic, MatmulGeometry* g, st
   g->ldb = b.d[b.nbDims - 1];
   g->batchRank = y.nbDims - 2;
   g->batchCount = 1;
-  // Batch strides of each operand, numpy broadcasting (dims aligned right, size 1 stretches).
-  int64_t aStride = g->m * g->k, bStride = g->k * g->n;
-  for (int32_t i = g->batchRank - 1; i >= 0; --i) {
+  for (int32_t i = 0; i < g->batchRank; ++i) {
     g->batch[i] = y.d[i];
     g->batchCount *= y.d[i];
-    const int32_t ia = i - (g->batchRank - (a.nbDims - 2));
-    const int32_t ib = i - (g->batchRank - (b.nbDims - 2));
-    const int64_t da = ia >= 0 ? a.d[ia] : 1, db = ib >= 0 ? b.d[ib] : 1;
-    g->aStride[i] = da == 1 ? 0 : aStride;
-    g->bStride[i] = db == 1 ? 0 : bStride;
-    aStride *= da;
-    bStride *= db;
   }
+  // Element strides of each operand along the batch axes, numpy broadcasting.
+  ops::matrix_multiply::broadcastStrides(g->batchRank, a.d, a.nbDims - 2, g->m * g->k, g->aStride);
+  ops::matrix_multiply::broadcastStrides(g->batchRank, b.d, b.nbDims - 2, g->k * g->n, g->bStride);
   return true;
 }
 
@@ -121,17 +116,10 @@ std::unique_ptr<Kernel> createCublas(const KernelConfig& c, std::string* whyNot)
   }
   // Element offsets of A and B for each product, and whether one stride describes them.
   std::vector<int64_t> aOff(static_cast<size_t>(g.batchCount)), bOff(aOff.size());
-  for (int64_t p = 0; p < g.batchCount; ++p) {
-    int64_t t = p, ao = 0, bo = 0;
-    for (int32_t d = g.batchRank - 1; d >= 0; --d) {
-      const int64_t coord = t % g.batch[d];
-      t /= g.batch[d];
-      ao += coord * g.aStride[d];
-      bo += coord * g.bStride[d];
-    }
-    aOff[static_cast<size_t>(p)] = ao;
-    bOff[static_cast<size_t>(p)] = bo;
-  }
+  for (int64_t p = 0; p < g.batchCount; ++p)
+    ops::matrix_multiply::batchOffsets(p, g.batchRank, g.batch, g.aStride, g.bStride,
+                                       &aOff[static_cast<size_t>(p)],
+                                       &bOff[static_cast<size_t>(p)]);
   auto strideOf = [&](const std::vector<int64_t>& off, int64_t matrix, int64_t* stride) {
     bool shared = true, perProduct = true;
     for (size_t p = 0; p < off.size(); ++p) {

@@ -1,9 +1,11 @@
 // kiln's own CUDA matrix multiply: one output element per index, looping over k with FP32
 // accumulation, for FP32/FP16/BF16. Obviously right rather than fast: it is the reference the
-// cuBLAS tactic is checked against, and runs on the host under RunContext::emulate.
+// cuBLAS tactic is checked against, and runs on the host under RunContext::emulate. op(A), op(B)
+// and the batch broadcasting are the CPU's (matrix_multiply_semantics.h).
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/float_layer_checks.h"
 #include "ops/matrix_multiply/matrix_multiply_cuda.h"
+#include "ops/matrix_multiply/matrix_multiply_semantics.h"
 
 namespace kiln::cuda {
 namespace {
@@ -15,23 +17,19 @@ struct MatmulOp {
   T* y;
   MatmulGeometry g;
   __host__ __device__ void operator()(int64_t i) const {
+    namespace mm = ops::matrix_multiply;
     const int64_t col = i % g.n;
     int64_t t = i / g.n;
     const int64_t row = t % g.m;
     t /= g.m;
-    int64_t aOff = 0, bOff = 0;
-    for (int32_t d = g.batchRank - 1; d >= 0; --d) {
-      const int64_t coord = t % g.batch[d];
-      t /= g.batch[d];
-      aOff += coord * g.aStride[d];
-      bOff += coord * g.bStride[d];
-    }
+    int64_t aOff, bOff;
+    mm::batchOffsets(t, g.batchRank, g.batch, g.aStride, g.bStride, &aOff, &bOff);
     const T* am = a + aOff;
     const T* bm = b + bOff;
     float sum = 0.f;
     for (int64_t p = 0; p < g.k; ++p) {
-      const float av = toFloat(g.transA ? am[p * g.lda + row] : am[row * g.lda + p]);
-      const float bv = toFloat(g.transB ? bm[col * g.ldb + p] : bm[p * g.ldb + col]);
+      const float av = toFloat(mm::elementA(am, g.transA, g.lda, row, p));
+      const float bv = toFloat(mm::elementB(bm, g.transB, g.ldb, p, col));
       sum += av * bv;
     }
     y[i] = fromFloat<T>(sum);

@@ -13,7 +13,8 @@
 namespace kiln::cuda {
 
 // Matrix multiply, numpy rules: y [batch..., m, n] = op(A) op(B); per output batch axis the
-// element strides of A and B (0 where that operand broadcasts along it).
+// element strides of A and B (0 where that operand broadcasts along it; see
+// matrix_multiply_semantics.h).
 struct MatmulGeometry {
   DataType type = DataType::kFLOAT;
   bool transA = false, transB = false;

@@ -1,7 +1,8 @@
 // Pooling's CUDA tactics: kiln's own per-element kernel (max, average, global max, global
 // average), one output element per index with FP32 accumulation, for FP32/FP16/BF16 in linear or
-// channels-last; it also runs on the host under RunContext::emulate. No library tactic: the
-// validation and the tactic list live here too.
+// channels-last; it also runs on the host under RunContext::emulate. The window, divisor and NaN
+// rules are the CPU's (pooling_semantics.h). No library tactic: the validation and the tactic list
+// live here too.
 #include <math.h>
 
 #include <string>
@@ -10,6 +11,7 @@
 #include "backends/cuda/float_layer_checks.h"
 #include "backends/cuda/rank4_index.cuh"
 #include "ops/op.h"
+#include "ops/pooling/pooling_semantics.h"
 
 namespace kiln::cuda {
 namespace {
@@ -61,43 +63,34 @@ bool readPooling(const KernelConfig& c, const char* tactic, PoolGeometry* g, std
   return true;
 }
 
-// Windows clipped to the image (padding never wins a max); the average divides by the window
-// clipped to the padded input (countIncludePad) or to the image, exactly as the CPU reference.
 template <typename T>
 struct PoolOp {
   const T* x;
   T* y;
   PoolGeometry g;
   __host__ __device__ void operator()(int64_t i) const {
+    namespace pooling = ops::pooling;
     int64_t n, c, oh, ow;
     decode4(i, g.c, g.oh, g.ow, g.channelsLast, &n, &c, &oh, &ow);
-    const int64_t h0 = oh * g.sh - g.padTop, h1 = h0 + g.kh;
-    const int64_t w0 = ow * g.sw - g.padLeft, w1 = w0 + g.kw;
-    const int64_t ih0 = h0 > 0 ? h0 : 0, ih1 = h1 < g.h ? h1 : g.h;
-    const int64_t iw0 = w0 > 0 ? w0 : 0, iw1 = w1 < g.w ? w1 : g.w;
+    const pooling::Window wh = pooling::window(oh, g.kh, g.sh, g.padTop, g.h);
+    const pooling::Window ww = pooling::window(ow, g.kw, g.sw, g.padLeft, g.w);
     float v;
     if (g.isMax) {
       float m = -INFINITY;
-      for (int64_t h = ih0; h < ih1 && m == m; ++h)
-        for (int64_t ww = iw0; ww < iw1; ++ww) {
-          const float e = toFloat(x[offset4(n, c, h, ww, g.c, g.h, g.w, g.channelsLast)]);
-          if (e > m || e != e) m = e;  // NaN propagates, as on the CPU
-          if (m != m) break;
+      for (int64_t ih = wh.first; ih < wh.last && !pooling::isNan(m); ++ih)
+        for (int64_t iw = ww.first; iw < ww.last; ++iw) {
+          const float e = toFloat(x[offset4(n, c, ih, iw, g.c, g.h, g.w, g.channelsLast)]);
+          m = pooling::maxStep(m, e);
+          if (pooling::isNan(m)) break;
         }
       v = m;
     } else {
       float sum = 0.f;
-      for (int64_t h = ih0; h < ih1; ++h)
-        for (int64_t ww = iw0; ww < iw1; ++ww)
-          sum += toFloat(x[offset4(n, c, h, ww, g.c, g.h, g.w, g.channelsLast)]);
-      int64_t count;
-      if (g.countIncludePad) {
-        const int64_t hEnd = h1 < g.h + g.padBottom ? h1 : g.h + g.padBottom;
-        const int64_t wEnd = w1 < g.w + g.padRight ? w1 : g.w + g.padRight;
-        count = (hEnd - h0) * (wEnd - w0);
-      } else {
-        count = (ih1 - ih0) * (iw1 - iw0);
-      }
+      for (int64_t ih = wh.first; ih < wh.last; ++ih)
+        for (int64_t iw = ww.first; iw < ww.last; ++iw)
+          sum += toFloat(x[offset4(n, c, ih, iw, g.c, g.h, g.w, g.channelsLast)]);
+      const int64_t count =
+          pooling::averageCount(wh, ww, g.h, g.w, g.padBottom, g.padRight, g.countIncludePad);
       v = sum / static_cast<float>(count);
     }
     y[i] = fromFloat<T>(v);
