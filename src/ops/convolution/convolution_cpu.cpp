@@ -7,6 +7,7 @@
 
 #include "backends/cpu/sgemm.h"
 #include "backends/cpu/tactic_checks.h"
+#include "ops/convolution/convolution_semantics.h"
 #include "ops/op.h"
 
 namespace kiln::cpu {
@@ -77,7 +78,8 @@ bool readGeometry(const KernelConfig& config, const char* tactic, ConvGeometry* 
   return true;
 }
 
-// Plain loops with double accumulation: obviously right, the yardstick for the others.
+// Plain loops with double accumulation: obviously right, the yardstick for the others. The index
+// rule is the CUDA kernels' (convolution_semantics.h).
 class ConvReference final : public Kernel {
  public:
   explicit ConvReference(const ConvGeometry& g) : g_(g) {}
@@ -90,7 +92,8 @@ class ConvReference final : public Kernel {
     const ConvolutionParams& p = g_.p;
     for (int64_t n = 0; n < g_.batch; ++n) {
       for (int64_t k = 0; k < g_.outChannels; ++k) {
-        const int64_t c0 = (k / g_.groupOutChannels) * g_.groupChannels;
+        const int64_t c0 =
+            ops::convolution::groupFirstChannel(k, g_.groupOutChannels, g_.groupChannels);
         const float* wk = w + k * g_.patch;
         for (int64_t oh = 0; oh < g_.outHeight; ++oh) {
           for (int64_t ow = 0; ow < g_.outWidth; ++ow) {
@@ -98,11 +101,13 @@ class ConvReference final : public Kernel {
             for (int64_t c = 0; c < g_.groupChannels; ++c) {
               const float* xc = x + ((n * g_.channels) + c0 + c) * g_.height * g_.width;
               for (int64_t r = 0; r < p.kernelH; ++r) {
-                const int64_t ih = oh * p.strideH - p.padTop + r * p.dilationH;
-                if (ih < 0 || ih >= g_.height) continue;
+                const int64_t ih =
+                    ops::convolution::inputIndex(oh, r, p.strideH, p.padTop, p.dilationH);
+                if (KILN_CONVOLUTION_IS_PADDING(ih, g_.height)) continue;
                 for (int64_t q = 0; q < p.kernelW; ++q) {
-                  const int64_t iw = ow * p.strideW - p.padLeft + q * p.dilationW;
-                  if (iw < 0 || iw >= g_.width) continue;
+                  const int64_t iw =
+                      ops::convolution::inputIndex(ow, q, p.strideW, p.padLeft, p.dilationW);
+                  if (KILN_CONVOLUTION_IS_PADDING(iw, g_.width)) continue;
                   sum += static_cast<double>(xc[ih * g_.width + iw]) *
                          wk[(c * p.kernelH + r) * p.kernelW + q];
                 }
@@ -214,14 +219,15 @@ class ConvIm2colSgemm final : public ConvGemmBase {
           int64_t oh = j0 / g_.outWidth, ow = j0 % g_.outWidth;
           for (int64_t j = 0; j < cols;) {
             const int64_t span = std::min(g_.outWidth - ow, cols - j);
-            const int64_t ih = oh * p.strideH - p.padTop + r * p.dilationH;
-            if (ih < 0 || ih >= g_.height) {
+            const int64_t ih =
+                ops::convolution::inputIndex(oh, r, p.strideH, p.padTop, p.dilationH);
+            if (KILN_CONVOLUTION_IS_PADDING(ih, g_.height)) {
               std::fill_n(dst + j, span, 0.f);
             } else {
               // Pixels t in [lo, hi) read inside the row; the rest read padding.
               const float* row = xc + ih * g_.width;
               const int64_t sw = p.strideW;
-              const int64_t iw0 = ow * sw - p.padLeft + q * p.dilationW;
+              const int64_t iw0 = ops::convolution::inputIndex(ow, q, sw, p.padLeft, p.dilationW);
               const int64_t lo = std::min(span, iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw);
               const int64_t hi = std::max(
                   lo, std::min(span, iw0 >= g_.width ? 0 : (g_.width - iw0 + sw - 1) / sw));

@@ -1,14 +1,15 @@
 // CPU transposed convolution (ONNX ConvTranspose): sgemm + col2im, and the plain gather-form
 // reference (each output element sums, in double, the inputs whose scatter window covers it).
-// fp32 linear NCHW.
+// fp32 linear NCHW. Both index forms are the CUDA kernels' (deconvolution_semantics.h).
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/kernel.h"
-#include "backends/cpu/tactic_checks.h"
 #include "backends/cpu/sgemm.h"
+#include "backends/cpu/tactic_checks.h"
+#include "ops/deconvolution/deconvolution_semantics.h"
 #include "ops/op.h"
 
 namespace kiln::cpu {
@@ -21,15 +22,6 @@ struct DeconvGeometry {
   int64_t groupChannels = 0, groupOutChannels = 0;
   bool hasBias = false;
 };
-
-// Input index along one axis that output index o reads through kernel tap k, or -1.
-inline int64_t sourceIndex(int64_t o, int64_t k, int32_t stride, int32_t padBegin, int32_t dilation,
-                           int64_t in) {
-  const int64_t t = o + padBegin - k * dilation;
-  if (t < 0 || t % stride != 0) return -1;
-  const int64_t i = t / stride;
-  return i < in ? i : -1;
-}
 
 class DeconvReference final : public Kernel {
  public:
@@ -50,10 +42,12 @@ class DeconvReference final : public Kernel {
           for (int64_t ow = 0; ow < g_.outWidth; ++ow) {
             double sum = bias ? bias[k] : 0.0;
             for (int64_t r = 0; r < p.kernelH; ++r) {
-              const int64_t ih = sourceIndex(oh, r, p.strideH, p.padTop, p.dilationH, g_.height);
+              const int64_t ih = ops::deconvolution::sourceIndex(oh, r, p.strideH, p.padTop,
+                                                                 p.dilationH, g_.height);
               if (ih < 0) continue;
               for (int64_t q = 0; q < p.kernelW; ++q) {
-                const int64_t iw = sourceIndex(ow, q, p.strideW, p.padLeft, p.dilationW, g_.width);
+                const int64_t iw = ops::deconvolution::sourceIndex(ow, q, p.strideW, p.padLeft,
+                                                                   p.dilationW, g_.width);
                 if (iw < 0) continue;
                 for (int64_t c = 0; c < g_.groupChannels; ++c) {
                   const int64_t ci = grp * g_.groupChannels + c;
@@ -80,8 +74,8 @@ class DeconvReference final : public Kernel {
 // not. Shapes are re-inferred, so a corrupted plan cannot steer run() out of bounds.
 bool readGeometry(const KernelConfig& c, DeconvGeometry* g, std::string* whyNot) {
   if (c.inputs.size() != 2 && c.inputs.size() != 3) {
-    setWhyNot(
-        whyNot, "deconvolution: expects 2 or 3 inputs, got " + std::to_string(c.inputs.size()));
+    setWhyNot(whyNot,
+              "deconvolution: expects 2 or 3 inputs, got " + std::to_string(c.inputs.size()));
     return false;
   }
   const DeconvolutionParams* p =
@@ -182,8 +176,10 @@ class DeconvSgemmCol2im final : public Kernel {
         for (int64_t q = 0; q < p.kernelW; ++q, src += cols) {
           for (int64_t j = 0; j < cols; ++j) {
             const int64_t ih = (j0 + j) / g_.width, iw = (j0 + j) % g_.width;
-            const int64_t oh = ih * p.strideH - p.padTop + r * p.dilationH;
-            const int64_t ow = iw * p.strideW - p.padLeft + q * p.dilationW;
+            const int64_t oh =
+                ops::deconvolution::targetIndex(ih, r, p.strideH, p.padTop, p.dilationH);
+            const int64_t ow =
+                ops::deconvolution::targetIndex(iw, q, p.strideW, p.padLeft, p.dilationW);
             if (oh < 0 || oh >= g_.outHeight || ow < 0 || ow >= g_.outWidth) continue;
             ym[oh * g_.outWidth + ow] += src[j];
           }

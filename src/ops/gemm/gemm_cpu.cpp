@@ -6,12 +6,14 @@
 
 #include "backends/cpu/sgemm.h"
 #include "backends/cpu/tactic_checks.h"
+#include "ops/gemm/gemm_semantics.h"
 #include "ops/op.h"
 
 namespace kiln::cpu {
 namespace {
 
-// ONNX Gemm: Y = alpha * op(A) op(B) + beta * C, C broadcast to [m, n].
+// ONNX Gemm: Y = alpha * op(A) op(B) + beta * C, C broadcast to [m, n] (gemm_semantics.h, as on
+// CUDA).
 struct GemmGeometry {
   GemmParams p;
   int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0;
@@ -19,7 +21,7 @@ struct GemmGeometry {
   int64_t cRows = 1, cCols = 1;  // C's extent after aligning it right to [m, n]
 
   float cAt(const float* c, int64_t i, int64_t j) const {
-    return c[(cRows == 1 ? 0 : i) * cCols + (cCols == 1 ? 0 : j)];
+    return c[ops::gemm::cIndex(i, j, cRows, cCols)];
   }
 };
 
@@ -36,8 +38,7 @@ GemmGeometry gemmGeometry(const KernelConfig& config, const GemmParams& p) {
   g.hasC = config.inputs.size() == 3;
   if (g.hasC) {
     const Dims& c = config.inputs[2].dims;
-    g.cRows = c.nbDims == 2 ? c.d[0] : 1;
-    g.cCols = c.nbDims >= 1 ? c.d[c.nbDims - 1] : 1;
+    ops::gemm::cExtent(c.nbDims, c.d, &g.cRows, &g.cCols);
   }
   return g;
 }
@@ -56,8 +57,8 @@ class GemmReference final : public Kernel {
       for (int64_t j = 0; j < g_.n; ++j) {
         double sum = 0.0;
         for (int64_t q = 0; q < g_.k; ++q) {
-          const float av = p.transposeA ? a[q * g_.lda + i] : a[i * g_.lda + q];
-          const float bv = p.transposeB ? b[j * g_.ldb + q] : b[q * g_.ldb + j];
+          const float av = ops::gemm::elementA(a, p.transposeA, g_.lda, i, q);
+          const float bv = ops::gemm::elementB(b, p.transposeB, g_.ldb, q, j);
           sum += static_cast<double>(av) * bv;
         }
         double v = static_cast<double>(p.alpha) * sum;

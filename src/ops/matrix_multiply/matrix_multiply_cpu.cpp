@@ -6,6 +6,7 @@
 
 #include "backends/cpu/sgemm.h"
 #include "backends/cpu/tactic_checks.h"
+#include "ops/matrix_multiply/matrix_multiply_semantics.h"
 #include "ops/op.h"
 
 namespace kiln::cpu {
@@ -21,25 +22,22 @@ struct ProductPlan {
   std::vector<int64_t> aIndex, bIndex;   // per product
 };
 
-// Stored matrix of x for each output batch index, numpy broadcasting of the leading dims.
-std::vector<int64_t> broadcastIndex(const Dims& out, const Dims& x) {
-  const int32_t batch = out.nbDims - 2, xBatch = x.nbDims - 2;
+// For each output batch index, the stored matrix of A and of B it reads: numpy broadcasting of the
+// leading dims (matrix_multiply_semantics.h, as on CUDA), counted in matrices.
+void broadcastIndex(const Dims& out, const Dims& a, const Dims& b, std::vector<int64_t>& aIndex,
+                    std::vector<int64_t>& bIndex) {
+  const int32_t batch = out.nbDims - 2;
   int64_t count = 1;
   for (int32_t i = 0; i < batch; ++i) count *= out.d[i];
-  std::vector<int64_t> index(static_cast<size_t>(count));
-  for (int64_t b = 0; b < count; ++b) {
-    int64_t rest = b, stride = 1, at = 0;
-    for (int32_t i = batch - 1; i >= 0; --i) {
-      const int64_t coord = rest % out.d[i];
-      rest /= out.d[i];
-      const int32_t xi = i - (batch - xBatch);
-      if (xi < 0) continue;
-      if (x.d[xi] != 1) at += coord * stride;
-      stride *= x.d[xi];
-    }
-    index[static_cast<size_t>(b)] = at;
-  }
-  return index;
+  int64_t aStrides[Dims::kMaxDims] = {}, bStrides[Dims::kMaxDims] = {};
+  ops::matrix_multiply::broadcastStrides(batch, a.d, a.nbDims - 2, 1, aStrides);
+  ops::matrix_multiply::broadcastStrides(batch, b.d, b.nbDims - 2, 1, bStrides);
+  aIndex.assign(static_cast<size_t>(count), 0);
+  bIndex.assign(static_cast<size_t>(count), 0);
+  for (int64_t t = 0; t < count; ++t)
+    ops::matrix_multiply::batchOffsets(t, batch, out.d, aStrides, bStrides,
+                                       &aIndex[static_cast<size_t>(t)],
+                                       &bIndex[static_cast<size_t>(t)]);
 }
 
 int64_t matrixCount(const Dims& x) {
@@ -62,8 +60,7 @@ ProductPlan planMatmul(const KernelConfig& config, const MatrixMultiplyParams& p
   plan.ldb = b.d[b.nbDims - 1];
   plan.aMatrices = matrixCount(a);
   plan.bMatrices = matrixCount(b);
-  plan.aIndex = broadcastIndex(y, a);
-  plan.bIndex = broadcastIndex(y, b);
+  broadcastIndex(y, a, b, plan.aIndex, plan.bIndex);
   // One shared B and a stack of untransposed A matrices, one per output: the stack is one tall
   // [batch*m, k] matrix, and a single large product beats many small ones.
   const int64_t products = static_cast<int64_t>(plan.aIndex.size());
@@ -76,7 +73,7 @@ ProductPlan planMatmul(const KernelConfig& config, const MatrixMultiplyParams& p
   return plan;
 }
 
-// Plain loops with double accumulation.
+// Plain loops with double accumulation; op(A), op(B) as on CUDA (matrix_multiply_semantics.h).
 class MatmulReference final : public Kernel {
  public:
   explicit MatmulReference(ProductPlan plan) : plan_(std::move(plan)) {}
@@ -94,8 +91,8 @@ class MatmulReference final : public Kernel {
         for (int64_t j = 0; j < q.n; ++j) {
           double sum = 0.0;
           for (int64_t p = 0; p < q.k; ++p) {
-            const float av = q.transA ? at[p * q.lda + i] : at[i * q.lda + p];
-            const float bv = q.transB ? bt[j * q.ldb + p] : bt[p * q.ldb + j];
+            const float av = ops::matrix_multiply::elementA(at, q.transA, q.lda, i, p);
+            const float bv = ops::matrix_multiply::elementB(bt, q.transB, q.ldb, p, j);
             sum += static_cast<double>(av) * bv;
           }
           yt[i * q.n + j] = static_cast<float>(sum);

@@ -1,5 +1,4 @@
 // CPU pooling: the reference (max, average, global max, global average) over fp32 linear NCHW.
-#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -7,6 +6,7 @@
 
 #include "backends/cpu/kernel.h"
 #include "ops/op.h"
+#include "ops/pooling/pooling_semantics.h"
 
 namespace kiln::cpu {
 namespace {
@@ -62,6 +62,7 @@ bool readGeometry(const KernelConfig& config, const char* tactic, PoolGeometry* 
 // Plain loops, sums in double. Windows are clipped to the image (padding never wins a max);
 // the average divides by the window clipped to the padded input when countIncludePad, else by
 // the window clipped to the image. Shape inference guarantees every window touches the image.
+// The window, divisor and NaN rules are the CUDA kernel's (pooling_semantics.h).
 class PoolReference final : public Kernel {
  public:
   explicit PoolReference(const PoolGeometry& g) : g_(g) {}
@@ -84,23 +85,19 @@ class PoolReference final : public Kernel {
       }
       float* yc = y + c * g_.outHeight * g_.outWidth;
       for (int64_t oh = 0; oh < g_.outHeight; ++oh) {
-        const int64_t h0 = oh * p.strideH - p.padTop, h1 = h0 + p.kernelH;
-        const int64_t ih0 = std::max<int64_t>(h0, 0), ih1 = std::min(h1, g_.height);
+        const ops::pooling::Window wh =
+            ops::pooling::window(oh, p.kernelH, p.strideH, p.padTop, g_.height);
         for (int64_t ow = 0; ow < g_.outWidth; ++ow) {
-          const int64_t w0 = ow * p.strideW - p.padLeft, w1 = w0 + p.kernelW;
-          const int64_t iw0 = std::max<int64_t>(w0, 0), iw1 = std::min(w1, g_.width);
+          const ops::pooling::Window ww =
+              ops::pooling::window(ow, p.kernelW, p.strideW, p.padLeft, g_.width);
           float v;
           if (isMax) {
-            v = maxOf(xc, ih0, ih1, iw0, iw1);
+            v = maxOf(xc, wh.first, wh.last, ww.first, ww.last);
           } else {
-            int64_t count;
-            if (p.countIncludePad) {
-              count = (std::min(h1, g_.height + p.padBottom) - h0) *
-                      (std::min(w1, g_.width + p.padRight) - w0);
-            } else {
-              count = (ih1 - ih0) * (iw1 - iw0);
-            }
-            v = static_cast<float>(sumOf(xc, ih0, ih1, iw0, iw1) / static_cast<double>(count));
+            const int64_t count = ops::pooling::averageCount(
+                wh, ww, g_.height, g_.width, p.padBottom, p.padRight, p.countIncludePad);
+            v = static_cast<float>(sumOf(xc, wh.first, wh.last, ww.first, ww.last) /
+                                   static_cast<double>(count));
           }
           yc[oh * g_.outWidth + ow] = v;
         }
@@ -114,10 +111,8 @@ class PoolReference final : public Kernel {
     float m = -std::numeric_limits<float>::infinity();
     for (int64_t h = h0; h < h1; ++h)
       for (int64_t w = w0; w < w1; ++w) {
-        const float v = xc[h * g_.width + w];
-        // NaN propagates, as in ONNX Runtime and numpy's max.
-        if (v > m || v != v) m = v;
-        if (m != m) return m;
+        m = ops::pooling::maxStep(m, xc[h * g_.width + w]);
+        if (ops::pooling::isNan(m)) return m;
       }
     return m;
   }

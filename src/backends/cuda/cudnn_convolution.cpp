@@ -1,5 +1,7 @@
-// cuDNN tactics of the dense family: convolution (cudnnConvolutionForward) and deconvolution
-// (cudnnConvolutionBackwardData of the convolution that deconvolution transposes).
+// cuDNN tactic of convolution (cudnnConvolutionForward) and deconvolution
+// (cudnnConvolutionBackwardData of the convolution that deconvolution transposes); see
+// cudnn_convolution.h. Each op's unit (src/ops/<op>/<op>_cuda.cpp) validates its configuration
+// and hands the geometry here.
 //
 // Decisions:
 // - Descriptors and the algorithm are fixed at create(), read-only afterwards, so one kernel runs
@@ -16,15 +18,17 @@
 //   tensor-core NHWC kernels want); weights arrive linear, so run() packs them into the
 //   workspace first (a few KiB, one small kernel).
 // - Bias: kiln's own per-channel kernel after the convolution (both formats, all types).
+#include "backends/cuda/cudnn_convolution.h"
+
 #include <mutex>
 #include <string>
 
 #include "backends/cuda/cuda_check.h"
-#include "backends/cuda/dense_common.h"
 #include "backends/cuda/device.h"
+#include "backends/cuda/float_layer_checks.h"
 #include "backends/cuda/library_handles.h"
 
-namespace kiln::cuda::dense {
+namespace kiln::cuda {
 namespace {
 
 constexpr size_t kMaxWorkspace = size_t{512} << 20;
@@ -55,8 +59,6 @@ struct Descriptors {
     if (conv) cudnnDestroyConvolutionDescriptor(conv);
   }
 };
-
-bool fitsInt(int64_t v) { return v >= 0 && v <= INT32_MAX; }
 
 // The shared part of both tactics: descriptors for the convolution `conv` maps `in` [n, inC, ih,
 // iw] to `out` [n, outC, oh2, ow2] with filter [outC, inC/groups, kh, kw]. For deconvolution
@@ -212,11 +214,10 @@ class ConvCudnn final : public Kernel {
   size_t cudnnBytes_ = 0, filterBytes_ = 0, workspace_ = 0;
 };
 
-std::unique_ptr<Kernel> create(const KernelConfig& c, bool deconv, std::string* whyNot) {
-  ConvGeometry g;
-  if (!(deconv ? readDeconvolution(c, "cudnn", &g, whyNot)
-               : readConvolution(c, "cudnn", &g, whyNot)))
-    return nullptr;
+}  // namespace
+
+std::unique_ptr<Kernel> createCudnnConvolution(const ConvGeometry& g, bool deconv,
+                                               std::string* whyNot) {
   if (g.type != DataType::kFLOAT && g.type != DataType::kHALF) {
     if (whyNot) *whyNot = std::string("cudnn: fp32 and fp16 only, got ") + dataTypeName(g.type);
     return nullptr;
@@ -227,7 +228,7 @@ std::unique_ptr<Kernel> create(const KernelConfig& c, bool deconv, std::string* 
   }
   for (int64_t v :
        {g.n, g.c, g.h, g.w, g.k, g.oh, g.ow, g.n * g.c * g.h * g.w, g.n * g.k * g.oh * g.ow}) {
-    if (!fitsInt(v)) {
+    if (!fitsInt32(v)) {
       if (whyNot) *whyNot = "cudnn: a dimension or tensor size exceeds 32-bit int";
       return nullptr;
     }
@@ -241,14 +242,4 @@ std::unique_ptr<Kernel> create(const KernelConfig& c, bool deconv, std::string* 
   return kernel;
 }
 
-}  // namespace
-
-std::unique_ptr<Kernel> createConvCudnn(const KernelConfig& c, std::string* whyNot) {
-  return create(c, false, whyNot);
-}
-
-std::unique_ptr<Kernel> createDeconvCudnn(const KernelConfig& c, std::string* whyNot) {
-  return create(c, true, whyNot);
-}
-
-}  // namespace kiln::cuda::dense
+}  // namespace kiln::cuda

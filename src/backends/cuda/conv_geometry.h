@@ -1,0 +1,59 @@
+// The geometry that the CUDA tactics of convolution and deconvolution work from: their reference
+// kernels (src/ops/convolution/convolution_cuda.cu, src/ops/deconvolution/deconvolution_cuda.cu)
+// and the cuDNN tactic both share (cudnn_convolution.cpp). Filled from a validated configuration
+// (float_layer_checks.h). Plain C++ (no CUDA header): trivially copyable, so the element functors
+// carry it to the device by value.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cuda/kernel.h"
+
+namespace kiln::cuda {
+
+// Input x [n, c, h, w], output y [n, k, oh, ow], both in the same format; weights always linear:
+// convolution [k, cg, kh, kw], deconvolution [c, kg, kh, kw].
+struct ConvGeometry {
+  DataType type = DataType::kFLOAT;
+  bool channelsLast = false;
+  bool hasBias = false;
+  int64_t n = 0, c = 0, h = 0, w = 0;
+  int64_t k = 0, oh = 0, ow = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t padTop = 0, padLeft = 0, padBottom = 0, padRight = 0;
+  int64_t groups = 1, cg = 0, kg = 0;  // channels per group: input, output
+  int64_t outPadH = 0, outPadW = 0;    // deconvolution only
+};
+
+// The part both layers share, from input 0, the output and the params P (ConvolutionParams or
+// DeconvolutionParams) of a configuration that passed validation.
+template <class P>
+void fillConvGeometry(const KernelConfig& c, const P& p, ConvGeometry* g) {
+  const Dims& x = c.inputs[0].dims;
+  const Dims& y = c.outputs[0].dims;
+  g->type = c.inputs[0].type;
+  g->channelsLast = c.inputs[0].format == TensorFormat::kCHANNELS_LAST;
+  g->hasBias = c.inputs.size() == 3;
+  g->n = x.d[0];
+  g->c = x.d[1];
+  g->h = x.d[2];
+  g->w = x.d[3];
+  g->k = y.d[1];
+  g->oh = y.d[2];
+  g->ow = y.d[3];
+  g->kh = p.kernelH;
+  g->kw = p.kernelW;
+  g->sh = p.strideH;
+  g->sw = p.strideW;
+  g->dh = p.dilationH;
+  g->dw = p.dilationW;
+  g->padTop = p.padTop;
+  g->padLeft = p.padLeft;
+  g->padBottom = p.padBottom;
+  g->padRight = p.padRight;
+  g->groups = p.groups;
+  g->cg = g->c / p.groups;
+  g->kg = g->k / p.groups;
+}
+
+}  // namespace kiln::cuda

@@ -1,0 +1,32 @@
+// cuDNN as a tactic of kiln's convolution (cudnnConvolutionForward) and deconvolution
+// (cudnnConvolutionBackwardData of the convolution that deconvolution transposes): one kernel for
+// both layers, since cuDNN describes both with the same descriptors (cudnn_convolution.cpp), and
+// the two small kernels of kiln's own that run around the library call
+// (cudnn_convolution_kernels.cu). Plain C++ (no CUDA header).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "backends/cuda/conv_geometry.h"
+#include "backends/cuda/kernel.h"
+
+namespace kiln::cuda {
+
+// The cuDNN kernel for `g` (from a validated configuration; `deconv`: g describes a
+// deconvolution), or nullptr with *whyNot ("cudnn: ...") when cuDNN cannot run it: a type other
+// than FP32 or FP16, no GPU to choose an algorithm on, a size beyond int, pads cuDNN cannot
+// express, no algorithm within the workspace limit.
+std::unique_ptr<Kernel> createCudnnConvolution(const ConvGeometry& g, bool deconv,
+                                               std::string* whyNot);
+
+// The kernels around the library call, enqueued on ctx.stream.
+// y [n, channels, plane] (or channels-last) += bias[channel], in float, rounded once.
+Status addChannelBias(void* y, const void* bias, DataType type, int64_t n, int64_t channels,
+                      int64_t plane, bool channelsLast, const RunContext& ctx);
+// Filter [outer, inner, kh, kw] (linear) -> [outer, kh, kw, inner] (cuDNN's NHWC filter).
+Status packFilterNhwc(void* dst, const void* src, DataType type, int64_t outer, int64_t inner,
+                      int64_t kh, int64_t kw, const RunContext& ctx);
+
+}  // namespace kiln::cuda

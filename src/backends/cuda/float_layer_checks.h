@@ -1,0 +1,42 @@
+// The configuration check of the CUDA tactics of convolution, deconvolution, pooling, matrix
+// multiply and gemm (src/ops/<op>/<op>_cuda.*): every tensor in CUDA device memory and of one
+// float type (FP32, FP16 or BF16; the kernels compute in FP32), linear, or channels-last for
+// input 0 and the output of the spatial layers, and the output exactly what shape inference
+// gives. A plan may be corrupted, so a tactic accepts only such a configuration: run() then
+// trusts every dim. Plain C++ (no CUDA header).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "backends/cuda/kernel.h"
+
+namespace kiln::cuda {
+
+// The checks after the params: false with *whyNot = "<tactic>: <reason>" when the configuration
+// is not one `layer`'s float kernels run. `spatial`: input 0 and the output may be channels-last
+// (rank 4, the same format); every other input (weights, bias, matrices) must be linear.
+bool checkFloatLayer(const KernelConfig& c, LayerType type, const char* layer, const char* tactic,
+                     bool spatial, std::string* whyNot);
+
+// The layer's params P when the configuration is `type`'s and passes checkFloatLayer, else
+// nullptr with *whyNot.
+template <class P>
+const P* validateFloatLayer(const KernelConfig& c, LayerType type, const char* layer,
+                            const char* tactic, bool spatial, std::string* whyNot) {
+  const P* p = std::get_if<P>(&c.params);
+  if (!p || c.type != type) {
+    if (whyNot) *whyNot = std::string(tactic) + ": not a " + layer + " configuration";
+    return nullptr;
+  }
+  return checkFloatLayer(c, type, layer, tactic, spatial, whyNot) ? p : nullptr;
+}
+
+// What a float kernel's run() returns for a type that validation would have refused.
+Status unsupportedFloatType(DataType t);
+
+// Whether a dim or size fits the int that cuDNN and cuBLAS take.
+inline bool fitsInt32(int64_t v) { return v >= 0 && v <= INT32_MAX; }
+
+}  // namespace kiln::cuda

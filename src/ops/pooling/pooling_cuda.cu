@@ -1,0 +1,136 @@
+// Pooling's CUDA tactics: kiln's own per-element kernel (max, average, global max, global
+// average), one output element per index with FP32 accumulation, for FP32/FP16/BF16 in linear or
+// channels-last; it also runs on the host under RunContext::emulate. The window, divisor and NaN
+// rules are the CPU's (pooling_semantics.h). No library tactic: the validation and the tactic list
+// live here too.
+#include <math.h>
+
+#include <string>
+
+#include "backends/cuda/elements.cuh"
+#include "backends/cuda/float_layer_checks.h"
+#include "backends/cuda/rank4_index.cuh"
+#include "ops/op.h"
+#include "ops/pooling/pooling_semantics.h"
+
+namespace kiln::cuda {
+namespace {
+
+// Global pooling is described as a window over the whole image (stride 1, no pads).
+struct PoolGeometry {
+  DataType type = DataType::kFLOAT;
+  bool channelsLast = false;
+  bool isMax = true;
+  bool countIncludePad = false;
+  int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1;
+  int64_t padTop = 0, padLeft = 0, padBottom = 0, padRight = 0;
+};
+
+// True with *g filled when the configuration is one this kernel can run (see
+// backends/cuda/float_layer_checks.h), else false with *whyNot prefixed by `tactic`.
+bool readPooling(const KernelConfig& c, const char* tactic, PoolGeometry* g, std::string* whyNot) {
+  const auto* p =
+      validateFloatLayer<PoolingParams>(c, LayerType::kPOOLING, "pooling", tactic, true, whyNot);
+  if (!p) return false;
+  const Dims& x = c.inputs[0].dims;
+  const Dims& y = c.outputs[0].dims;
+  g->type = c.inputs[0].type;
+  g->channelsLast = c.inputs[0].format == TensorFormat::kCHANNELS_LAST;
+  g->n = x.d[0];
+  g->c = x.d[1];
+  g->h = x.d[2];
+  g->w = x.d[3];
+  g->oh = y.d[2];
+  g->ow = y.d[3];
+  g->isMax = p->type == PoolingType::kMAX || p->type == PoolingType::kGLOBAL_MAX;
+  if (p->type == PoolingType::kGLOBAL_MAX || p->type == PoolingType::kGLOBAL_AVERAGE) {
+    // One window over the whole image: count = h * w, as the CPU divides by the plane.
+    g->kh = g->h;
+    g->kw = g->w;
+    g->countIncludePad = false;
+    return true;
+  }
+  g->kh = p->kernelH;
+  g->kw = p->kernelW;
+  g->sh = p->strideH;
+  g->sw = p->strideW;
+  g->padTop = p->padTop;
+  g->padLeft = p->padLeft;
+  g->padBottom = p->padBottom;
+  g->padRight = p->padRight;
+  g->countIncludePad = p->countIncludePad;
+  return true;
+}
+
+template <typename T>
+struct PoolOp {
+  const T* x;
+  T* y;
+  PoolGeometry g;
+  __host__ __device__ void operator()(int64_t i) const {
+    namespace pooling = ops::pooling;
+    int64_t n, c, oh, ow;
+    decode4(i, g.c, g.oh, g.ow, g.channelsLast, &n, &c, &oh, &ow);
+    const pooling::Window wh = pooling::window(oh, g.kh, g.sh, g.padTop, g.h);
+    const pooling::Window ww = pooling::window(ow, g.kw, g.sw, g.padLeft, g.w);
+    float v;
+    if (g.isMax) {
+      float m = -INFINITY;
+      for (int64_t ih = wh.first; ih < wh.last && !pooling::isNan(m); ++ih)
+        for (int64_t iw = ww.first; iw < ww.last; ++iw) {
+          const float e = toFloat(x[offset4(n, c, ih, iw, g.c, g.h, g.w, g.channelsLast)]);
+          m = pooling::maxStep(m, e);
+          if (pooling::isNan(m)) break;
+        }
+      v = m;
+    } else {
+      float sum = 0.f;
+      for (int64_t ih = wh.first; ih < wh.last; ++ih)
+        for (int64_t iw = ww.first; iw < ww.last; ++iw)
+          sum += toFloat(x[offset4(n, c, ih, iw, g.c, g.h, g.w, g.channelsLast)]);
+      const int64_t count =
+          pooling::averageCount(wh, ww, g.h, g.w, g.padBottom, g.padRight, g.countIncludePad);
+      v = sum / static_cast<float>(count);
+    }
+    y[i] = fromFloat<T>(v);
+  }
+};
+
+class PoolReference final : public Kernel {
+ public:
+  explicit PoolReference(const PoolGeometry& g) : g_(g) {}
+  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
+    Status s = unsupportedFloatType(g_.type);
+    dispatchFloat(g_.type, [&](auto tag) {
+      using T = decltype(tag);
+      s = launchElements(PoolOp<T>{static_cast<const T*>(in[0]), static_cast<T*>(out[0]), g_},
+                         g_.n * g_.c * g_.oh * g_.ow, ctx, "dense_pool_ref");
+    });
+    return s;
+  }
+
+ private:
+  PoolGeometry g_;
+};
+
+std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
+  PoolGeometry g;
+  if (!readPooling(c, "reference", &g, whyNot)) return nullptr;
+  return std::make_unique<PoolReference>(g);
+}
+
+}  // namespace
+}  // namespace kiln::cuda
+
+namespace kiln::ops {
+
+// kiln's reference only (no library tactic); plans and timing caches record the name.
+std::span<const Tactic> Pooling::cudaTactics() {
+  static constexpr Tactic kTactics[] = {
+      {"reference", cuda::createReference},
+  };
+  return kTactics;
+}
+
+}  // namespace kiln::ops
