@@ -1,8 +1,8 @@
-// The CUDA math family (elementwise, activation, softmax, reduce, instance normalization, LRN)
-// against the CPU reference: every op and activation type, broadcasting patterns (scalar, rank
-// mismatch, both sides broadcast, rank 8), every softmax axis, reduce masks with and without
-// keepDims, argmax on floats and integers; fp32/fp16/bf16, int32/int64/bool where the layer keeps
-// them, linear and channels-last.
+// The CUDA tactics of the math ops (elementwise, activation, softmax, reduce, instance
+// normalization, LRN; src/ops/<op>/<op>_cuda.cu) against the CPU reference: every op and
+// activation type, broadcasting patterns (scalar, rank mismatch, both sides broadcast, rank 8),
+// every softmax axis, reduce masks with and without keepDims, argmax on floats and integers;
+// fp32/fp16/bf16, int32/int64/bool where the layer keeps them, linear and channels-last.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -2,99 +2,23 @@
 //   same_shape       both inputs have the output's volume: no broadcasting, one tight loop
 //   scalar_broadcast one input has volume 1 and the other the output's volume
 //   reference        numpy broadcasting by index arithmetic, any rank <= 8
-// All three apply the same scalar function, so they agree bit for bit.
-//
-// Semantics (fp32 and int32/int64 alike where both apply):
-//   max/min propagate NaN (numpy's maximum/minimum), pow is std::pow in fp32 and has no integer
-//   form. Integer add/sub/mul wrap around in two's complement; integer div truncates toward zero,
-//   x / 0 is defined as 0 (a model must never crash the engine), and MIN / -1 wraps to MIN.
-//   equal/less/greater write bool (one byte, 0 or 1) and are false when either side is NaN; equal
-//   on bool inputs treats any non-zero byte as true. prelu (fp32 only) is a < 0 ? a * b : a, so a
-//   NaN input passes through.
-#include <cmath>
+// All three apply the same scalar function, so they agree bit for bit, and it is the one the
+// CUDA kernels apply too: elementwise_semantics.h holds the rules (max/min propagate NaN, integer
+// add/sub/mul wrap, integer x / 0 is 0 and MIN / -1 wraps, comparisons write bool and are false on
+// NaN, equal on bool, prelu and pow on fp32 only). This backend takes fp32, int32 and int64 (and
+// bool for equal).
 #include <cstring>
 #include <type_traits>
 
 #include "backends/cpu/tactic_checks.h"
+#include "ops/elementwise/elementwise_semantics.h"
 #include "ops/op.h"
 
 namespace kiln::cpu {
 namespace {
 
-template <class T>
-T wrapAdd(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-}
-template <class T>
-T wrapSub(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
-}
-template <class T>
-T wrapMul(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-}
-template <class T>
-T safeDiv(T a, T b) {
-  if (b == 0) return 0;
-  if (b == -1) return wrapSub(T{0}, a);  // -MIN wraps to MIN instead of trapping
-  return a / b;
-}
-
-constexpr bool isComparison(ElementwiseOp op) {
-  return op == ElementwiseOp::kEQUAL || op == ElementwiseOp::kLESS || op == ElementwiseOp::kGREATER;
-}
-
-// The element type an op writes for inputs of type T: bool (as bytes) for comparisons.
-template <ElementwiseOp kOp, class T>
-using OutputOf = std::conditional_t<isComparison(kOp), uint8_t, T>;
-
-template <ElementwiseOp kOp, class T>
-inline OutputOf<kOp, T> applyOp(T a, T b) {
-  constexpr bool kFloat = std::is_floating_point_v<T>;
-  if constexpr (std::is_same_v<T, uint8_t>) {  // bool: only equal is defined
-    static_assert(kOp == ElementwiseOp::kEQUAL);
-    return (a != 0) == (b != 0) ? 1 : 0;
-  } else if constexpr (kOp == ElementwiseOp::kEQUAL) {
-    return a == b ? 1 : 0;
-  } else if constexpr (kOp == ElementwiseOp::kLESS) {
-    return a < b ? 1 : 0;
-  } else if constexpr (kOp == ElementwiseOp::kGREATER) {
-    return a > b ? 1 : 0;
-  } else if constexpr (kOp == ElementwiseOp::kPRELU) {
-    static_assert(kFloat, "prelu has no integer form");
-    return a < 0 ? a * b : a;
-  } else if constexpr (kOp == ElementwiseOp::kADD) {
-    if constexpr (kFloat)
-      return a + b;
-    else
-      return wrapAdd(a, b);
-  } else if constexpr (kOp == ElementwiseOp::kSUB) {
-    if constexpr (kFloat)
-      return a - b;
-    else
-      return wrapSub(a, b);
-  } else if constexpr (kOp == ElementwiseOp::kMUL) {
-    if constexpr (kFloat)
-      return a * b;
-    else
-      return wrapMul(a, b);
-  } else if constexpr (kOp == ElementwiseOp::kDIV) {
-    if constexpr (kFloat)
-      return a / b;
-    else
-      return safeDiv(a, b);
-  } else if constexpr (kOp == ElementwiseOp::kMAX) {
-    return (a > b || a != a) ? a : b;  // a NaN in either input wins
-  } else if constexpr (kOp == ElementwiseOp::kMIN) {
-    return (a < b || a != a) ? a : b;
-  } else {
-    static_assert(kFloat, "pow has no integer form");
-    return std::pow(a, b);
-  }
-}
+using ops::elementwise::apply;
+using ops::elementwise::OutputOf;
 
 // The loops for one (type, op). Pointers are untyped so that kernels need not be templates.
 struct BinaryLoops {
@@ -112,25 +36,25 @@ struct Loops {
     const T* pa = static_cast<const T*>(a);
     const T* pb = static_cast<const T*>(b);
     O* po = static_cast<O*>(out);
-    for (int64_t i = 0; i < n; ++i) po[i] = applyOp<kOp>(pa[i], pb[i]);
+    for (int64_t i = 0; i < n; ++i) po[i] = apply<kOp>(pa[i], pb[i]);
   }
   static void scalarA(const void* a, const void* b, void* out, int64_t n) {
     const T s = *static_cast<const T*>(a);
     const T* pb = static_cast<const T*>(b);
     O* po = static_cast<O*>(out);
-    for (int64_t i = 0; i < n; ++i) po[i] = applyOp<kOp>(s, pb[i]);
+    for (int64_t i = 0; i < n; ++i) po[i] = apply<kOp>(s, pb[i]);
   }
   static void scalarB(const void* a, const void* b, void* out, int64_t n) {
     const T* pa = static_cast<const T*>(a);
     const T s = *static_cast<const T*>(b);
     O* po = static_cast<O*>(out);
-    for (int64_t i = 0; i < n; ++i) po[i] = applyOp<kOp>(pa[i], s);
+    for (int64_t i = 0; i < n; ++i) po[i] = apply<kOp>(pa[i], s);
   }
   static void strided(const void* a, int64_t sa, const void* b, int64_t sb, void* out, int64_t n) {
     const T* pa = static_cast<const T*>(a);
     const T* pb = static_cast<const T*>(b);
     O* po = static_cast<O*>(out);
-    for (int64_t i = 0; i < n; ++i) po[i] = applyOp<kOp>(pa[i * sa], pb[i * sb]);
+    for (int64_t i = 0; i < n; ++i) po[i] = apply<kOp>(pa[i * sa], pb[i * sb]);
   }
   static constexpr BinaryLoops kLoops{&same, &scalarA, &scalarB, &strided};
 };
@@ -198,14 +122,14 @@ bool check(const KernelConfig& c, std::string* whyNot, Checked* out) {
       break;
     default:
       setWhyNot(whyNot, std::string("elementwise: the CPU backend supports fp32, int32, "
-                                           "int64 (and bool for equal), got ") +
-                                   dataTypeName(t));
+                                    "int64 (and bool for equal), got ") +
+                            dataTypeName(t));
       return false;
   }
   if (!out->loops) {
     const char* name = out->params->op == ElementwiseOp::kPOW ? "pow" : "this op";
     setWhyNot(whyNot,
-                     std::string("elementwise: ") + name + " is not defined on " + dataTypeName(t));
+              std::string("elementwise: ") + name + " is not defined on " + dataTypeName(t));
     return false;
   }
   out->elemSize = dataTypeSize(t);
@@ -233,9 +157,8 @@ KernelPtr createSameShape(const KernelConfig& c, std::string* whyNot) {
   Checked k;
   if (!check(c, whyNot, &k)) return nullptr;
   if (k.volA != k.volOut || k.volB != k.volOut) {
-    setWhyNot(whyNot, "same_shape: the inputs broadcast (" +
-                                 dimsString(c.inputs[0].dims) + " and " +
-                                 dimsString(c.inputs[1].dims) + ")");
+    setWhyNot(whyNot, "same_shape: the inputs broadcast (" + dimsString(c.inputs[0].dims) +
+                          " and " + dimsString(c.inputs[1].dims) + ")");
     return nullptr;
   }
   return std::make_unique<SameShapeKernel>(k.loops, k.volOut);
@@ -266,10 +189,9 @@ KernelPtr createScalar(const KernelConfig& c, std::string* whyNot) {
   if (k.volB == 1 && k.volA == k.volOut)
     return std::make_unique<ScalarKernel>(k.loops, false, k.volOut);
   setWhyNot(whyNot,
-                   "scalar_broadcast: neither input is a single value broadcast over the "
-                   "other (" +
-                       dimsString(c.inputs[0].dims) + " and " +
-                       dimsString(c.inputs[1].dims) + ")");
+            "scalar_broadcast: neither input is a single value broadcast over the "
+            "other (" +
+                dimsString(c.inputs[0].dims) + " and " + dimsString(c.inputs[1].dims) + ")");
   return nullptr;
 }
 
@@ -317,11 +239,7 @@ class ReferenceKernel final : public Kernel {
   void stridesFor(const Dims& d, int64_t* strides) const {
     int64_t own[Dims::kMaxDims] = {};
     rowMajorStrides(d, own);
-    const int32_t shift = out_.nbDims - d.nbDims;
-    for (int32_t i = 0; i < out_.nbDims; ++i) {
-      const int32_t j = i - shift;
-      strides[i] = (j < 0 || d.d[j] == 1) ? 0 : own[j];
-    }
+    ops::elementwise::broadcastStrides(d, own, out_.nbDims, strides);
   }
 
   const BinaryLoops* loops_;

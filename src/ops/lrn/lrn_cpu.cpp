@@ -1,11 +1,11 @@
 // CPU local response normalisation across channels (ONNX LRN): one tactic, "reference", with
-// the window sums accumulated in double. fp32 linear.
-#include <algorithm>
-#include <cmath>
+// the window sums accumulated in double. fp32 linear. The window and the formula are
+// lrn_semantics.h, which the CUDA kernel applies too (in float).
 #include <cstdint>
 #include <string>
 
 #include "backends/cpu/tactic_checks.h"
+#include "ops/lrn/lrn_semantics.h"
 #include "ops/op.h"
 
 namespace kiln::cpu {
@@ -19,24 +19,18 @@ class LrnReference final : public Kernel {
     const auto* x = static_cast<const float*>(inputs[0]);
     auto* y = static_cast<float*>(outputs[0]);
     const int64_t s = shape_.spatial, channels = shape_.channels;
-    // ONNX: the window of channel c is [c - floor((size-1)/2), c + ceil((size-1)/2)].
-    const int64_t before = (p_.size - 1) / 2;
-    const int64_t after = p_.size / 2;
-    const double alphaOverSize = static_cast<double>(p_.alpha) / p_.size;
+    const int64_t before = ops::lrn::channelsBefore(p_.size);
+    const int64_t after = ops::lrn::channelsAfter(p_.size);
+    const double alphaOverSize = ops::lrn::alphaOverSize(p_.alpha, p_.size);
     for (int64_t n = 0; n < shape_.batch; ++n) {
       const float* xn = x + n * channels * s;
       float* yn = y + n * channels * s;
       for (int64_t c = 0; c < channels; ++c) {
-        const int64_t lo = std::max<int64_t>(0, c - before);
-        const int64_t hi = std::min<int64_t>(channels - 1, c + after);
+        const ops::lrn::Window w = ops::lrn::window(c, before, after, channels);
         for (int64_t i = 0; i < s; ++i) {
-          double sum = 0.0;
-          for (int64_t j = lo; j <= hi; ++j) {
-            const double v = xn[j * s + i];
-            sum += v * v;
-          }
-          const double denom =
-              std::pow(p_.bias + alphaOverSize * sum, static_cast<double>(p_.beta));
+          const double sum = ops::lrn::windowSumOfSquares<double>(
+              w, [xn, s, i](int64_t j) { return xn[j * s + i]; });
+          const double denom = ops::lrn::denominator<double>(sum, alphaOverSize, p_.bias, p_.beta);
           yn[c * s + i] = static_cast<float>(xn[c * s + i] / denom);
         }
       }

@@ -1,5 +1,7 @@
 // CPU instance normalisation (ONNX InstanceNormalization): one tactic, "reference". Statistics
-// are accumulated in double so that large spatial extents keep their precision. fp32 linear.
+// are accumulated in double so that large spatial extents keep their precision. fp32 linear. The
+// rules (slices, two-pass statistics, the output formula) are normalization_semantics.h, which the
+// CUDA kernels apply too.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -8,10 +10,15 @@
 
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/tactic_checks.h"
+#include "ops/normalization/normalization_semantics.h"
 #include "ops/op.h"
 
 namespace kiln::cpu {
 namespace {
+
+using ops::normalization::normalized;
+using ops::normalization::sliceFactor;
+using ops::normalization::sliceMoments;
 
 class InstanceNormReference final : public Kernel {
  public:
@@ -27,19 +34,12 @@ class InstanceNormReference final : public Kernel {
     for (int64_t n = 0; n < shape_.batch; ++n) {
       for (int64_t c = 0; c < shape_.channels; ++c) {
         const int64_t base = (n * shape_.channels + c) * s;
-        // Two passes: the mean first, then the centred squares (no cancellation).
-        double mean = 0.0;
-        for (int64_t i = 0; i < s; ++i) mean += x[base + i];
-        mean /= static_cast<double>(s);
-        double var = 0.0;
-        for (int64_t i = 0; i < s; ++i) {
-          const double d = x[base + i] - mean;
-          var += d * d;
-        }
-        var /= static_cast<double>(s);
-        const double k = scale[c] / std::sqrt(var + epsilon_);
+        double mean, var;
+        sliceMoments(
+            s, [x, base](int64_t i) { return x[base + i]; }, mean, var);
+        const double k = sliceFactor(scale[c], var, epsilon_);
         for (int64_t i = 0; i < s; ++i)
-          y[base + i] = static_cast<float>((x[base + i] - mean) * k + bias[c]);
+          y[base + i] = static_cast<float>(normalized(x[base + i], mean, k, bias[c]));
       }
     }
     return Status::ok();

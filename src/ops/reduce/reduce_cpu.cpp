@@ -5,12 +5,14 @@
 //
 // Argmax over one axis writes int64 indices, the first index of the maximum. NaN counts as
 // larger than every number (numpy's argmax): the first NaN along the axis wins. It reads fp32,
-// int32 or int64 directly (no accumulation), so integers above 2^24 compare exactly.
+// int32 or int64 directly (no accumulation), so integers above 2^24 compare exactly. The NaN rules
+// are reduce_semantics.h, which the CUDA kernels apply too.
 #include <cmath>
 #include <limits>
 
 #include "backends/cpu/tactic_checks.h"
 #include "ops/op.h"
+#include "ops/reduce/reduce_semantics.h"
 
 namespace kiln::cpu {
 namespace {
@@ -53,7 +55,7 @@ class ReduceKernel final : public Kernel {
         if (op_ == ReduceOp::kMAX) {
           for (int64_t i = 0; i < n; ++i) {
             const double v = x[i];
-            if (v > a[i * s] || std::isnan(v)) a[i * s] = v;
+            if (ops::reduce::replacesMax(a[i * s], v)) a[i * s] = v;
           }
         } else {
           for (int64_t i = 0; i < n; ++i) a[i * s] += x[i];
@@ -97,16 +99,8 @@ class ArgMaxKernel final : public Kernel {
     for (int64_t o = 0; o < outer_; ++o) {
       for (int64_t i = 0; i < inner_; ++i) {
         const T* v = x + o * axis_ * inner_ + i;
-        int64_t best = 0;
-        T m = v[0];
-        // Once m is NaN nothing replaces it: a NaN is only taken when m is not NaN yet.
-        for (int64_t k = 1; k < axis_ && m == m; ++k) {
-          const T e = v[k * inner_];
-          if (e > m || e != e) {
-            m = e;
-            best = k;
-          }
-        }
+        const int64_t best =
+            ops::reduce::argmaxIndex<T>(axis_, [v, this](int64_t k) { return v[k * inner_]; });
         y[o * inner_ + i] = best;
       }
     }
@@ -117,8 +111,7 @@ class ArgMaxKernel final : public Kernel {
   int64_t outer_, axis_, inner_;
 };
 
-KernelPtr createArgMax(const KernelConfig& c, const ReduceParams& p,
-                                     std::string* whyNot) {
+KernelPtr createArgMax(const KernelConfig& c, const ReduceParams& p, std::string* whyNot) {
   const Dims& d = c.inputs[0].dims;
   int32_t axis = 0;
   while (!((p.axesMask >> axis) & 1u)) ++axis;  // inference checked: exactly one bit, < rank
@@ -134,8 +127,8 @@ KernelPtr createArgMax(const KernelConfig& c, const ReduceParams& p,
       return std::make_unique<ArgMaxKernel<int64_t>>(outer, d.d[axis], inner);
     default:
       setWhyNot(whyNot, std::string("reduce: the CPU backend's argmax supports fp32, "
-                                           "int32 and int64, got ") +
-                                   dataTypeName(c.inputs[0].type));
+                                    "int32 and int64, got ") +
+                            dataTypeName(c.inputs[0].type));
       return nullptr;
   }
 }
@@ -146,7 +139,7 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   if (p->op == ReduceOp::kARGMAX) return createArgMax(c, *p, whyNot);
   if (c.inputs[0].type != DataType::kFLOAT) {
     setWhyNot(whyNot, std::string("reduce: the CPU backend supports fp32, got ") +
-                                 dataTypeName(c.inputs[0].type));
+                          dataTypeName(c.inputs[0].type));
     return nullptr;
   }
   return std::make_unique<ReduceKernel>(p->op, c.inputs[0].dims, p->axesMask,

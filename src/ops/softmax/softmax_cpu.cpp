@@ -1,14 +1,22 @@
 // Softmax and log-softmax on the CPU, fp32, over any axis. One tactic: "reference". Numerically
 // stable (the maximum along the axis is subtracted before exp; log-softmax is (x - m) - log(sum))
 // and accumulated in double, so that it can serve as the yardstick for faster tactics. A slice
-// that is all -inf, or holds NaN, gives NaN.
+// that is all -inf, or holds NaN, gives NaN. The rules are softmax_semantics.h, which the CUDA
+// kernels apply too (in float).
 #include <cmath>
 
 #include "backends/cpu/tactic_checks.h"
 #include "ops/op.h"
+#include "ops/softmax/softmax_semantics.h"
 
 namespace kiln::cpu {
 namespace {
+
+using ops::softmax::logOf;
+using ops::softmax::logSoftmaxValue;
+using ops::softmax::raisesMax;
+using ops::softmax::softmaxValue;
+using ops::softmax::sumTerm;
 
 class SoftmaxKernel final : public Kernel {
  public:
@@ -22,25 +30,23 @@ class SoftmaxKernel final : public Kernel {
     for (int64_t o = 0; o < outer_; ++o) {
       for (int64_t i = 0; i < inner_; ++i) {
         const int64_t base = o * axis_ * inner_ + i;
-        // A NaN never wins the comparison but still makes the sum, and so every output, NaN.
         double m = -INFINITY;
         for (int64_t k = 0; k < axis_; ++k) {
           const double v = x[base + k * inner_];
-          if (v > m) m = v;
+          if (raisesMax(m, v)) m = v;
         }
         double sum = 0;
-        for (int64_t k = 0; k < axis_; ++k) sum += std::exp(x[base + k * inner_] - m);
+        for (int64_t k = 0; k < axis_; ++k) sum += sumTerm<double>(x[base + k * inner_], m);
         if (log_) {
-          // log(exp(x - m) / sum) = (x - m) - log(sum): no exp of a large value, no log of 0.
-          const double logSum = std::log(sum);
+          const double logSum = logOf(sum);
           for (int64_t k = 0; k < axis_; ++k) {
             const int64_t at = base + k * inner_;
-            y[at] = static_cast<float>((x[at] - m) - logSum);
+            y[at] = static_cast<float>(logSoftmaxValue<double>(x[at], m, logSum));
           }
         } else {
           for (int64_t k = 0; k < axis_; ++k) {
             const int64_t at = base + k * inner_;
-            y[at] = static_cast<float>(std::exp(x[at] - m) / sum);
+            y[at] = static_cast<float>(softmaxValue<double>(x[at], m, sum));
           }
         }
       }
@@ -58,7 +64,7 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   if (!p || !allLinear(c, "softmax", whyNot)) return nullptr;
   if (c.inputs[0].type != DataType::kFLOAT) {
     setWhyNot(whyNot, std::string("softmax: the CPU backend supports fp32, got ") +
-                                 dataTypeName(c.inputs[0].type));
+                          dataTypeName(c.inputs[0].type));
     return nullptr;
   }
   const Dims& d = c.inputs[0].dims;

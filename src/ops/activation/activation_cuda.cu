@@ -1,0 +1,106 @@
+// Activations on CUDA. One tactic, "reference": input and output in the same layout, a
+// per-element function over the flat index (emulatable on the host).
+//
+// Value rules: activation_semantics.h, the CPU's (activation_cpu.cpp). Every activation on the
+// float types, computed in fp32 and rounded once on store; neg/abs on int32/int64 (wrapping);
+// not on bool.
+#include <cstdint>
+#include <type_traits>
+
+#include "backends/config_checks.h"
+#include "backends/cuda/elements.cuh"
+#include "backends/cuda/strided_index.cuh"
+#include "backends/cuda/type_dispatch.cuh"
+#include "ops/activation/activation_semantics.h"
+#include "ops/op.h"
+
+namespace kiln::cuda::activation {
+namespace {
+
+using config_checks::fail;
+
+// The type is a kernel argument (a warp-uniform switch), not a template parameter: one kernel
+// per storage type.
+__host__ __device__ inline float activateFloat(ActivationType t, float x, float alpha, float beta) {
+  switch (t) {
+#define KILN_ACTIVATION_CASE(kTYPE) \
+  case ActivationType::kTYPE:       \
+    return ops::activation::activate<ActivationType::kTYPE>(x, alpha, beta);
+    KILN_FLOAT_ACTIVATIONS(KILN_ACTIVATION_CASE)
+#undef KILN_ACTIVATION_CASE
+    default:
+      return x;
+  }
+}
+
+template <class T>
+struct ActivationOp {
+  const T* x;
+  T* y;
+  ActivationType type;
+  float alpha, beta;
+  __host__ __device__ void operator()(int64_t i) const {
+    if constexpr (std::is_same_v<T, uint8_t>) {
+      y[i] = ops::activation::logicalNot(x[i]);
+    } else if constexpr (std::is_integral_v<T>) {
+      const T v = x[i];
+      y[i] =
+          type == ActivationType::kABS ? ops::activation::wrapAbs(v) : ops::activation::wrapNeg(v);
+    } else {
+      y[i] = fromFloat<T>(activateFloat(type, toFloat(x[i]), alpha, beta));
+    }
+  }
+};
+
+class ActivationKernel final : public Kernel {
+ public:
+  ActivationKernel(DataType type, const ActivationParams& p, int64_t count)
+      : type_(type), p_(p), count_(count) {}
+  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
+    Status s = Status::ok();
+    dispatchFloatIntOrBool(type_, [&](auto tag) {
+      using T = decltype(tag);
+      ActivationOp<T> f{static_cast<const T*>(in[0]), static_cast<T*>(out[0]), p_.type, p_.alpha,
+                        p_.beta};
+      s = launchElements(f, count_, ctx, "activation");
+    });
+    return s;
+  }
+
+ private:
+  DataType type_;
+  ActivationParams p_;
+  int64_t count_;
+};
+
+std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
+  const ActivationParams* p = config_checks::validate<ActivationParams>(
+      c, DeviceKind::kCUDA, "activation", 1, &ops::Activation::infer, whyNot);
+  if (!p) return nullptr;
+  const DataType t = c.inputs[0].type;
+  // Inference admits: any activation on float types; neg/abs on int32/int64; not on bool.
+  if (!isFloatType(t) && t != DataType::kINT32 && t != DataType::kINT64 && t != DataType::kBOOL) {
+    fail(whyNot, std::string("activation: unsupported type ") + dataTypeName(t));
+    return nullptr;
+  }
+  const PluginTensorDesc &x = c.inputs[0], &y = c.outputs[0];
+  if (x.format != y.format && !(isRowMajor(x) && isRowMajor(y))) {
+    fail(whyNot, std::string("activation: input is ") + formatName(x.format) + " but output is " +
+                     formatName(y.format) + "; the kernel needs one layout for both");
+    return nullptr;
+  }
+  return std::make_unique<ActivationKernel>(t, *p, volume(x.dims));
+}
+
+constexpr Tactic kTactics[] = {
+    {"reference", &createReference},
+};
+
+}  // namespace
+}  // namespace kiln::cuda::activation
+
+namespace kiln::ops {
+
+std::span<const Tactic> Activation::cudaTactics() { return cuda::activation::kTactics; }
+
+}  // namespace kiln::ops

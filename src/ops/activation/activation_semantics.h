@@ -1,0 +1,99 @@
+// The activation formulas, shared by the CPU tactic (activation_cpu.cpp) and the CUDA kernel
+// (activation_cuda.cu), so that the two backends cannot drift apart. Both evaluate every float
+// activation in fp32 (CUDA converts fp16/bf16 to fp32 and rounds once on store), so the rules take
+// and give float; NaN passes through every one (relu(NaN) is NaN, as in numpy). neg and abs also
+// exist on int32/int64 (two's complement wrap: neg(MIN) and abs(MIN) are MIN, as in numpy), not on
+// bool (any non-zero byte counts as true; the result is 0 or 1).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "core/host_device.h"
+#include "kiln/ops/activation.h"
+
+// X(kTYPE) for every activation with a float form (all but kNOT), in enum order: each backend's
+// dispatch from the run-time type to activate<kTYPE>.
+#define KILN_FLOAT_ACTIVATIONS(X) \
+  X(kRELU)                        \
+  X(kLEAKY_RELU)                  \
+  X(kSIGMOID)                     \
+  X(kTANH)                        \
+  X(kCLIP)                        \
+  X(kHARD_SWISH)                  \
+  X(kELU)                         \
+  X(kSELU)                        \
+  X(kSOFTPLUS)                    \
+  X(kHARD_SIGMOID)                \
+  X(kEXP)                         \
+  X(kLOG)                         \
+  X(kSQRT)                        \
+  X(kNEG)                         \
+  X(kABS)                         \
+  X(kRECIPROCAL)                  \
+  X(kERF)
+
+namespace kiln::ops::activation {
+
+template <ActivationType kType>
+KILN_HOST_DEVICE inline float activate(float x, float alpha, float beta) {
+  if constexpr (kType == ActivationType::kRELU) {
+    return x < 0.f ? 0.f : x;
+  } else if constexpr (kType == ActivationType::kLEAKY_RELU) {
+    return x < 0.f ? alpha * x : x;
+  } else if constexpr (kType == ActivationType::kSIGMOID) {
+    // exp(-x) overflows to inf for very negative x, which correctly gives 0.
+    return 1.f / (1.f + expf(-x));
+  } else if constexpr (kType == ActivationType::kTANH) {
+    return tanhf(x);
+  } else if constexpr (kType == ActivationType::kCLIP) {
+    const float lo = x < alpha ? alpha : x;
+    return beta < lo ? beta : lo;
+  } else if constexpr (kType == ActivationType::kHARD_SWISH) {
+    const float r = x + 3.f;
+    const float c = r < 0.f ? 0.f : (r > 6.f ? 6.f : r);
+    return x * c / 6.f;
+  } else if constexpr (kType == ActivationType::kELU) {
+    return x < 0.f ? alpha * expm1f(x) : x;
+  } else if constexpr (kType == ActivationType::kSELU) {
+    return beta * (x <= 0.f ? alpha * expm1f(x) : x);
+  } else if constexpr (kType == ActivationType::kSOFTPLUS) {
+    // log(1 + exp(x)) overflows for large x; max(x, 0) + log1p(exp(-|x|)) is the same value.
+    return (x > 0.f ? x : 0.f) + log1pf(expf(-fabsf(x)));
+  } else if constexpr (kType == ActivationType::kHARD_SIGMOID) {
+    const float v = alpha * x + beta;
+    return v < 0.f ? 0.f : (v > 1.f ? 1.f : v);
+  } else if constexpr (kType == ActivationType::kEXP) {
+    return expf(x);
+  } else if constexpr (kType == ActivationType::kLOG) {
+    return logf(x);
+  } else if constexpr (kType == ActivationType::kSQRT) {
+    return sqrtf(x);
+  } else if constexpr (kType == ActivationType::kNEG) {
+    return -x;
+  } else if constexpr (kType == ActivationType::kABS) {
+    return fabsf(x);
+  } else if constexpr (kType == ActivationType::kRECIPROCAL) {
+    return 1.f / x;
+  } else {
+    static_assert(kType == ActivationType::kERF, "not has no float form");
+    return erff(x);
+  }
+}
+
+// Integer neg and abs: negation through the unsigned type wraps instead of overflowing.
+template <class I>
+KILN_HOST_DEVICE inline I wrapNeg(I v) {
+  using U = std::make_unsigned_t<I>;
+  return static_cast<I>(U{0} - static_cast<U>(v));
+}
+template <class I>
+KILN_HOST_DEVICE inline I wrapAbs(I v) {
+  return v < 0 ? wrapNeg(v) : v;
+}
+
+// Logical not on bool bytes.
+KILN_HOST_DEVICE inline uint8_t logicalNot(uint8_t v) { return v == 0 ? 1 : 0; }
+
+}  // namespace kiln::ops::activation

@@ -1,0 +1,114 @@
+// The value rules of the elementwise binary ops, shared by the CPU tactics (elementwise_cpu.cpp)
+// and the CUDA kernels (elementwise_cuda.cu), so that the two backends cannot drift apart:
+//   max/min propagate NaN (numpy's maximum/minimum); pow is powf and has no integer form.
+//   Integer add/sub/mul wrap around in two's complement; integer div truncates toward zero,
+//   x / 0 is 0 (a model must never crash the engine) and MIN / -1 wraps to MIN.
+//   equal/less/greater write bool (one byte, 0 or 1) and are false when either side is NaN; equal
+//   on bool treats any non-zero byte as true (and is the only op bool has).
+//   prelu is a < 0 ? a * b : a (b the slope), so a NaN input passes through; no integer form.
+//   Broadcasting is numpy's: trailing dims align, a missing or size-1 input dim is broadcast.
+// Values are fp32 (the CUDA kernels compute fp16/bf16 in fp32 and round once on store), int32,
+// int64, or bool stored as uint8_t.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "core/host_device.h"
+#include "kiln/ops/elementwise.h"
+#include "kiln/types.h"
+
+namespace kiln::ops::elementwise {
+
+KILN_HOST_DEVICE constexpr bool isComparison(ElementwiseOp op) {
+  return op == ElementwiseOp::kEQUAL || op == ElementwiseOp::kLESS || op == ElementwiseOp::kGREATER;
+}
+
+// The element type an op writes for inputs of type T: bool (as bytes) for comparisons.
+template <ElementwiseOp kOp, class T>
+using OutputOf = std::conditional_t<isComparison(kOp), uint8_t, T>;
+
+template <class I>
+KILN_HOST_DEVICE inline I wrapAdd(I a, I b) {
+  using U = std::make_unsigned_t<I>;
+  return static_cast<I>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <class I>
+KILN_HOST_DEVICE inline I wrapSub(I a, I b) {
+  using U = std::make_unsigned_t<I>;
+  return static_cast<I>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <class I>
+KILN_HOST_DEVICE inline I wrapMul(I a, I b) {
+  using U = std::make_unsigned_t<I>;
+  return static_cast<I>(static_cast<U>(a) * static_cast<U>(b));
+}
+template <class I>
+KILN_HOST_DEVICE inline I safeDiv(I a, I b) {
+  if (b == 0) return 0;
+  if (b == -1) return wrapSub(I{0}, a);  // -MIN wraps to MIN instead of trapping
+  return a / b;
+}
+
+// a kOp b for values of type T (float, int32_t, int64_t, or uint8_t for bool).
+template <ElementwiseOp kOp, class T>
+KILN_HOST_DEVICE inline OutputOf<kOp, T> apply(T a, T b) {
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  if constexpr (std::is_same_v<T, uint8_t>) {  // bool: only equal is defined
+    static_assert(kOp == ElementwiseOp::kEQUAL);
+    return (a != 0) == (b != 0) ? 1 : 0;
+  } else if constexpr (kOp == ElementwiseOp::kEQUAL) {
+    return a == b ? 1 : 0;
+  } else if constexpr (kOp == ElementwiseOp::kLESS) {
+    return a < b ? 1 : 0;
+  } else if constexpr (kOp == ElementwiseOp::kGREATER) {
+    return a > b ? 1 : 0;
+  } else if constexpr (kOp == ElementwiseOp::kPRELU) {
+    static_assert(kFloat, "prelu has no integer form");
+    return a < 0 ? a * b : a;
+  } else if constexpr (kOp == ElementwiseOp::kADD) {
+    if constexpr (kFloat)
+      return a + b;
+    else
+      return wrapAdd(a, b);
+  } else if constexpr (kOp == ElementwiseOp::kSUB) {
+    if constexpr (kFloat)
+      return a - b;
+    else
+      return wrapSub(a, b);
+  } else if constexpr (kOp == ElementwiseOp::kMUL) {
+    if constexpr (kFloat)
+      return a * b;
+    else
+      return wrapMul(a, b);
+  } else if constexpr (kOp == ElementwiseOp::kDIV) {
+    if constexpr (kFloat)
+      return a / b;
+    else
+      return safeDiv(a, b);
+  } else if constexpr (kOp == ElementwiseOp::kMAX) {
+    return (a > b || a != a) ? a : b;  // a NaN in either input wins
+  } else if constexpr (kOp == ElementwiseOp::kMIN) {
+    return (a < b || a != a) ? a : b;
+  } else {
+    static_assert(kOp == ElementwiseOp::kPOW && std::is_same_v<T, float>,
+                  "pow is defined on fp32 only");
+    return powf(a, b);
+  }
+}
+
+// numpy broadcasting: strides[i], for each of the output's `outRank` dims, is the stride (in
+// elements) with which that dim walks an input of dims `in` whose own per-dim strides are `own`:
+// the input's trailing dims align with the output's (inference checked that outRank >=
+// in.nbDims), and a missing or size-1 input dim is broadcast (stride 0).
+KILN_HOST_DEVICE inline void broadcastStrides(const Dims& in, const int64_t* own, int32_t outRank,
+                                              int64_t* strides) {
+  const int32_t shift = outRank - in.nbDims;
+  for (int32_t i = 0; i < outRank; ++i) {
+    const int32_t j = i - shift;
+    strides[i] = (j < 0 || in.d[j] == 1) ? 0 : own[j];
+  }
+}
+
+}  // namespace kiln::ops::elementwise

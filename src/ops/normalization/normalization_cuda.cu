@@ -1,0 +1,169 @@
+// Instance normalization (ONNX InstanceNormalization) on CUDA. Tactics, fastest first:
+//   block_per_slice  one thread block per (n, c) slice of a linear tensor, with a
+//                    shared-memory/shuffle reduction; not emulatable (kUnsupported under
+//                    RunContext::emulate)
+//   reference        one per-element function per slice (emulatable on the host), linear or
+//                    channels-last
+//
+// Value rules: normalization_semantics.h, the CPU's (normalization_cpu.cpp): two passes in
+// double, mean then the mean of centred squares (biased variance);
+// y = (x - mean) * scale / sqrt(var + epsilon) + bias.
+#include <cmath>
+#include <cstdint>
+
+#include "backends/config_checks.h"
+#include "backends/cuda/block_reduce.cuh"
+#include "backends/cuda/elements.cuh"
+#include "backends/cuda/strided_index.cuh"
+#include "ops/normalization/normalization_semantics.h"
+#include "ops/op.h"
+
+namespace kiln::cuda::normalization {
+namespace {
+
+using config_checks::fail;
+using ops::normalization::normalized;
+using ops::normalization::sliceFactor;
+
+template <class T>
+struct InstanceNormSlice {
+  const T* x;
+  const T* scale;
+  const T* bias;
+  T* y;
+  ChannelView v;
+  double epsilon;
+  __host__ __device__ void operator()(int64_t slice) const {
+    const int64_t n = slice / v.C, c = slice % v.C;
+    double mean, var;
+    ops::normalization::sliceMoments(
+        v.S, [&](int64_t s) { return toFloat(x[v.at(n, c, s, v.inLast)]); }, mean, var);
+    const double k = sliceFactor(toFloat(scale[c]), var, epsilon);
+    const double b = toFloat(bias[c]);
+    for (int64_t s = 0; s < v.S; ++s)
+      y[v.at(n, c, s, v.outLast)] = fromFloat<T>(
+          static_cast<float>(normalized(toFloat(x[v.at(n, c, s, v.inLast)]), mean, k, b)));
+  }
+};
+
+template <class T>
+__global__ void instanceNormSlicesKernel(const T* x, const T* scale, const T* bias, T* y,
+                                         int64_t slices, int64_t C, int64_t S, double epsilon) {
+  for (int64_t sl = blockIdx.x; sl < slices; sl += gridDim.x) {
+    const int64_t c = sl % C;
+    const T* xs = x + sl * S;
+    T* ys = y + sl * S;
+    double sum = 0.0;
+    for (int64_t j = threadIdx.x; j < S; j += blockDim.x) sum += toFloat(xs[j]);
+    const double mean = blockReduce(sum, SumD{}) / static_cast<double>(S);
+    double sq = 0.0;
+    for (int64_t j = threadIdx.x; j < S; j += blockDim.x) {
+      const double d = toFloat(xs[j]) - mean;
+      sq += d * d;
+    }
+    const double var = blockReduce(sq, SumD{}) / static_cast<double>(S);
+    const double k = sliceFactor(toFloat(scale[c]), var, epsilon);
+    const double b = toFloat(bias[c]);
+    for (int64_t j = threadIdx.x; j < S; j += blockDim.x)
+      ys[j] = fromFloat<T>(static_cast<float>(normalized(toFloat(xs[j]), mean, k, b)));
+  }
+}
+
+const NormalizationParams* checkInstanceNorm(const KernelConfig& c, std::string* whyNot) {
+  const NormalizationParams* p = config_checks::validate<NormalizationParams>(
+      c, DeviceKind::kCUDA, "normalization", 3, &ops::Normalization::infer, whyNot);
+  if (!p) return nullptr;
+  if (c.inputs[1].type != c.inputs[0].type || c.inputs[2].type != c.inputs[0].type) {
+    fail(whyNot, std::string("normalization: scale and bias must have the input's type (") +
+                     dataTypeName(c.inputs[0].type) + "), got " + dataTypeName(c.inputs[1].type) +
+                     " and " + dataTypeName(c.inputs[2].type));
+    return nullptr;
+  }
+  return p;
+}
+
+class InstanceNormReference final : public Kernel {
+ public:
+  InstanceNormReference(DataType t, const ChannelView& v, float epsilon)
+      : type_(t), v_(v), epsilon_(epsilon) {}
+  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
+    if (v_.S == 0) return Status::ok();
+    Status s = Status::ok();
+    dispatchFloat(type_, [&](auto tag) {
+      using T = decltype(tag);
+      InstanceNormSlice<T> f{static_cast<const T*>(in[0]),
+                             static_cast<const T*>(in[1]),
+                             static_cast<const T*>(in[2]),
+                             static_cast<T*>(out[0]),
+                             v_,
+                             epsilon_};
+      s = launchElements(f, v_.N * v_.C, ctx, "instance_norm_reference");
+    });
+    return s;
+  }
+
+ private:
+  DataType type_;
+  ChannelView v_;
+  double epsilon_;
+};
+
+class InstanceNormSlices final : public Kernel {
+ public:
+  InstanceNormSlices(DataType t, const ChannelView& v, float epsilon)
+      : type_(t), v_(v), epsilon_(epsilon) {}
+  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
+    if (ctx.emulate) return notEmulated("normalization block_per_slice");
+    const int64_t slices = v_.N * v_.C;
+    if (v_.S == 0 || slices == 0) return Status::ok();
+    Status s = Status::ok();
+    dispatchFloat(type_, [&](auto tag) {
+      using T = decltype(tag);
+      instanceNormSlicesKernel<T>
+          <<<blocksFor(slices), threadsFor(v_.S), 0, static_cast<cudaStream_t>(ctx.stream)>>>(
+              static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
+              static_cast<const T*>(in[2]), static_cast<T*>(out[0]), slices, v_.C, v_.S, epsilon_);
+      s = checkLaunch("instance_norm_slices", __FILE__, __LINE__);
+    });
+    return s;
+  }
+
+ private:
+  DataType type_;
+  ChannelView v_;
+  double epsilon_;
+};
+
+std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
+  const NormalizationParams* p = checkInstanceNorm(c, whyNot);
+  if (!p) return nullptr;
+  return std::make_unique<InstanceNormReference>(
+      c.inputs[0].type, channelView(c.inputs[0], c.outputs[0]), p->epsilon);
+}
+
+std::unique_ptr<Kernel> createSlices(const KernelConfig& c, std::string* whyNot) {
+  const NormalizationParams* p = checkInstanceNorm(c, whyNot);
+  if (!p) return nullptr;
+  if (!isRowMajor(c.inputs[0]) || !isRowMajor(c.outputs[0])) {
+    fail(whyNot,
+         "normalization block_per_slice: needs linear input and output (each (n, c) slice "
+         "contiguous)");
+    return nullptr;
+  }
+  return std::make_unique<InstanceNormSlices>(c.inputs[0].type,
+                                              channelView(c.inputs[0], c.outputs[0]), p->epsilon);
+}
+
+constexpr Tactic kTactics[] = {
+    {"block_per_slice", &createSlices},
+    {"reference", &createReference},
+};
+
+}  // namespace
+}  // namespace kiln::cuda::normalization
+
+namespace kiln::ops {
+
+std::span<const Tactic> Normalization::cudaTactics() { return cuda::normalization::kTactics; }
+
+}  // namespace kiln::ops
