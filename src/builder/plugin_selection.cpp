@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "builder/build_session.h"
+#include "plugin/format_search.h"
 
 namespace kiln {
 namespace {
@@ -39,23 +40,10 @@ Status BuildSession::enumerateCombinations(const GraphNode& node,
 
   // Options per position: float tensors may be any float type the config allows; others keep
   // their type. Rank-4 tensors may be channels-last.
-  std::vector<std::vector<PluginTensorDesc>> options(shapes.size());
-  for (size_t p = 0; p < shapes.size(); ++p) {
-    std::vector<DataType> types{shapes[p].type};
-    if (isFloatType(shapes[p].type)) {
-      types = {DataType::kFLOAT};
-      if (config_.allowHalf) {
-        types.push_back(DataType::kHALF);
-        types.push_back(DataType::kBF16);
-      }
-    }
-    for (DataType t : types) {
-      options[p].push_back({shapes[p].dims, t, TensorFormat::kLINEAR, target_.device()});
-      if (shapes[p].dims.nbDims == 4) {
-        options[p].push_back({shapes[p].dims, t, TensorFormat::kCHANNELS_LAST, target_.device()});
-      }
-    }
-  }
+  std::vector<std::vector<PluginTensorDesc>> options;
+  for (const TensorShape& shape : shapes)
+    options.push_back(formatOptions(
+        {shape.dims, shape.type, TensorFormat::kLINEAR, target_.device()}, config_.allowHalf));
 
   std::vector<PluginTensorDesc> current;
   for (auto& o : options) current.push_back(o.front());
@@ -81,25 +69,16 @@ Status BuildSession::enumerateCombinations(const GraphNode& node,
     combinations.push_back({current});
     return Status::ok();
   }
-  // Depth-first: position p is asked only with the choices for positions < p fixed.
-  auto search = [&](auto&& self, size_t p) -> void {
-    if (combinations.size() >= kMaxCombinations) return;
-    if (p == shapes.size()) {
-      combinations.push_back({current});
-      return;
-    }
-    for (const PluginTensorDesc& option : options[p]) {
-      current[p] = option;
-      if (node.plugin->supportsFormatCombination(static_cast<int32_t>(p), current,
-                                                 static_cast<int32_t>(nbIn))) {
-        self(self, p + 1);
-      } else {
+  searchFormatCombinations(
+      *node.plugin, options, static_cast<int32_t>(nbIn),
+      [&](const std::vector<PluginTensorDesc>& descs) {
+        combinations.push_back({descs});
+        return combinations.size() < kMaxCombinations;
+      },
+      [&](size_t p, const PluginTensorDesc& option) {
         logVerbose("  layer '" + node.name + "': position " + std::to_string(p) + " as " +
                    describeDesc(option) + " rejected by supportsFormatCombination");
-      }
-    }
-  };
-  search(search, 0);
+      });
   if (combinations.empty()) {
     return unsupported(node.plugin->describe() +
                        ": supportsFormatCombination() accepts no type/format combination for "

@@ -32,6 +32,7 @@
 #include "kiln/logger.h"
 #include "kiln/network.h"
 #include "kiln/registry.h"
+#include "plugin/format_search.h"
 #include "plugin/plugin_object.h"
 #include "plugin/trace_checker.h"
 #include "plugin_check/check_internal.h"
@@ -263,40 +264,20 @@ Status Checker::enumerate(DeviceKind device, std::vector<Combination>& out, std:
     shapes.push_back({t.dims, t.type, TensorFormat::kLINEAR, device});
   for (const HostTensor& t : outputShapes_)
     shapes.push_back({t.dims, t.type, TensorFormat::kLINEAR, device});
-  std::vector<std::vector<PluginTensorDesc>> options(shapes.size());
-  for (size_t p = 0; p < shapes.size(); ++p) {
-    std::vector<DataType> types{shapes[p].type};
-    if (isFloatType(shapes[p].type)) types = {DataType::kFLOAT, DataType::kHALF, DataType::kBF16};
-    for (DataType t : types) {
-      PluginTensorDesc d = shapes[p];
-      d.type = t;
-      options[p].push_back(d);
-      if (d.dims.nbDims == 4) {
-        d.format = TensorFormat::kCHANNELS_LAST;
-        options[p].push_back(d);
-      }
-    }
-  }
-  const int32_t nbIn = static_cast<int32_t>(inputs_.size());
-  std::vector<PluginTensorDesc> current = shapes;
+  std::vector<std::vector<PluginTensorDesc>> options;
+  for (const PluginTensorDesc& d : shapes) options.push_back(formatOptions(d, true));
   size_t total = 0;
-  auto search = [&](auto&& self, size_t p) -> void {
-    if (p == shapes.size()) {
-      ++total;
-      if (out.size() < static_cast<size_t>(std::max(spec_.maxCombinations, 1))) {
-        Combination c;
-        for (const auto& d : current) c.push_back({d.type, d.format});
-        out.push_back(std::move(c));
-      }
-      return;
-    }
-    for (const PluginTensorDesc& option : options[p]) {
-      current[p] = option;
-      if (definition->supportsFormatCombination(static_cast<int32_t>(p), current, nbIn))
-        self(self, p + 1);
-    }
-  };
-  search(search, 0);
+  searchFormatCombinations(
+      *definition, options, static_cast<int32_t>(inputs_.size()),
+      [&](const std::vector<PluginTensorDesc>& descs) {
+        ++total;  // all are counted; the first maxCombinations are checked
+        if (out.size() < static_cast<size_t>(std::max(spec_.maxCombinations, 1))) {
+          Combination c;
+          for (const auto& d : descs) c.push_back({d.type, d.format});
+          out.push_back(std::move(c));
+        }
+        return true;
+      });
   // The FP32/linear combination (the baseline of every comparison) first.
   std::stable_sort(out.begin(), out.end(), [](const Combination& a, const Combination& b) {
     auto score = [](const Combination& c) {
