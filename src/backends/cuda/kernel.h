@@ -15,7 +15,6 @@ using kiln::Tactic;
 
 // The per-family lists behind each op's cudaTactics() (tactics.cpp; each defined beside its
 // kernels); empty span for a type the family does not own.
-std::span<const Tactic> dataMovementTactics(LayerType type);  // data_movement*.cu
 std::span<const Tactic> mathTactics(LayerType type);          // math*.cu
 std::span<const Tactic> denseTactics(LayerType type);         // dense*.cu / *.cpp
 

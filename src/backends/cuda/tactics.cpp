@@ -1,4 +1,5 @@
-// Each op's CUDA tactics, from the family that holds its kernels.
+// The CUDA tactics of the ops whose kernels still live in a family of src/backends/cuda/ (listed
+// below); every other op defines cudaTactics() in its own unit, src/ops/<op>/*_cuda.*.
 #include "backends/cuda/kernel.h"
 #include "ops/op.h"
 
@@ -7,7 +8,7 @@ namespace cuda {
 namespace {
 
 std::span<const Tactic> familyTactics(LayerType type) {
-  for (auto family : {dataMovementTactics, mathTactics, denseTactics}) {
+  for (auto family : {mathTactics, denseTactics}) {
     std::span<const Tactic> list = family(type);
     if (!list.empty()) return list;
   }
@@ -17,11 +18,27 @@ std::span<const Tactic> familyTactics(LayerType type) {
 }  // namespace
 }  // namespace cuda
 
+// X(ENUM, VALUE, Name) as in KILN_BUILTIN_OPS (kiln/op_list.h), one line per op served by a
+// family.
+#define KILN_CUDA_FAMILY_OPS(X)         \
+  X(CONVOLUTION, 1, Convolution)        \
+  X(POOLING, 2, Pooling)                \
+  X(ELEMENTWISE, 3, Elementwise)        \
+  X(ACTIVATION, 4, Activation)          \
+  X(MATRIX_MULTIPLY, 5, MatrixMultiply) \
+  X(GEMM, 6, Gemm)                      \
+  X(SOFTMAX, 7, Softmax)                \
+  X(REDUCE, 10, Reduce)                 \
+  X(DECONVOLUTION, 20, Deconvolution)   \
+  X(NORMALIZATION, 21, Normalization)   \
+  X(LRN, 22, LRN)
+
 #define KILN_CUDA_FAMILY_TACTICS(ENUM, VALUE, NAME)  \
   std::span<const Tactic> ops::NAME::cudaTactics() { \
     return cuda::familyTactics(LayerType::k##ENUM);  \
   }
-KILN_BUILTIN_OPS(KILN_CUDA_FAMILY_TACTICS)
+KILN_CUDA_FAMILY_OPS(KILN_CUDA_FAMILY_TACTICS)
 #undef KILN_CUDA_FAMILY_TACTICS
+#undef KILN_CUDA_FAMILY_OPS
 
 }  // namespace kiln
