@@ -1,8 +1,7 @@
 // The CUDA backend's kernels implement kiln::Kernel (backends/kernel.h) directly: run() enqueues
-// on ctx.stream and may use ctx.libraries. This header includes no CUDA header.
+// on ctx.stream and may use ctx.libraries. Each op's CUDA tactics live in its unit
+// (src/ops/<op>/<op>_cuda.*). This header includes no CUDA header.
 #pragma once
-
-#include <span>
 
 #include "backends/kernel.h"
 
@@ -12,9 +11,5 @@ using kiln::Kernel;
 using kiln::KernelConfig;
 using kiln::RunContext;
 using kiln::Tactic;
-
-// The per-family lists behind each op's cudaTactics() (tactics.cpp; each defined beside its
-// kernels); empty span for a type the family does not own.
-std::span<const Tactic> dataMovementTactics(LayerType type);  // data_movement*.cu
 
 }  // namespace kiln::cuda

@@ -1,10 +1,12 @@
 // Gather on the CPU (ONNX Gather). One tactic: "reference". It moves bytes, so it serves every
 // data type: for each block of the dims before the axis and each index, one contiguous run of the
 // dims after the axis is copied. Every index is checked before anything is written, so a bad
-// index fails run() with the output untouched and nothing is read out of bounds.
+// index (gather_semantics.h, shared with the CUDA kernel) fails run() with the output untouched
+// and nothing is read out of bounds.
 #include <cstring>
 
 #include "backends/cpu/tactic_checks.h"
+#include "ops/gather/gather_semantics.h"
 #include "ops/op.h"
 
 namespace kiln::cpu {
@@ -21,17 +23,13 @@ class GatherKernel final : public Kernel {
 
   Status run(const void* const* in, void* const* out, void*) const override {
     // Both passes read the indices through the same accessor so they cannot disagree.
-    auto index = [&](int64_t k) {
-      const int64_t v =
-          wide_ ? static_cast<const int64_t*>(in[1])[k] : static_cast<const int32_t*>(in[1])[k];
-      return v < 0 ? v + axisDim_ : v;
+    auto raw = [&](int64_t k) -> int64_t {
+      return wide_ ? static_cast<const int64_t*>(in[1])[k] : static_cast<const int32_t*>(in[1])[k];
     };
+    auto index = [&](int64_t k) { return ops::gather::position(raw(k), axisDim_); };
     for (int64_t k = 0; k < nbIndices_; ++k) {
-      const int64_t i = index(k);
-      if (i < 0 || i >= axisDim_) {
-        const int64_t raw =
-            wide_ ? static_cast<const int64_t*>(in[1])[k] : static_cast<const int32_t*>(in[1])[k];
-        return invalidArgument("gather: index " + std::to_string(raw) + " at position " +
+      if (!ops::gather::inRange(index(k), axisDim_)) {
+        return invalidArgument("gather: index " + std::to_string(raw(k)) + " at position " +
                                std::to_string(k) + " is outside [" + std::to_string(-axisDim_) +
                                ", " + std::to_string(axisDim_) + ")");
       }
@@ -57,13 +55,9 @@ class GatherKernel final : public Kernel {
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   const GatherParams* p = validate<GatherParams>(c, "gather", 2, &ops::Gather::infer, whyNot);
   if (!p || !allLinear(c, "gather", whyNot)) return nullptr;
-  const Dims& data = c.inputs[0].dims;
-  const int32_t axis = p->axis < 0 ? p->axis + data.nbDims : p->axis;  // validated by inference
-  int64_t outer = 1, inner = 1;
-  for (int32_t i = 0; i < axis; ++i) outer *= data.d[i];
-  for (int32_t i = axis + 1; i < data.nbDims; ++i) inner *= data.d[i];
-  const int64_t innerBytes = inner * static_cast<int64_t>(dataTypeSize(c.inputs[0].type));
-  return std::make_unique<GatherKernel>(c.inputs[1].type == DataType::kINT64, outer, data.d[axis],
+  const ops::gather::Split s = ops::gather::split(c.inputs[0].dims, p->axis);
+  const int64_t innerBytes = s.inner * static_cast<int64_t>(dataTypeSize(c.inputs[0].type));
+  return std::make_unique<GatherKernel>(c.inputs[1].type == DataType::kINT64, s.outer, s.axisDim,
                                         volume(c.inputs[1].dims), innerBytes);
 }
 

@@ -1,24 +1,19 @@
 // Reformat on the CPU: converts data type and memory format (linear <-> channels-last, rank 4)
 // in one pass. One tactic: "reference". Which type pairs exist is decided by ops::Reformat::infer;
-// the value rules are those of a plain cast:
-//   fp32/fp16/bf16 among themselves   round to nearest even (include/kiln/float16.h)
-//   float -> integer                  truncate toward zero, saturate, NaN -> 0
-//   integer -> narrower integer       saturate
-//   integer -> fp32                   round to nearest
-//   bool -> anything                  0 or 1 (any non-zero byte is true)
-//   anything -> bool                  value != 0 (NaN is true)
+// the value rules are reformat_semantics.h, shared with the CUDA kernel (fp16 and bf16 convert
+// with include/kiln/float16.h here).
 #include <cstring>
-#include <limits>
-#include <type_traits>
 
 #include "backends/cpu/tactic_checks.h"
 #include "kiln/float16.h"
 #include "ops/op.h"
+#include "ops/reformat/reformat_checks.h"
+#include "ops/reformat/reformat_semantics.h"
 
 namespace kiln::cpu {
 namespace {
 
-enum class Kind { kFloat, kInt, kBool };
+using ops::reformat::Kind;
 
 template <DataType T>
 struct Elem;
@@ -64,66 +59,19 @@ struct Elem<DataType::kBOOL> {
   static constexpr Kind kKind = Kind::kBool;
 };
 
-template <class I>
-I saturateFromFloat(float f) {
-  if (f != f) return 0;
-  const double d = f;
-  // Both bounds are powers of two, exact in double; inside them the truncation is defined.
-  const double hi = -static_cast<double>(std::numeric_limits<I>::min());  // max + 1
-  if (d >= hi) return std::numeric_limits<I>::max();
-  if (d <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
-  return static_cast<I>(d);
-}
-
-template <class I>
-I saturateFromInt(int64_t v) {
-  if (v > static_cast<int64_t>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
-  if (v < static_cast<int64_t>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
-  return static_cast<I>(v);
-}
-
-template <DataType kSrc, DataType kDst>
-inline typename Elem<kDst>::S convert(typename Elem<kSrc>::S v) {
-  using Src = Elem<kSrc>;
-  using Dst = Elem<kDst>;
-  using D = typename Dst::S;
-  if constexpr (kSrc == kDst) {
-    return v;
-  } else if constexpr (Dst::kKind == Kind::kFloat) {
-    float f;
-    if constexpr (Src::kKind == Kind::kFloat)
-      f = Src::toFloat(v);
-    else if constexpr (Src::kKind == Kind::kInt)
-      f = static_cast<float>(v);
-    else
-      f = v ? 1.f : 0.f;
-    return Dst::fromFloat(f);
-  } else if constexpr (Dst::kKind == Kind::kBool) {
-    if constexpr (Src::kKind == Kind::kFloat)
-      return Src::toFloat(v) != 0.f ? 1 : 0;
-    else
-      return v != 0 ? 1 : 0;
-  } else {
-    if constexpr (Src::kKind == Kind::kFloat)
-      return saturateFromFloat<D>(Src::toFloat(v));
-    else if constexpr (Src::kKind == Kind::kInt)
-      return saturateFromInt<D>(static_cast<int64_t>(v));
-    else
-      return v != 0 ? 1 : 0;
-  }
-}
-
 // dst[i * ds] = convert(src[i * ss]) for i < n; strides in elements.
 using ConvertLoop = void (*)(const void* src, int64_t ss, void* dst, int64_t ds, int64_t n);
 
 template <DataType kSrc, DataType kDst>
 void convertLoop(const void* src, int64_t ss, void* dst, int64_t ds, int64_t n) {
-  const auto* s = static_cast<const typename Elem<kSrc>::S*>(src);
-  auto* d = static_cast<typename Elem<kDst>::S*>(dst);
+  using Src = Elem<kSrc>;
+  using Dst = Elem<kDst>;
+  const auto* s = static_cast<const typename Src::S*>(src);
+  auto* d = static_cast<typename Dst::S*>(dst);
   if (ss == 1 && ds == 1) {
-    for (int64_t i = 0; i < n; ++i) d[i] = convert<kSrc, kDst>(s[i]);
+    for (int64_t i = 0; i < n; ++i) d[i] = ops::reformat::convert<Src, Dst>(s[i]);
   } else {
-    for (int64_t i = 0; i < n; ++i) d[i * ds] = convert<kSrc, kDst>(s[i * ss]);
+    for (int64_t i = 0; i < n; ++i) d[i * ds] = ops::reformat::convert<Src, Dst>(s[i * ss]);
   }
 }
 
@@ -214,14 +162,9 @@ class ReformatKernel final : public Kernel {
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   const ReformatParams* p =
       validate<ReformatParams>(c, "reformat", 1, &ops::Reformat::infer, whyNot);
-  if (!p) return nullptr;
+  if (!p || !ops::reformat::checkOutputFormat(*p, c.outputs[0].format, whyNot)) return nullptr;
   const PluginTensorDesc& in = c.inputs[0];
   const PluginTensorDesc& out = c.outputs[0];
-  if (out.format != p->outputFormat) {
-    setWhyNot(whyNot, std::string("reformat: output tensor is ") + formatName(out.format) +
-                                 " but the layer makes " + formatName(p->outputFormat));
-    return nullptr;
-  }
   const ConvertLoop loop = loopFor(in.type, out.type);
   if (!loop) {  // inference has validated both types; kept so a new enum value cannot crash here
     setWhyNot(whyNot, "reformat: unknown data type");

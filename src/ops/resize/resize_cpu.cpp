@@ -1,7 +1,6 @@
 // CPU resize (ONNX Resize, opsets 11-17, nearest and linear): per axis, a table maps each output
-// index to its input neighbours once at kernel creation; run() then only gathers. fp32 linear.
-#include <algorithm>
-#include <cmath>
+// index to its input neighbours once at kernel creation (by resize_semantics.h, shared with the
+// CUDA kernel); run() then only gathers. fp32 linear.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -9,63 +8,10 @@
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/tactic_checks.h"
 #include "ops/op.h"
+#include "ops/resize/resize_semantics.h"
 
 namespace kiln::cpu {
 namespace {
-
-// Input coordinate of output index x along one axis, in double as the ONNX reference computes
-// it (the test data decides rounding ties, e.g. x_original == 0.5 exactly).
-double inputCoordinate(ResizeCoordinates mode, int64_t x, int64_t in, int64_t out, float scale) {
-  // A scale of 0 means "not given": the factor is then output / input (ONNX's sizes input).
-  const double s =
-      scale > 0.f ? static_cast<double>(scale) : static_cast<double>(out) / static_cast<double>(in);
-  const double xd = static_cast<double>(x);
-  switch (mode) {
-    case ResizeCoordinates::kHALF_PIXEL:
-      return (xd + 0.5) / s - 0.5;
-    case ResizeCoordinates::kASYMMETRIC:
-      return xd / s;
-    case ResizeCoordinates::kALIGN_CORNERS:
-      // The ONNX reference (and so its test data) takes the resized length as input * scale,
-      // unrounded; with scales from sizes this is the output length.
-      {
-        // in * scale == 1 makes the ratio 0/0 or x/0; such an axis reads element 0 (as the
-        // CUDA kernel does) instead of converting NaN or infinity to an index.
-        const double c =
-            out == 1 ? 0.0 : xd * static_cast<double>(in - 1) / (static_cast<double>(in) * s - 1.0);
-        return std::isfinite(c) ? c : 0.0;
-      }
-    case ResizeCoordinates::kPYTORCH_HALF_PIXEL:
-      return out > 1 ? (xd + 0.5) / s - 0.5 : 0.0;
-    case ResizeCoordinates::kTF_HALF_PIXEL_FOR_NN:
-      return (xd + 0.5) / s;
-  }
-  return 0.0;
-}
-
-int64_t nearestIndex(ResizeRounding rounding, double x, int64_t in) {
-  // Clamp first so that the conversion to an integer is defined for any scale.
-  x = std::clamp(x, -1.0, static_cast<double>(in));
-  const double fl = std::floor(x);
-  const double frac = x - fl;
-  double r = fl;
-  if (frac != 0.0) {
-    switch (rounding) {
-      case ResizeRounding::kROUND_PREFER_FLOOR:
-        r = frac <= 0.5 ? fl : fl + 1;
-        break;
-      case ResizeRounding::kROUND_PREFER_CEIL:
-        r = frac < 0.5 ? fl : fl + 1;
-        break;
-      case ResizeRounding::kFLOOR:
-        break;
-      case ResizeRounding::kCEIL:
-        r = fl + 1;
-        break;
-    }
-  }
-  return std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1);
-}
 
 // Where output index o of one axis reads: lo (weight 1-w) and hi (weight w), in input elements
 // already multiplied by the axis stride.
@@ -84,29 +30,12 @@ class ResizeReference final : public Kernel {
       AxisTable t;
       const int64_t n = out.d[a], len = in.d[a];
       for (int64_t o = 0; o < n; ++o) {
-        const double x = inputCoordinate(p.coordinates, o, len, n, p.scales[a]);
-        if (p.mode == ResizeMode::kNEAREST) {
-          const int64_t i = nearestIndex(p.rounding, x, len);
-          t.lo.push_back(i * strides[a]);
-          t.hi.push_back(i * strides[a]);
-          t.w.push_back(0.0);
-        } else if (n == len && (p.scales[a] == 1.f || p.scales[a] == 0.f)) {
-          // An axis that keeps its size and scale is copied, not blended: this only matters for
-          // tf_half_pixel_for_nn (x + 0.5), and it is what onnxruntime does for N and C.
-          t.lo.push_back(o * strides[a]);
-          t.hi.push_back(o * strides[a]);
-          t.w.push_back(0.0);
-        } else {
-          // ONNX pads the edges for linear, which is the same as clamping the coordinate.
-          const double c = std::clamp(x, 0.0, static_cast<double>(len - 1));
-          const int64_t lo = static_cast<int64_t>(std::floor(c));
-          const int64_t hi = std::min(lo + 1, len - 1);
-          const double w = c - static_cast<double>(lo);
-          t.lo.push_back(lo * strides[a]);
-          t.hi.push_back(hi * strides[a]);
-          t.w.push_back(w);
-          if (w != 0.0) t.interpolates = true;
-        }
+        const ops::resize::Tap tap =
+            ops::resize::tap(p.mode, p.coordinates, p.rounding, o, len, n, p.scales[a]);
+        t.lo.push_back(tap.lo * strides[a]);
+        t.hi.push_back(tap.hi * strides[a]);
+        t.w.push_back(tap.w);
+        if (tap.w != 0.0) t.interpolates = true;
       }
       if (t.interpolates) active_.push_back(a);
       axes_.push_back(std::move(t));

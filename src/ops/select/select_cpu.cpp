@@ -1,10 +1,12 @@
 // Select (ONNX Where) on the CPU: out = condition ? x : y with numpy broadcasting of all three.
 // One tactic: "reference", for any element type: it copies bytes, so fp16 or int8 values pass
-// through unchanged. Any non-zero condition byte counts as true.
+// through unchanged. Any non-zero condition byte counts as true. The broadcasting is
+// select_semantics.h, shared with the CUDA kernel.
 #include <cstring>
 
 #include "backends/cpu/tactic_checks.h"
 #include "ops/op.h"
+#include "ops/select/select_semantics.h"
 
 namespace kiln::cpu {
 namespace {
@@ -13,9 +15,9 @@ class SelectKernel final : public Kernel {
  public:
   SelectKernel(const Dims& c, const Dims& x, const Dims& y, const Dims& out, size_t elemSize)
       : out_(out), elemSize_(elemSize) {
-    stridesFor(c, strides_[0]);
-    stridesFor(x, strides_[1]);
-    stridesFor(y, strides_[2]);
+    ops::select::broadcastStrides(c, out.nbDims, strides_[0]);
+    ops::select::broadcastStrides(x, out.nbDims, strides_[1]);
+    ops::select::broadcastStrides(y, out.nbDims, strides_[2]);
   }
 
   Status run(const void* const* in, void* const* out, void*) const override {
@@ -43,17 +45,6 @@ class SelectKernel final : public Kernel {
   }
 
  private:
-  // Strides aligned to the output's dims, in elements; 0 where the input is broadcast.
-  void stridesFor(const Dims& d, int64_t* strides) const {
-    int64_t own[Dims::kMaxDims] = {};
-    rowMajorStrides(d, own);
-    const int32_t shift = out_.nbDims - d.nbDims;
-    for (int32_t i = 0; i < out_.nbDims; ++i) {
-      const int32_t j = i - shift;
-      strides[i] = (j < 0 || d.d[j] == 1) ? 0 : own[j];
-    }
-  }
-
   Dims out_;
   size_t elemSize_;
   int64_t strides_[3][Dims::kMaxDims] = {};

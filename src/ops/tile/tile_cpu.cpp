@@ -1,8 +1,10 @@
 // Tile on the CPU, one tactic: "reference", for every data type. It only repeats input elements:
-// the output coordinate c on an axis of n reads c mod n.
+// the output coordinate c on an axis of n reads c mod n (tile_semantics.h, shared with the CUDA
+// kernel).
 #include "backends/cpu/axis_map.h"
 #include "backends/cpu/tactic_checks.h"
 #include "ops/op.h"
+#include "ops/tile/tile_semantics.h"
 
 namespace kiln::cpu {
 namespace {
@@ -16,7 +18,8 @@ KernelPtr createTile(const KernelConfig& c, std::string* whyNot) {
   for (int32_t i = 0; i < out.nbDims; ++i) {
     auto& t = tables[static_cast<size_t>(i)];
     t.resize(static_cast<size_t>(out.d[i]));  // out.d[i] > 0 implies in.d[i] > 0
-    for (int64_t j = 0; j < out.d[i]; ++j) t[static_cast<size_t>(j)] = j % in.d[i];
+    for (int64_t j = 0; j < out.d[i]; ++j)
+      t[static_cast<size_t>(j)] = ops::tile::source(j, in.d[i]);
   }
   return std::make_unique<AxisMapKernel>(
       AxisMap(in, out, std::move(tables), dataTypeSize(c.inputs[0].type)));

@@ -1,0 +1,105 @@
+// Gather on CUDA (ONNX Gather). One tactic: "reference", for every data type (one kernel per
+// element size), linear tensors only: output [outer, nbIndices, inner] reads data
+// [outer, axisDim, inner] at indices[k], by the layout and index rule of gather_semantics.h
+// (shared with the CPU kernel).
+//
+// Out-of-range indices. The CPU reference checks every index before writing and fails run().
+// On the GPU the indices live in device memory and run() must not synchronize, so it cannot
+// return that error. Decision: an element whose index is outside [-axisDim, axisDim) is written
+// as all-zero bytes (0, 0.0 or false in every type) and never read out of bounds; the kernel
+// also sets a 32-bit error flag in its workspace (reset to 0 by run() with cudaMemsetAsync
+// before the launch, so it describes this run only). A caller that synchronizes anyway (a
+// debug mode, a test) may read workspace[0] != 0 as "some index was out of range".
+#include "backends/cuda/element_size.cuh"
+#include "backends/cuda/elements.cuh"
+#include "backends/cuda/layer_checks.h"
+#include "ops/gather/gather_semantics.h"
+#include "ops/op.h"
+
+namespace kiln::cuda {
+namespace {
+
+template <class T, class I>
+struct GatherOp {
+  const T* data;
+  const I* indices;
+  T* out;
+  int32_t* errorFlag;
+  int64_t axisDim, nbIndices, inner;
+  __host__ __device__ void operator()(int64_t i) const {
+    const int64_t r = i % inner;
+    const int64_t t = i / inner;
+    const int64_t k = t % nbIndices, o = t / nbIndices;
+    const int64_t v = ops::gather::position(static_cast<int64_t>(indices[k]), axisDim);
+    if (ops::gather::inRange(v, axisDim)) {
+      out[i] = data[(o * axisDim + v) * inner + r];
+      return;
+    }
+    out[i] = T(0);
+    *errorFlag = 1;  // every writer stores the same value: a benign race
+  }
+};
+
+class GatherKernel final : public Kernel {
+ public:
+  GatherKernel(size_t elemSize, bool wide, int64_t outer, int64_t axisDim, int64_t nbIndices,
+               int64_t inner)
+      : elemSize_(elemSize),
+        wide_(wide),
+        outer_(outer),
+        axisDim_(axisDim),
+        nbIndices_(nbIndices),
+        inner_(inner) {}
+
+  size_t workspaceSize() const override { return sizeof(int32_t); }
+
+  Status run(const void* const* in, void* const* out, void* workspace,
+             const RunContext& ctx) const override {
+    const int64_t count = outer_ * nbIndices_ * inner_;
+    if (count == 0) return Status::ok();
+    auto* flag = static_cast<int32_t*>(workspace);
+    if (ctx.emulate) {
+      *flag = 0;
+    } else {
+      KILN_CUDA_CHECK(
+          cudaMemsetAsync(flag, 0, sizeof(int32_t), static_cast<cudaStream_t>(ctx.stream)));
+    }
+    return bySize(elemSize_, [&](auto u) {
+      using U = decltype(u);
+      const U* data = static_cast<const U*>(in[0]);
+      U* o = static_cast<U*>(out[0]);
+      if (wide_)
+        return launchElements(GatherOp<U, int64_t>{data, static_cast<const int64_t*>(in[1]), o,
+                                                   flag, axisDim_, nbIndices_, inner_},
+                              count, ctx, "gather");
+      return launchElements(GatherOp<U, int32_t>{data, static_cast<const int32_t*>(in[1]), o, flag,
+                                                 axisDim_, nbIndices_, inner_},
+                            count, ctx, "gather");
+    });
+  }
+
+ private:
+  size_t elemSize_;
+  bool wide_;
+  int64_t outer_, axisDim_, nbIndices_, inner_;
+};
+
+KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
+  const GatherParams* p = validate<GatherParams>(c, "gather", 2, true, whyNot);
+  if (!p) return nullptr;
+  const ops::gather::Split s = ops::gather::split(c.inputs[0].dims, p->axis);
+  return std::make_unique<GatherKernel>(dataTypeSize(c.inputs[0].type),
+                                        c.inputs[1].type == DataType::kINT64, s.outer, s.axisDim,
+                                        volume(c.inputs[1].dims), s.inner);
+}
+
+constexpr Tactic kTactics[] = {{"reference", &createReference}};
+
+}  // namespace
+}  // namespace kiln::cuda
+
+namespace kiln::ops {
+
+std::span<const Tactic> Gather::cudaTactics() { return cuda::kTactics; }
+
+}  // namespace kiln::ops

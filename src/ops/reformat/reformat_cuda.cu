@@ -1,0 +1,174 @@
+// Reformat on CUDA: type conversion and linear <-> channels-last (rank 4) in one pass, between
+// every type pair ops::Reformat::infer allows. One tactic: "reference". The value rules are
+// reformat_semantics.h, shared with the CPU kernel; fp16 and bf16 convert with the CUDA
+// intrinsics here. Bool is stored as uint8_t and int8 as int8_t, so the two are distinct storage
+// types.
+#include <type_traits>
+
+#include "backends/cuda/elements.cuh"
+#include "backends/cuda/layer_checks.h"
+#include "ops/op.h"
+#include "ops/reformat/reformat_checks.h"
+#include "ops/reformat/reformat_semantics.h"
+
+namespace kiln::cuda {
+namespace {
+
+using ops::reformat::Kind;
+
+// A CUDA storage type as reformat_semantics.h's convert() sees it.
+template <class T>
+struct Storage {
+  using S = T;
+  static constexpr Kind kKind =
+      std::is_same_v<T, float> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>
+          ? Kind::kFloat
+      : std::is_same_v<T, uint8_t> ? Kind::kBool
+                                   : Kind::kInt;
+  __host__ __device__ static float toFloat(T v) { return cuda::toFloat(v); }
+  __host__ __device__ static T fromFloat(float f) { return cuda::fromFloat<T>(f); }
+};
+
+struct ReformatLayout {
+  int64_t count = 0;
+  int64_t C = 1, H = 1, W = 1;   // rank 4 when the formats differ
+  bool transpose = false;        // formats differ
+  bool outChannelsLast = false;  // memory order of the output (when transpose)
+};
+
+template <class S, class D>
+struct ReformatOp {
+  const S* in;
+  D* out;
+  ReformatLayout l;
+  __host__ __device__ void operator()(int64_t i) const {
+    int64_t src = i;
+    if (l.transpose) {
+      // i is the output's memory index; find the logical (n, c, h, w) and the input offset.
+      int64_t n, c, h, w;
+      if (l.outChannelsLast) {  // output NHWC, input NCHW
+        c = i % l.C;
+        int64_t t = i / l.C;
+        w = t % l.W;
+        t /= l.W;
+        h = t % l.H;
+        n = t / l.H;
+      } else {  // output NCHW, input NHWC
+        w = i % l.W;
+        int64_t t = i / l.W;
+        h = t % l.H;
+        t /= l.H;
+        c = t % l.C;
+        n = t / l.C;
+      }
+      src = offset4(n, c, h, w, l.C, l.H, l.W, !l.outChannelsLast);
+    }
+    out[i] = ops::reformat::convert<Storage<S>, Storage<D>>(in[src]);
+  }
+};
+
+template <class S, class D>
+Status runReformat(const ReformatLayout& l, const void* in, void* out, const RunContext& ctx) {
+  return launchElements(ReformatOp<S, D>{static_cast<const S*>(in), static_cast<D*>(out), l},
+                        l.count, ctx, "reformat");
+}
+
+using ReformatFn = Status (*)(const ReformatLayout&, const void*, void*, const RunContext&);
+
+template <class S>
+ReformatFn reformatTo(DataType dst) {
+  // Only the pairs ops::Reformat::infer allows are instantiated.
+  constexpr Kind ks = Storage<S>::kKind;
+  switch (dst) {
+    case DataType::kFLOAT:
+      if constexpr (ks == Kind::kFloat || std::is_same_v<S, int32_t> ||
+                    std::is_same_v<S, int64_t> || ks == Kind::kBool)
+        return &runReformat<S, float>;
+      break;
+    case DataType::kHALF:
+      if constexpr (ks == Kind::kFloat) return &runReformat<S, __half>;
+      break;
+    case DataType::kBF16:
+      if constexpr (ks == Kind::kFloat) return &runReformat<S, __nv_bfloat16>;
+      break;
+    case DataType::kINT8:
+      if constexpr (ks != Kind::kFloat) return &runReformat<S, int8_t>;
+      break;
+    case DataType::kINT32:
+      if constexpr (ks != Kind::kFloat || std::is_same_v<S, float>) return &runReformat<S, int32_t>;
+      break;
+    case DataType::kINT64:
+      if constexpr (ks != Kind::kFloat || std::is_same_v<S, float>) return &runReformat<S, int64_t>;
+      break;
+    case DataType::kBOOL:
+      if constexpr (ks != Kind::kFloat || std::is_same_v<S, float>) return &runReformat<S, uint8_t>;
+      break;
+  }
+  return nullptr;
+}
+
+ReformatFn reformatFor(DataType src, DataType dst) {
+  switch (src) {
+    case DataType::kFLOAT:
+      return reformatTo<float>(dst);
+    case DataType::kHALF:
+      return reformatTo<__half>(dst);
+    case DataType::kBF16:
+      return reformatTo<__nv_bfloat16>(dst);
+    case DataType::kINT8:
+      return reformatTo<int8_t>(dst);
+    case DataType::kINT32:
+      return reformatTo<int32_t>(dst);
+    case DataType::kINT64:
+      return reformatTo<int64_t>(dst);
+    case DataType::kBOOL:
+      return reformatTo<uint8_t>(dst);
+  }
+  return nullptr;
+}
+
+class ReformatKernel final : public Kernel {
+ public:
+  ReformatKernel(ReformatFn fn, ReformatLayout l) : fn_(fn), l_(l) {}
+  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
+    return fn_(l_, in[0], out[0], ctx);
+  }
+
+ private:
+  ReformatFn fn_;
+  ReformatLayout l_;
+};
+
+KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
+  const ReformatParams* p = validate<ReformatParams>(c, "reformat", 1, false, whyNot);
+  if (!p || !ops::reformat::checkOutputFormat(*p, c.outputs[0].format, whyNot)) return nullptr;
+  const PluginTensorDesc& in = c.inputs[0];
+  const PluginTensorDesc& out = c.outputs[0];
+  const ReformatFn fn = reformatFor(in.type, out.type);
+  if (!fn) {  // inference has validated the pair; kept so a new enum value cannot crash here
+    setWhyNot(whyNot, std::string("reformat: no kernel for ") + dataTypeName(in.type) + " to " +
+                          dataTypeName(out.type));
+    return nullptr;
+  }
+  ReformatLayout l;
+  l.count = volume(in.dims);
+  if (in.format != out.format) {  // both valid, so one is channels-last: rank 4 (validated)
+    l.transpose = true;
+    l.outChannelsLast = out.format == TensorFormat::kCHANNELS_LAST;
+    l.C = in.dims.d[1];
+    l.H = in.dims.d[2];
+    l.W = in.dims.d[3];
+  }
+  return std::make_unique<ReformatKernel>(fn, l);
+}
+
+constexpr Tactic kTactics[] = {{"reference", &createReference}};
+
+}  // namespace
+}  // namespace kiln::cuda
+
+namespace kiln::ops {
+
+std::span<const Tactic> Reformat::cudaTactics() { return cuda::kTactics; }
+
+}  // namespace kiln::ops
