@@ -3,10 +3,13 @@
 // src/ops/<op>/, defines these members; this header declares them for every op on the list
 // (kiln/op_list.h), so an op that forgets one fails to link.
 //
-//   infer        the shape and type rule: output shapes from the parameters and input shapes, or
-//                an error saying what is wrong (the caller names the layer). Every backend's
-//                tactics check their configuration against it, and the plan reader re-runs it
-//                on every step.
+//   inputs       how many inputs the op takes (and their names, for messages).
+//   shapeRule    the shape and type rule: output shapes from the parameters and input shapes,
+//                given as many inputs as `inputs` allows, each of a valid type, rank and size.
+//   infer        what everyone calls (generated, op_table.cpp): the input count and every input
+//                shape checked, then shapeRule; an error says what is wrong (the caller names
+//                the layer). Every backend's tactics check their configuration against it, and
+//                the plan reader re-runs it on every step.
 //   cpuTactics   the CPU backend's implementations, fastest first, the plain reference last.
 //   cudaTactics  the CUDA backend's (defined in the unit's *_cuda.* files, built with CUDA only).
 #pragma once
@@ -21,20 +24,31 @@
 
 namespace kiln::ops {
 
+// How many inputs an op takes: [min, max], max -1 for any number; `names` for messages
+// ("x, W[, bias]").
+struct InputCount {
+  int32_t min;
+  int32_t max;
+  const char* names;
+};
+
 template <LayerType T>
 struct Op;
 
-#define KILN_DECLARE_OP(ENUM, VALUE, NAME)                                            \
-  template <>                                                                         \
-  struct Op<LayerType::k##ENUM> {                                                     \
-    using Params = NAME##Params;                                                      \
-    static constexpr LayerType type = LayerType::k##ENUM;                             \
-    static constexpr const char* name = #NAME;                                        \
-    static Status infer(const Params& params, const std::vector<TensorShape>& inputs, \
-                        std::vector<TensorShape>& outputs);                           \
-    static std::span<const Tactic> cpuTactics();                                      \
-    static std::span<const Tactic> cudaTactics();                                     \
-  };                                                                                  \
+#define KILN_DECLARE_OP(ENUM, VALUE, NAME)                                                \
+  template <>                                                                             \
+  struct Op<LayerType::k##ENUM> {                                                         \
+    using Params = NAME##Params;                                                          \
+    static constexpr LayerType type = LayerType::k##ENUM;                                 \
+    static constexpr const char* name = #NAME;                                            \
+    static const InputCount inputs;                                                       \
+    static Status shapeRule(const Params& params, const std::vector<TensorShape>& inputs, \
+                            std::vector<TensorShape>& outputs);                           \
+    static Status infer(const Params& params, const std::vector<TensorShape>& inputs,     \
+                        std::vector<TensorShape>& outputs);                               \
+    static std::span<const Tactic> cpuTactics();                                          \
+    static std::span<const Tactic> cudaTactics();                                         \
+  };                                                                                      \
   using NAME = Op<LayerType::k##ENUM>;
 KILN_BUILTIN_OPS(KILN_DECLARE_OP)
 #undef KILN_DECLARE_OP

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "ops/op.h"
+#include "ops/shape_checks.h"
 
 namespace kiln {
 namespace {
@@ -38,6 +39,15 @@ Status inferLayerOutputs(LayerType type, const LayerParams& params,
 }
 
 namespace ops {
+
+#define KILN_DEFINE_INFER(ENUM, VALUE, NAME)                                                  \
+  Status NAME::infer(const Params& params, const std::vector<TensorShape>& in,                \
+                     std::vector<TensorShape>& out) {                                         \
+    KILN_RETURN_IF_ERROR(shape::checkInputs(name, inputs.min, inputs.max, inputs.names, in)); \
+    return shapeRule(params, in, out);                                                        \
+  }
+KILN_BUILTIN_OPS(KILN_DEFINE_INFER)
+#undef KILN_DEFINE_INFER
 
 std::span<const Tactic> cpuTactics(LayerType type) {
   switch (type) {

@@ -52,6 +52,22 @@ inline Status checkAllShapes(const char* layer, const std::vector<TensorShape>& 
   return Status::ok();
 }
 
+// Between `min` and `max` inputs (max -1: any number), each checked by checkShape: what every
+// op's shape rule may assume. `names` describes the inputs in the message ("x, W[, bias]").
+inline Status checkInputs(const char* layer, int32_t min, int32_t max, const char* names,
+                          const std::vector<TensorShape>& in) {
+  const auto n = static_cast<int64_t>(in.size());
+  if (n < min || (max >= 0 && n > max)) {
+    const std::string count = max < 0          ? "at least " + std::to_string(min)
+                              : min == max     ? std::to_string(min)
+                              : max == min + 1 ? std::to_string(min) + " or " + std::to_string(max)
+                                               : std::to_string(min) + " to " + std::to_string(max);
+    return invalidArgument(std::string(layer) + ": expects " + count +
+                           (max == 1 && min == 1 ? " input (" : " inputs (") + names + "), got " +
+                           std::to_string(n));
+  }
+  return checkAllShapes(layer, in);
+}
 // The output of a shape computation must obey the same limits as the inputs.
 inline Status checkOutputDims(const char* layer, const Dims& dims) {
   const int64_t v = volume(dims);
@@ -83,8 +99,8 @@ inline Status checkRank4(const char* layer, const char* what, const Dims& d) {
 // A parameter that needs one value per axis of the input (starts, repeats, ...).
 inline Status checkParamRank(const char* layer, const char* what, const Dims& d, int32_t rank) {
   if (d.nbDims != rank)
-    return invalidArgument(std::string(layer) + ": " + what + " " + dimsString(d) +
-                           " have rank " + std::to_string(d.nbDims) + " but the input has rank " +
+    return invalidArgument(std::string(layer) + ": " + what + " " + dimsString(d) + " have rank " +
+                           std::to_string(d.nbDims) + " but the input has rank " +
                            std::to_string(rank));
   return Status::ok();
 }

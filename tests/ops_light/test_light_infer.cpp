@@ -91,7 +91,7 @@ TEST(InferConcatenation, Refusals) {
   inferFails(ops::Concatenation::infer, p, {shape({2, 3}), shape({3, 3})}, "differ from input 0");
   inferFails(ops::Concatenation::infer, p, {shape({2, 3}), shape({2, 3, 1})}, "different rank");
   inferFails(ops::Concatenation::infer, p, {shape({2, 3}), shape({2, 3}, DataType::kHALF)}, "fp16");
-  inferFails(ops::Concatenation::infer, p, {}, "at least one input");
+  inferFails(ops::Concatenation::infer, p, {}, "at least 1 input");
   inferFails(ops::Concatenation::infer, p, {shape({})}, "rank >= 1");
   p.axis = 2;
   inferFails(ops::Concatenation::infer, p, {shape({2, 3}), shape({2, 3})}, "axis 2");

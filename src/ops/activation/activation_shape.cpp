@@ -7,11 +7,11 @@
 
 namespace kiln::ops {
 
-Status Activation::infer(const ActivationParams& p, const std::vector<TensorShape>& in,
-                         std::vector<TensorShape>& out) {
+const InputCount Activation::inputs = {1, 1, "x"};
+
+Status Activation::shapeRule(const ActivationParams& p, const std::vector<TensorShape>& in,
+                             std::vector<TensorShape>& out) {
   const char* layer = "activation";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 1));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
   const int32_t t = static_cast<int32_t>(p.type);
   if (t < static_cast<int32_t>(ActivationType::kRELU) ||
       t > static_cast<int32_t>(ActivationType::kNOT))

@@ -7,11 +7,11 @@
 
 namespace kiln::ops {
 
-Status Concatenation::infer(const ConcatenationParams& p, const std::vector<TensorShape>& in,
-                            std::vector<TensorShape>& out) {
+const InputCount Concatenation::inputs = {1, -1, "x0, x1, ..."};
+
+Status Concatenation::shapeRule(const ConcatenationParams& p, const std::vector<TensorShape>& in,
+                                std::vector<TensorShape>& out) {
   const char* layer = "concatenation";
-  if (in.empty()) return invalidArgument("concatenation: needs at least one input");
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
   const Dims& first = in[0].dims;
   if (first.nbDims < 1) return invalidArgument("concatenation: inputs must have rank >= 1");
   int32_t axis = 0;

@@ -8,13 +8,11 @@
 
 namespace kiln::ops {
 
-Status Convolution::infer(const ConvolutionParams& p, const std::vector<TensorShape>& in,
-                          std::vector<TensorShape>& out) {
+const InputCount Convolution::inputs = {2, 3, "x, W[, bias]"};
+
+Status Convolution::shapeRule(const ConvolutionParams& p, const std::vector<TensorShape>& in,
+                              std::vector<TensorShape>& out) {
   constexpr const char* kLayer = "convolution";
-  if (in.size() != 2 && in.size() != 3)
-    return invalidArgument(std::string(kLayer) + ": expects 2 or 3 inputs (x, W[, bias]), got " +
-                           std::to_string(in.size()));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(kLayer, in));
   for (size_t i = 0; i < in.size(); ++i)
     KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[i], i));
   const Dims& x = in[0].dims;

@@ -45,13 +45,11 @@ Status deconvAxis(const char* axis, int64_t in, int32_t kernel, int32_t stride, 
 
 }  // namespace
 
-Status Deconvolution::infer(const DeconvolutionParams& p, const std::vector<TensorShape>& in,
-                            std::vector<TensorShape>& out) {
+const InputCount Deconvolution::inputs = {2, 3, "x, W[, bias]"};
+
+Status Deconvolution::shapeRule(const DeconvolutionParams& p, const std::vector<TensorShape>& in,
+                                std::vector<TensorShape>& out) {
   constexpr const char* kLayer = "deconvolution";
-  if (in.size() != 2 && in.size() != 3)
-    return invalidArgument("deconvolution: expects 2 or 3 inputs (x, W[, bias]), got " +
-                           shape::str(static_cast<int64_t>(in.size())));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(kLayer, in));
   for (size_t i = 0; i < in.size(); ++i)
     KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[i], i));
   const Dims& x = in[0].dims;

@@ -7,11 +7,11 @@
 
 namespace kiln::ops {
 
-Status Elementwise::infer(const ElementwiseParams& p, const std::vector<TensorShape>& in,
-                          std::vector<TensorShape>& out) {
+const InputCount Elementwise::inputs = {2, 2, "a, b"};
+
+Status Elementwise::shapeRule(const ElementwiseParams& p, const std::vector<TensorShape>& in,
+                              std::vector<TensorShape>& out) {
   const char* layer = "elementwise";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 2));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
   const int32_t op = static_cast<int32_t>(p.op);
   if (op < static_cast<int32_t>(ElementwiseOp::kADD) ||
       op > static_cast<int32_t>(ElementwiseOp::kPRELU))

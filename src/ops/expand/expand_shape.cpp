@@ -8,11 +8,11 @@
 
 namespace kiln::ops {
 
-Status Expand::infer(const ExpandParams& p, const std::vector<TensorShape>& in,
-                     std::vector<TensorShape>& out) {
+const InputCount Expand::inputs = {1, 1, "x"};
+
+Status Expand::shapeRule(const ExpandParams& p, const std::vector<TensorShape>& in,
+                         std::vector<TensorShape>& out) {
   const char* layer = "expand";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 1));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
   const Dims& d = in[0].dims;
   const Dims& s = p.shape;
   if (s.nbDims < 0 || s.nbDims > Dims::kMaxDims)

@@ -7,11 +7,11 @@
 
 namespace kiln::ops {
 
-Status Gather::infer(const GatherParams& p, const std::vector<TensorShape>& in,
-                     std::vector<TensorShape>& out) {
+const InputCount Gather::inputs = {2, 2, "data, indices"};
+
+Status Gather::shapeRule(const GatherParams& p, const std::vector<TensorShape>& in,
+                         std::vector<TensorShape>& out) {
   const char* layer = "gather";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 2));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
   const Dims& data = in[0].dims;
   const Dims& idx = in[1].dims;
   if (in[1].type != DataType::kINT32 && in[1].type != DataType::kINT64)

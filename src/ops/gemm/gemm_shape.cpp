@@ -7,13 +7,11 @@
 
 namespace kiln::ops {
 
-Status Gemm::infer(const GemmParams& p, const std::vector<TensorShape>& in,
-                   std::vector<TensorShape>& out) {
+const InputCount Gemm::inputs = {2, 3, "A, B[, C]"};
+
+Status Gemm::shapeRule(const GemmParams& p, const std::vector<TensorShape>& in,
+                       std::vector<TensorShape>& out) {
   constexpr const char* kLayer = "gemm";
-  if (in.size() != 2 && in.size() != 3)
-    return invalidArgument(std::string(kLayer) + ": expects 2 or 3 inputs (A, B[, C]), got " +
-                           std::to_string(in.size()));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(kLayer, in));
   KILN_RETURN_IF_ERROR(shape::checkFloatInputs(kLayer, in));
   for (int i = 0; i < 2; ++i)
     if (in[i].dims.nbDims != 2)

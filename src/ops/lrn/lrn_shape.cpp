@@ -8,11 +8,11 @@
 
 namespace kiln::ops {
 
-Status LRN::infer(const LRNParams& p, const std::vector<TensorShape>& in,
-                  std::vector<TensorShape>& out) {
+const InputCount LRN::inputs = {1, 1, "x"};
+
+Status LRN::shapeRule(const LRNParams& p, const std::vector<TensorShape>& in,
+                      std::vector<TensorShape>& out) {
   constexpr const char* kLayer = "lrn";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(kLayer, in, 1));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(kLayer, in));
   KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[0], 0));
   if (in[0].dims.nbDims < 2)
     return invalidArgument("lrn: input must be [N,C,...] (rank >= 2), got " +

@@ -7,11 +7,11 @@
 
 namespace kiln::ops {
 
-Status MatrixMultiply::infer(const MatrixMultiplyParams& p, const std::vector<TensorShape>& in,
-                             std::vector<TensorShape>& out) {
+const InputCount MatrixMultiply::inputs = {2, 2, "A, B"};
+
+Status MatrixMultiply::shapeRule(const MatrixMultiplyParams& p, const std::vector<TensorShape>& in,
+                                 std::vector<TensorShape>& out) {
   constexpr const char* kLayer = "matrix multiply";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(kLayer, in, 2));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(kLayer, in));
   KILN_RETURN_IF_ERROR(shape::checkFloatInputs(kLayer, in));
   const Dims& a = in[0].dims;
   const Dims& b = in[1].dims;

@@ -8,11 +8,11 @@
 
 namespace kiln::ops {
 
-Status Normalization::infer(const NormalizationParams& p, const std::vector<TensorShape>& in,
-                            std::vector<TensorShape>& out) {
+const InputCount Normalization::inputs = {3, 3, "x, scale, bias"};
+
+Status Normalization::shapeRule(const NormalizationParams& p, const std::vector<TensorShape>& in,
+                                std::vector<TensorShape>& out) {
   constexpr const char* kLayer = "normalization";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(kLayer, in, 3));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(kLayer, in));
   for (size_t i = 0; i < in.size(); ++i)
     KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[i], i));
   const Dims& x = in[0].dims;

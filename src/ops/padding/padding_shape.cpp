@@ -7,11 +7,11 @@
 
 namespace kiln::ops {
 
-Status Padding::infer(const PaddingParams& p, const std::vector<TensorShape>& in,
-                      std::vector<TensorShape>& out) {
+const InputCount Padding::inputs = {1, 1, "x"};
+
+Status Padding::shapeRule(const PaddingParams& p, const std::vector<TensorShape>& in,
+                          std::vector<TensorShape>& out) {
   const char* layer = "padding";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 1));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
   const int32_t mode = static_cast<int32_t>(p.mode);
   if (mode < static_cast<int32_t>(PaddingMode::kCONSTANT) ||
       mode > static_cast<int32_t>(PaddingMode::kEDGE))

@@ -8,11 +8,11 @@
 
 namespace kiln::ops {
 
-Status Pooling::infer(const PoolingParams& p, const std::vector<TensorShape>& in,
-                      std::vector<TensorShape>& out) {
+const InputCount Pooling::inputs = {1, 1, "x"};
+
+Status Pooling::shapeRule(const PoolingParams& p, const std::vector<TensorShape>& in,
+                          std::vector<TensorShape>& out) {
   constexpr const char* kLayer = "pooling";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(kLayer, in, 1));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(kLayer, in));
   KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[0], 0));
   const Dims& x = in[0].dims;
   KILN_RETURN_IF_ERROR(shape::checkRank4(kLayer, "input 0 ([N,C,H,W])", x));

@@ -7,11 +7,11 @@
 
 namespace kiln::ops {
 
-Status Reduce::infer(const ReduceParams& p, const std::vector<TensorShape>& in,
-                     std::vector<TensorShape>& out) {
+const InputCount Reduce::inputs = {1, 1, "x"};
+
+Status Reduce::shapeRule(const ReduceParams& p, const std::vector<TensorShape>& in,
+                         std::vector<TensorShape>& out) {
   const char* layer = "reduce";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 1));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
   const int32_t op = static_cast<int32_t>(p.op);
   if (op < static_cast<int32_t>(ReduceOp::kSUM) || op > static_cast<int32_t>(ReduceOp::kARGMAX))
     return invalidArgument("reduce: unknown op " + std::to_string(op));

@@ -30,11 +30,11 @@ bool reformatConversionAllowed(DataType from, DataType to) {
 
 }  // namespace
 
-Status Reformat::infer(const ReformatParams& p, const std::vector<TensorShape>& in,
-                       std::vector<TensorShape>& out) {
+const InputCount Reformat::inputs = {1, 1, "x"};
+
+Status Reformat::shapeRule(const ReformatParams& p, const std::vector<TensorShape>& in,
+                           std::vector<TensorShape>& out) {
   const char* layer = "reformat";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 1));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
   if (dataTypeSize(p.outputType) == 0)
     return invalidArgument("reformat: invalid output type " +
                            std::to_string(static_cast<int32_t>(p.outputType)));

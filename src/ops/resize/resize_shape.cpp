@@ -8,11 +8,11 @@
 
 namespace kiln::ops {
 
-Status Resize::infer(const ResizeParams& p, const std::vector<TensorShape>& in,
-                     std::vector<TensorShape>& out) {
+const InputCount Resize::inputs = {1, 1, "x"};
+
+Status Resize::shapeRule(const ResizeParams& p, const std::vector<TensorShape>& in,
+                         std::vector<TensorShape>& out) {
   constexpr const char* kLayer = "resize";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(kLayer, in, 1));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(kLayer, in));
   KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[0], 0));
   const Dims& x = in[0].dims;
   if (x.nbDims < 1) return invalidArgument("resize: input must have rank >= 1");

@@ -8,11 +8,11 @@
 
 namespace kiln::ops {
 
-Status RoiAlign::infer(const RoiAlignParams& p, const std::vector<TensorShape>& in,
-                       std::vector<TensorShape>& out) {
+const InputCount RoiAlign::inputs = {3, 3, "X, rois, batch_indices"};
+
+Status RoiAlign::shapeRule(const RoiAlignParams& p, const std::vector<TensorShape>& in,
+                           std::vector<TensorShape>& out) {
   constexpr const char* kLayer = "roi_align";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(kLayer, in, 3));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(kLayer, in));
   KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[0], 0));
   KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[1], 1));
   if (in[2].type != DataType::kINT32 && in[2].type != DataType::kINT64)

@@ -7,11 +7,11 @@
 
 namespace kiln::ops {
 
-Status Select::infer(const SelectParams&, const std::vector<TensorShape>& in,
-                     std::vector<TensorShape>& out) {
+const InputCount Select::inputs = {3, 3, "condition, x, y"};
+
+Status Select::shapeRule(const SelectParams&, const std::vector<TensorShape>& in,
+                         std::vector<TensorShape>& out) {
   const char* layer = "select";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 3));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
   if (in[0].type != DataType::kBOOL)
     return invalidArgument(std::string("select: condition (input 0) must be bool, got ") +
                            dataTypeName(in[0].type));

@@ -65,11 +65,11 @@ Status applyReshape(const Dims& reshape, const Dims& t, Dims* o) {
 
 }  // namespace
 
-Status Shuffle::infer(const ShuffleParams& p, const std::vector<TensorShape>& in,
-                      std::vector<TensorShape>& out) {
+const InputCount Shuffle::inputs = {1, 1, "x"};
+
+Status Shuffle::shapeRule(const ShuffleParams& p, const std::vector<TensorShape>& in,
+                          std::vector<TensorShape>& out) {
   const char* layer = "shuffle";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 1));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
   Dims t = in[0].dims;
   std::string why;
   if (p.hasFirstTranspose) {

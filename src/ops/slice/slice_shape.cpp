@@ -7,11 +7,11 @@
 
 namespace kiln::ops {
 
-Status Slice::infer(const SliceParams& p, const std::vector<TensorShape>& in,
-                    std::vector<TensorShape>& out) {
+const InputCount Slice::inputs = {1, 1, "x"};
+
+Status Slice::shapeRule(const SliceParams& p, const std::vector<TensorShape>& in,
+                        std::vector<TensorShape>& out) {
   const char* layer = "slice";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 1));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
   const Dims& d = in[0].dims;
   KILN_RETURN_IF_ERROR(shape::checkParamRank(layer, "starts", p.starts, d.nbDims));
   KILN_RETURN_IF_ERROR(shape::checkParamRank(layer, "steps", p.steps, d.nbDims));

@@ -7,11 +7,11 @@
 
 namespace kiln::ops {
 
-Status Softmax::infer(const SoftmaxParams& p, const std::vector<TensorShape>& in,
-                      std::vector<TensorShape>& out) {
+const InputCount Softmax::inputs = {1, 1, "x"};
+
+Status Softmax::shapeRule(const SoftmaxParams& p, const std::vector<TensorShape>& in,
+                          std::vector<TensorShape>& out) {
   const char* layer = "softmax";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 1));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
   if (!isFloatType(in[0].type))
     return invalidArgument(std::string("softmax: needs a floating-point input, got ") +
                            dataTypeName(in[0].type));

@@ -7,11 +7,11 @@
 
 namespace kiln::ops {
 
-Status Tile::infer(const TileParams& p, const std::vector<TensorShape>& in,
-                   std::vector<TensorShape>& out) {
+const InputCount Tile::inputs = {1, 1, "x"};
+
+Status Tile::shapeRule(const TileParams& p, const std::vector<TensorShape>& in,
+                       std::vector<TensorShape>& out) {
   const char* layer = "tile";
-  KILN_RETURN_IF_ERROR(shape::checkInputCount(layer, in, 1));
-  KILN_RETURN_IF_ERROR(shape::checkAllShapes(layer, in));
   const Dims& d = in[0].dims;
   KILN_RETURN_IF_ERROR(shape::checkParamRank(layer, "repeats", p.repeats, d.nbDims));
   Dims o = d;
