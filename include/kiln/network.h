@@ -5,7 +5,9 @@
 // reason is logged and kept in getLastError(), and building such a network fails.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 
 #include "kiln/layers.h"
@@ -97,6 +99,18 @@ class INetworkDefinition {
   virtual ILayer* addLRN(ITensor& input, const LRNParams& params) = 0;
   virtual ILayer* addRoiAlign(ITensor& input, ITensor& rois, ITensor& batchIndices,
                               const RoiAlignParams& params) = 0;
+
+  // Any built-in layer, by its parameters (kiln/ops/<op>.h) and its inputs in the order that
+  // header documents, weights given as constant layers: net.addLayer(TriluParams{...}, {&x}).
+  // The add methods above are the same with their weights made constants for you.
+  template <class Params>
+  ILayer* addLayer(const Params& params, std::initializer_list<ITensor*> inputs) {
+    return addBuiltinLayer(LayerTypeOf<Params>::value, &params, sizeof(Params), inputs.begin(),
+                           static_cast<int32_t>(inputs.size()));
+  }
+  // The untyped form: `params` points at the parameter struct of `type` (`paramsBytes` its size).
+  virtual ILayer* addBuiltinLayer(LayerType type, const void* params, size_t paramsBytes,
+                                  ITensor* const* inputs, int32_t nbInputs) = 0;
 
   virtual int32_t getNbLayers() const = 0;
   virtual ILayer* getLayer(int32_t index) const = 0;

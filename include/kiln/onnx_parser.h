@@ -36,5 +36,9 @@ Status readOnnxTensorFile(const std::string& path, OnnxTensor& tensor);
 
 // The op types the parser imports itself (anything else goes to the plugin registry).
 const std::vector<std::string>& onnxSupportedOps();
+// The inputs of an op type that must be constants (initializers or Constant outputs) when the
+// model is parsed: weights and shape operands, since kiln's shapes are static. Empty for ops
+// without any and for op types the parser does not import.
+const std::vector<int32_t>& onnxConstantInputs(const std::string& opType);
 
 }  // namespace kiln

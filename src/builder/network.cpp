@@ -450,6 +450,27 @@ ILayer* NetworkImpl::addRoiAlign(ITensor& input, ITensor& rois, ITensor& batchIn
                      resolve(batchIndices, "addRoiAlign")});
 }
 
+ILayer* NetworkImpl::addBuiltinLayer(LayerType type, const void* params, size_t paramsBytes,
+                                     ITensor* const* inputs, int32_t nbInputs) {
+  LayerParams p;
+  if (!layerParamsFromStruct(type, params, paramsBytes, p)) {
+    return fail(invalidArgument(
+        std::string("addLayer: ") +
+        (isBuiltinOp(type) ? std::string("the parameters of a ") + layerTypeName(type) +
+                                 " layer are " + (params ? "not of its parameter struct" : "null")
+                           : std::string(layerTypeName(type)) + " is not a built-in op")));
+  }
+  if (nbInputs < 0 || (nbInputs > 0 && !inputs))
+    return fail(invalidArgument("addLayer: bad inputs"));
+  std::vector<int32_t> in;
+  for (int32_t i = 0; i < nbInputs; ++i) {
+    if (!inputs[i])
+      return fail(invalidArgument("addLayer: input " + std::to_string(i) + " is null"));
+    in.push_back(resolve(*inputs[i], "addLayer"));
+  }
+  return addBuiltin(type, std::move(p), std::move(in));
+}
+
 ILayer* NetworkImpl::getLayer(int32_t index) const {
   if (index < 0 || index >= getNbLayers()) return nullptr;
   return layers_[index].get();

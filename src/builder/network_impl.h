@@ -84,6 +84,8 @@ class NetworkImpl final : public INetworkDefinition {
   ILayer* addLRN(ITensor& input, const LRNParams& params) override;
   ILayer* addRoiAlign(ITensor& input, ITensor& rois, ITensor& batchIndices,
                       const RoiAlignParams& params) override;
+  ILayer* addBuiltinLayer(LayerType type, const void* params, size_t paramsBytes,
+                          ITensor* const* inputs, int32_t nbInputs) override;
 
   int32_t getNbLayers() const override { return static_cast<int32_t>(layers_.size()); }
   ILayer* getLayer(int32_t index) const override;

@@ -22,6 +22,11 @@ static_assert(std::variant_size_v<LayerParams> == KILN_BUILTIN_OP_COUNT + 1,
 // constants and plugins, std::variant_npos for a value that is no layer type.
 size_t paramsIndexFor(LayerType type);
 
+// The parameters of a layer of `type` from a pointer to its parameter struct (the network API's
+// untyped addBuiltinLayer); false when `type` is no built-in op or `bytes` is not that struct's
+// size.
+bool layerParamsFromStruct(LayerType type, const void* params, size_t bytes, LayerParams& out);
+
 // Whether `type` is one of the built-in ops (not kCONSTANT, not kPLUGIN, not out of range).
 bool isBuiltinOp(LayerType type);
 

@@ -109,7 +109,7 @@ void addActivationImporters(ImporterTable& t) {
                }});
   t.push_back({"Sigmoid", simple(A::kSIGMOID)});
   t.push_back({"Tanh", simple(A::kTANH)});
-  t.push_back({"Clip", importClip});
+  t.push_back({"Clip", importClip, {1, 2}});
   t.push_back({"HardSigmoid", [](NodeContext& n) {
                  return importActivation(
                      n, {A::kHARD_SIGMOID, n.attrFloat("alpha", 0.2f), n.attrFloat("beta", 0.5f)});

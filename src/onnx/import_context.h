@@ -117,7 +117,14 @@ const Importer* findImporter(const std::string& opType);
 Status importPluginNode(NodeContext& n);
 
 // Importer tables, one per family file.
-using ImporterTable = std::vector<std::pair<const char*, Importer>>;
+// One op type's importer, and the inputs it needs as constants at parse time (weights, and shape
+// operands such as Reshape's shape: kiln's shapes are static until dynamic shapes land).
+struct ImporterEntry {
+  const char* opType;
+  Importer import;
+  std::vector<int32_t> constantInputs = {};
+};
+using ImporterTable = std::vector<ImporterEntry>;
 void addActivationImporters(ImporterTable& t);
 void addElementwiseImporters(ImporterTable& t);
 void addConvImporters(ImporterTable& t);

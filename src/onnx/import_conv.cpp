@@ -211,9 +211,9 @@ Status importLrn(NodeContext& n) {
 }  // namespace
 
 void addConvImporters(ImporterTable& t) {
-  t.push_back({"Conv", importConv});
-  t.push_back({"ConvTranspose", importConvTranspose});
-  t.push_back({"BatchNormalization", importBatchNorm});
+  t.push_back({"Conv", importConv, {1, 2}});
+  t.push_back({"ConvTranspose", importConvTranspose, {1, 2}});
+  t.push_back({"BatchNormalization", importBatchNorm, {1, 2, 3, 4}});
   t.push_back({"InstanceNormalization", importInstanceNorm});
   t.push_back({"LRN", importLrn});
 }

@@ -83,7 +83,7 @@ Status importSoftmax(NodeContext& n, bool log) {
 
 void addReduceImporters(ImporterTable& t) {
   t.push_back({"ReduceMean", [](NodeContext& n) { return importReduce(n, ReduceOp::kMEAN); }});
-  t.push_back({"ReduceSum", [](NodeContext& n) { return importReduce(n, ReduceOp::kSUM); }});
+  t.push_back({"ReduceSum", [](NodeContext& n) { return importReduce(n, ReduceOp::kSUM); }, {1}});
   t.push_back({"ReduceMax", [](NodeContext& n) { return importReduce(n, ReduceOp::kMAX); }});
   t.push_back({"ArgMax", importArgMax});
   t.push_back({"Softmax", [](NodeContext& n) { return importSoftmax(n, false); }});

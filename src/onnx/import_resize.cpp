@@ -134,8 +134,8 @@ Status importResize(NodeContext& n) {
 }  // namespace
 
 void addResizeImporters(ImporterTable& t) {
-  t.push_back({"Resize", importResize});
-  t.push_back({"Upsample", importUpsample});
+  t.push_back({"Resize", importResize, {1, 2, 3}});
+  t.push_back({"Upsample", importUpsample, {1}});
 }
 
 }  // namespace kiln::onnx_import

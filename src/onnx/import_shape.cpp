@@ -330,16 +330,16 @@ Status importConstantOfShape(NodeContext& n) {
 
 void addShapeImporters(ImporterTable& t) {
   t.push_back({"Shape", importShape});
-  t.push_back({"Reshape", importReshape});
+  t.push_back({"Reshape", importReshape, {1}});
   t.push_back({"Flatten", importFlatten});
-  t.push_back({"Squeeze", importSqueeze});
-  t.push_back({"Unsqueeze", importUnsqueeze});
+  t.push_back({"Squeeze", importSqueeze, {1}});
+  t.push_back({"Unsqueeze", importUnsqueeze, {1}});
   t.push_back({"Transpose", importTranspose});
   t.push_back({"Identity", importIdentity});
-  t.push_back({"Dropout", importIdentity});
+  t.push_back({"Dropout", importIdentity, {1, 2}});
   t.push_back({"Cast", importCast});
   t.push_back({"Constant", importConstant});
-  t.push_back({"ConstantOfShape", importConstantOfShape});
+  t.push_back({"ConstantOfShape", importConstantOfShape, {0}});
 }
 
 }  // namespace kiln::onnx_import

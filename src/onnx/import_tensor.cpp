@@ -345,13 +345,13 @@ Status importPad(NodeContext& n) {
 }  // namespace
 
 void addTensorImporters(ImporterTable& t) {
-  t.push_back({"Slice", importSlice});
-  t.push_back({"Split", importSplit});
+  t.push_back({"Slice", importSlice, {1, 2, 3, 4}});
+  t.push_back({"Split", importSplit, {1}});
   t.push_back({"Concat", importConcat});
   t.push_back({"Gather", importGather});
-  t.push_back({"Expand", importExpand});
-  t.push_back({"Tile", importTile});
-  t.push_back({"Pad", importPad});
+  t.push_back({"Expand", importExpand, {1}});
+  t.push_back({"Tile", importTile, {1}});
+  t.push_back({"Pad", importPad, {1, 2}});
 }
 
 }  // namespace kiln::onnx_import

@@ -9,8 +9,8 @@ namespace kiln {
 namespace onnx_import {
 namespace {
 
-const std::map<std::string, Importer>& table() {
-  static const std::map<std::string, Importer> t = [] {
+const std::map<std::string, ImporterEntry>& table() {
+  static const std::map<std::string, ImporterEntry> t = [] {
     ImporterTable list;
     addActivationImporters(list);
     addElementwiseImporters(list);
@@ -22,8 +22,8 @@ const std::map<std::string, Importer>& table() {
     addResizeImporters(list);
     addReduceImporters(list);
     addMiscImporters(list);
-    std::map<std::string, Importer> m;
-    for (auto& [name, fn] : list) m.emplace(name, std::move(fn));
+    std::map<std::string, ImporterEntry> m;
+    for (ImporterEntry& e : list) m.emplace(e.opType, std::move(e));
     return m;
   }();
   return t;
@@ -33,7 +33,7 @@ const std::map<std::string, Importer>& table() {
 
 const Importer* findImporter(const std::string& opType) {
   auto it = table().find(opType);
-  return it == table().end() ? nullptr : &it->second;
+  return it == table().end() ? nullptr : &it->second.import;
 }
 
 }  // namespace onnx_import
@@ -41,10 +41,16 @@ const Importer* findImporter(const std::string& opType) {
 const std::vector<std::string>& onnxSupportedOps() {
   static const std::vector<std::string> ops = [] {
     std::vector<std::string> v;
-    for (const auto& [name, fn] : onnx_import::table()) v.push_back(name);
+    for (const auto& [name, entry] : onnx_import::table()) v.push_back(name);
     return v;
   }();
   return ops;
+}
+
+const std::vector<int32_t>& onnxConstantInputs(const std::string& opType) {
+  static const std::vector<int32_t> none;
+  auto it = onnx_import::table().find(opType);
+  return it == onnx_import::table().end() ? none : it->second.constantInputs;
 }
 
 }  // namespace kiln

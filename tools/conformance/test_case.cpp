@@ -16,44 +16,15 @@ namespace fs = std::filesystem;
 namespace {
 
 // Graph inputs that kiln needs at build time: kiln's shapes are static and weights are constants,
-// so the operands below must be known when the network is built (TensorRT needs the same of a
+// so some operands must be known when the network is built (TensorRT needs the same of a
 // static-shape network). The ONNX node tests feed them as graph inputs; the runner freezes such
 // an input into an initializer holding that data set's tensor, as a user exporting for a
-// static-shape engine would, and builds once per data set. Listed per op: the input slots.
-struct ConstantSlots {
-  const char* op;
-  std::vector<int> slots;
-};
-const std::vector<ConstantSlots>& constantSlots() {
-  static const std::vector<ConstantSlots> table = {
-      {"Conv", {1, 2}},                      // weights, bias
-      {"ConvTranspose", {1, 2}},             // weights, bias
-      {"BatchNormalization", {1, 2, 3, 4}},  // scale, bias, mean, variance
-      {"Reshape", {1}},                      // shape
-      {"Expand", {1}},                       // shape
-      {"Tile", {1}},                         // repeats
-      {"Slice", {1, 2, 3, 4}},               // starts, ends, axes, steps
-      {"Pad", {1, 2}},                       // pads, constant_value
-      {"Resize", {1, 2, 3}},                 // roi, scales, sizes
-      {"Upsample", {1}},                     // scales
-      {"ConstantOfShape", {0}},              // shape
-      {"Squeeze", {1}},                      // axes
-      {"Unsqueeze", {1}},                    // axes
-      {"Split", {1}},                        // split
-      {"ReduceSum", {1}},                    // axes
-      {"Clip", {1, 2}},                      // min, max
-      {"Dropout", {1, 2}},                   // ratio, training_mode
-  };
-  return table;
-}
-
+// static-shape engine would, and builds once per data set. Which inputs they are, each op's
+// importer says (onnxConstantInputs).
 bool mustBeConstant(const ModelIo& input) {
   for (const auto& [op, slot] : input.consumers) {
-    for (const ConstantSlots& c : constantSlots()) {
-      if (op == c.op && std::find(c.slots.begin(), c.slots.end(), slot) != c.slots.end()) {
-        return true;
-      }
-    }
+    const std::vector<int32_t>& slots = onnxConstantInputs(op);
+    if (std::find(slots.begin(), slots.end(), slot) != slots.end()) return true;
   }
   return false;
 }
