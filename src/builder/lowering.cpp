@@ -7,90 +7,6 @@
 #include "ops/op_table.h"
 
 namespace kiln {
-namespace {
-
-// The type a built-in layer computes in for its input `index` of logical type `t`, or false with
-// `why` when it has none. Integer and bool types stay as they are only where the kernel is exact
-// on them.
-bool computeType(LayerType layer, const LayerParams& params, size_t index, DataType t,
-                 DataType& out, std::string& why) {
-  const bool isInt = t == DataType::kINT32 || t == DataType::kINT64;
-  switch (layer) {
-    case LayerType::kSHUFFLE:
-    case LayerType::kCONCATENATION:
-    case LayerType::kGATHER:  // its int32/int64 indices (input 1) thus stay as given
-    case LayerType::kSLICE:
-    case LayerType::kPADDING:
-    case LayerType::kTILE:
-    case LayerType::kEXPAND:
-    case LayerType::kREFORMAT:  // a cast in the network: from where the value lives
-      out = isFloatType(t) ? DataType::kFLOAT : t;  // byte movers: any type
-      return true;
-    case LayerType::kSELECT:
-      // Condition stays bool; x and y are moved as bytes, so any type passes.
-      if (index == 0 ? t == DataType::kBOOL : !isFloatType(t)) {
-        out = t;
-        return true;
-      }
-      break;
-    case LayerType::kELEMENTWISE: {
-      const auto* p = std::get_if<ElementwiseParams>(&params);
-      const ElementwiseOp op = p ? p->op : ElementwiseOp::kADD;
-      if (isInt && op != ElementwiseOp::kPOW && op != ElementwiseOp::kPRELU) {
-        out = t;
-        return true;
-      }
-      if (t == DataType::kBOOL && op == ElementwiseOp::kEQUAL) {
-        out = t;
-        return true;
-      }
-      break;
-    }
-    case LayerType::kACTIVATION: {
-      const auto* p = std::get_if<ActivationParams>(&params);
-      const ActivationType a = p ? p->type : ActivationType::kRELU;
-      if ((a == ActivationType::kNOT && t == DataType::kBOOL) ||
-          (isInt && (a == ActivationType::kNEG || a == ActivationType::kABS))) {
-        out = t;
-        return true;
-      }
-      break;
-    }
-    case LayerType::kREDUCE: {
-      // Argmax compares integers exactly (no detour through fp32); its output is int64.
-      const auto* p = std::get_if<ReduceParams>(&params);
-      if (p && p->op == ReduceOp::kARGMAX && isInt) {
-        out = t;
-        return true;
-      }
-      break;
-    }
-    case LayerType::kROI_ALIGN:
-      // batch_indices (input 2) are read as int32 or int64 indices, never converted.
-      if (index == 2) {
-        if (isInt) {
-          out = t;
-          return true;
-        }
-        why =
-            std::string("roi_align: batch_indices must be int32 or int64, got ") + dataTypeName(t);
-        return false;
-      }
-      break;
-    default:
-      break;
-  }
-  if (isFloatType(t)) {
-    out = DataType::kFLOAT;
-    return true;
-  }
-  why = std::string("kiln's ") + layerTypeName(layer) + " layer does not take " + dataTypeName(t) +
-        " inputs";
-  return false;
-}
-
-}  // namespace
-
 BuildSession::BuildSession(const Graph& graph, const BuilderConfig& config, BuildTarget target)
     : graph_(graph), config_(config), target_(std::move(target)), rng_(std::random_device{}()) {}
 
@@ -254,23 +170,12 @@ void BuildSession::preferHalf(const GraphNode& node, std::vector<DataType>& type
 }
 
 Status BuildSession::lowerBuiltin(const GraphNode& node) {
-  // Inputs in the type the layer computes in; concatenation needs one type for all.
+  // Inputs in the types the layer computes in: its op's type rule, given what they are now.
   std::vector<DataType> types;
-  bool anyFloat = false;
-  for (int32_t g : node.inputs) anyFloat = anyFloat || isFloatType(graph_.tensors[g].shape.type);
-  for (int32_t g : node.inputs) {
-    DataType t;
-    std::string why;
-    DataType logical = graph_.tensors[g].shape.type;
-    if (node.type == LayerType::kCONCATENATION && anyFloat) logical = DataType::kFLOAT;
-    if (node.type == LayerType::kSHUFFLE && home_[g] >= 0 && isFloatType(logical)) {
-      logical = tensors_[home_[g]].type;  // a shuffle moves any float type as it is
-    }
-    if (!computeType(node.type, node.params, types.size(), logical, t, why))
-      return unsupported(why);
-    if (node.type == LayerType::kSHUFFLE && isFloatType(logical)) t = logical;
-    types.push_back(t);
-  }
+  for (int32_t g : node.inputs)
+    types.push_back(home_[g] >= 0 ? tensors_[home_[g]].type : graph_.tensors[g].shape.type);
+  std::string why;
+  if (!ops::computeTypes(node.type, node.params, types, why)) return unsupported(why);
   if (config_.builtinHalf) preferHalf(node, types);
   std::vector<int32_t> inputs;
   std::vector<TensorShape> shapes;

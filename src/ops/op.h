@@ -10,11 +10,17 @@
 //                shape checked, then shapeRule; an error says what is wrong (the caller names
 //                the layer). Every backend's tactics check their configuration against it, and
 //                the plan reader re-runs it on every step.
+//   computeTypes the type rule: given the types the inputs have, the types its kernels compute
+//                in, per input (floats in fp32 for most ops; types kept where the op is exact on
+//                them: data movers, integer arithmetic, indices), or false with a reason. The
+//                builder converts the inputs to them (and BuilderConfig::builtinHalf then asks for
+//                fp16 instead of fp32 where the target has a kernel).
 //   cpuTactics   the CPU backend's implementations, fastest first, the plain reference last.
 //   cudaTactics  the CUDA backend's (defined in the unit's *_cuda.* files, built with CUDA only).
 #pragma once
 
 #include <span>
+#include <string>
 #include <vector>
 
 #include "backends/kernel.h"
@@ -46,6 +52,8 @@ struct Op;
                             std::vector<TensorShape>& outputs);                           \
     static Status infer(const Params& params, const std::vector<TensorShape>& inputs,     \
                         std::vector<TensorShape>& outputs);                               \
+    static bool computeTypes(const Params& params, std::vector<DataType>& types,          \
+                             std::string& why);                                           \
     static std::span<const Tactic> cpuTactics();                                          \
     static std::span<const Tactic> cudaTactics();                                         \
   };                                                                                      \

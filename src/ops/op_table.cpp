@@ -49,6 +49,24 @@ namespace ops {
 KILN_BUILTIN_OPS(KILN_DEFINE_INFER)
 #undef KILN_DEFINE_INFER
 
+bool computeTypes(LayerType type, const LayerParams& params, std::vector<DataType>& types,
+                  std::string& why) {
+  switch (type) {
+#define KILN_COMPUTE_TYPES_CASE(ENUM, VALUE, NAME)          \
+  case LayerType::k##ENUM:                                  \
+    if (const auto* p = std::get_if<NAME##Params>(&params)) \
+      return NAME::computeTypes(*p, types, why);            \
+    break;
+    KILN_BUILTIN_OPS(KILN_COMPUTE_TYPES_CASE)
+#undef KILN_COMPUTE_TYPES_CASE
+    case LayerType::kCONSTANT:
+    case LayerType::kPLUGIN:
+      break;
+  }
+  why = std::string(layerTypeName(type)) + " layers have no built-in type rule";
+  return false;
+}
+
 std::span<const Tactic> cpuTactics(LayerType type) {
   switch (type) {
 #define KILN_CPU_TACTICS_CASE(ENUM, VALUE, NAME) \

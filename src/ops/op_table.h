@@ -22,6 +22,11 @@ Status inferLayerOutputs(LayerType type, const LayerParams& params,
 
 namespace ops {
 
+// The op's type rule (Op::computeTypes): `types` holds the types the inputs have and becomes the
+// types the op computes in; false with `why` when it takes none of them.
+bool computeTypes(LayerType type, const LayerParams& params, std::vector<DataType>& types,
+                  std::string& why);
+
 // The CPU tactics of an op, reference last; empty for kCONSTANT, kPLUGIN and invalid values.
 std::span<const Tactic> cpuTactics(LayerType type);
 // The CUDA tactics (op_table_cuda.cpp, in builds with the CUDA backend only).

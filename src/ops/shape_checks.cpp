@@ -2,6 +2,23 @@
 
 namespace kiln::shape {
 
+bool floatsInFp32(const char* op, std::vector<DataType>& types, std::string& why) {
+  for (DataType& t : types) {
+    if (!isFloatType(t)) {
+      why = std::string("kiln's ") + op + " layer does not take " + dataTypeName(t) + " inputs";
+      return false;
+    }
+    t = DataType::kFLOAT;
+  }
+  return true;
+}
+
+bool movedFloatsInFp32(std::vector<DataType>& types) {
+  for (DataType& t : types)
+    if (isFloatType(t)) t = DataType::kFLOAT;
+  return true;
+}
+
 bool broadcastDims(const std::vector<Dims>& shapes, Dims& out, std::string* why) {
   out = Dims{};
   for (const Dims& d : shapes) out.nbDims = d.nbDims > out.nbDims ? d.nbDims : out.nbDims;

@@ -143,6 +143,13 @@ inline bool isPermutation(const int32_t* perm, int32_t rank, std::string* why) {
   return true;
 }
 
+// Type rules (Op::computeTypes). Every input is a float, computed in fp32; else false with `why`
+// naming the first input of another type.
+bool floatsInFp32(const char* op, std::vector<DataType>& types, std::string& why);
+// The elements are moved, not computed with: every type as it is, floats in fp32 (what the
+// reference kernels are written for).
+bool movedFloatsInFp32(std::vector<DataType>& types);
+
 // numpy broadcasting of several shapes: trailing dims aligned, a dim of 1 stretches (to 0 too).
 // False with *why naming the first output dim that does not broadcast.
 bool broadcastDims(const std::vector<Dims>& shapes, Dims& out, std::string* why);

@@ -35,4 +35,15 @@ Status Activation::shapeRule(const ActivationParams& p, const std::vector<Tensor
   return Status::ok();
 }
 
+// Logical not on bool, neg and abs on integers stay as they are (exact); the rest in fp32.
+bool Activation::computeTypes(const ActivationParams& p, std::vector<DataType>& types,
+                              std::string& why) {
+  const DataType t = types[0];
+  const bool isInt = t == DataType::kINT32 || t == DataType::kINT64;
+  if ((p.type == ActivationType::kNOT && t == DataType::kBOOL) ||
+      (isInt && (p.type == ActivationType::kNEG || p.type == ActivationType::kABS)))
+    return true;
+  return shape::floatsInFp32(name, types, why);
+}
+
 }  // namespace kiln::ops

@@ -42,4 +42,14 @@ Status Concatenation::shapeRule(const ConcatenationParams& p, const std::vector<
   return Status::ok();
 }
 
+// Elements are moved, not computed with; inputs of mixed types meet in fp32 (one type for all).
+bool Concatenation::computeTypes(const ConcatenationParams&, std::vector<DataType>& types,
+                                 std::string&) {
+  bool anyFloat = false;
+  for (DataType t : types) anyFloat = anyFloat || isFloatType(t);
+  if (anyFloat)
+    for (DataType& t : types) t = DataType::kFLOAT;
+  return true;
+}
+
 }  // namespace kiln::ops

@@ -62,4 +62,9 @@ Status Convolution::shapeRule(const ConvolutionParams& p, const std::vector<Tens
   return Status::ok();
 }
 
+bool Convolution::computeTypes(const ConvolutionParams&, std::vector<DataType>& types,
+                               std::string& why) {
+  return shape::floatsInFp32(name, types, why);
+}
+
 }  // namespace kiln::ops

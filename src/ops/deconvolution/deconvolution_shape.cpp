@@ -92,4 +92,9 @@ Status Deconvolution::shapeRule(const DeconvolutionParams& p, const std::vector<
   return Status::ok();
 }
 
+bool Deconvolution::computeTypes(const DeconvolutionParams&, std::vector<DataType>& types,
+                                 std::string& why) {
+  return shape::floatsInFp32(name, types, why);
+}
+
 }  // namespace kiln::ops

@@ -46,4 +46,19 @@ Status Elementwise::shapeRule(const ElementwiseParams& p, const std::vector<Tens
   return Status::ok();
 }
 
+// Integers stay integers (the kernels are exact on them) except for pow and prelu; bool only for
+// equality; floats in fp32.
+bool Elementwise::computeTypes(const ElementwiseParams& p, std::vector<DataType>& types,
+                               std::string& why) {
+  for (DataType& t : types) {
+    const bool isInt = t == DataType::kINT32 || t == DataType::kINT64;
+    if (isInt && p.op != ElementwiseOp::kPOW && p.op != ElementwiseOp::kPRELU) continue;
+    if (t == DataType::kBOOL && p.op == ElementwiseOp::kEQUAL) continue;
+    std::vector<DataType> one{t};
+    if (!shape::floatsInFp32(name, one, why)) return false;
+    t = one[0];
+  }
+  return true;
+}
+
 }  // namespace kiln::ops

@@ -35,4 +35,9 @@ Status Expand::shapeRule(const ExpandParams& p, const std::vector<TensorShape>& 
   return Status::ok();
 }
 
+// Elements are moved, not computed with: any type.
+bool Expand::computeTypes(const ExpandParams&, std::vector<DataType>& types, std::string&) {
+  return shape::movedFloatsInFp32(types);
+}
+
 }  // namespace kiln::ops

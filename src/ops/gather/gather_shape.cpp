@@ -36,4 +36,9 @@ Status Gather::shapeRule(const GatherParams& p, const std::vector<TensorShape>& 
   return Status::ok();
 }
 
+// Data moved, not computed with; the int32/int64 indices (input 1) stay as given.
+bool Gather::computeTypes(const GatherParams&, std::vector<DataType>& types, std::string&) {
+  return shape::movedFloatsInFp32(types);
+}
+
 }  // namespace kiln::ops

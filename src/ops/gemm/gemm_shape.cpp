@@ -48,4 +48,8 @@ Status Gemm::shapeRule(const GemmParams& p, const std::vector<TensorShape>& in,
   return Status::ok();
 }
 
+bool Gemm::computeTypes(const GemmParams&, std::vector<DataType>& types, std::string& why) {
+  return shape::floatsInFp32(name, types, why);
+}
+
 }  // namespace kiln::ops

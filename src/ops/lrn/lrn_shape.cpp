@@ -24,4 +24,8 @@ Status LRN::shapeRule(const LRNParams& p, const std::vector<TensorShape>& in,
   return Status::ok();
 }
 
+bool LRN::computeTypes(const LRNParams&, std::vector<DataType>& types, std::string& why) {
+  return shape::floatsInFp32(name, types, why);
+}
+
 }  // namespace kiln::ops

@@ -49,4 +49,9 @@ Status MatrixMultiply::shapeRule(const MatrixMultiplyParams& p, const std::vecto
   return Status::ok();
 }
 
+bool MatrixMultiply::computeTypes(const MatrixMultiplyParams&, std::vector<DataType>& types,
+                                  std::string& why) {
+  return shape::floatsInFp32(name, types, why);
+}
+
 }  // namespace kiln::ops

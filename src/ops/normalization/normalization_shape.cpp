@@ -28,4 +28,9 @@ Status Normalization::shapeRule(const NormalizationParams& p, const std::vector<
   return Status::ok();
 }
 
+bool Normalization::computeTypes(const NormalizationParams&, std::vector<DataType>& types,
+                                 std::string& why) {
+  return shape::floatsInFp32(name, types, why);
+}
+
 }  // namespace kiln::ops

@@ -39,4 +39,9 @@ Status Padding::shapeRule(const PaddingParams& p, const std::vector<TensorShape>
   return Status::ok();
 }
 
+// Elements are moved, not computed with: any type.
+bool Padding::computeTypes(const PaddingParams&, std::vector<DataType>& types, std::string&) {
+  return shape::movedFloatsInFp32(types);
+}
+
 }  // namespace kiln::ops

@@ -55,4 +55,8 @@ Status Pooling::shapeRule(const PoolingParams& p, const std::vector<TensorShape>
   return Status::ok();
 }
 
+bool Pooling::computeTypes(const PoolingParams&, std::vector<DataType>& types, std::string& why) {
+  return shape::floatsInFp32(name, types, why);
+}
+
 }  // namespace kiln::ops

@@ -47,4 +47,12 @@ Status Reduce::shapeRule(const ReduceParams& p, const std::vector<TensorShape>& 
   return Status::ok();
 }
 
+// Argmax compares integers exactly (no detour through fp32; its output is int64); the rest in
+// fp32.
+bool Reduce::computeTypes(const ReduceParams& p, std::vector<DataType>& types, std::string& why) {
+  if (p.op == ReduceOp::kARGMAX && (types[0] == DataType::kINT32 || types[0] == DataType::kINT64))
+    return true;
+  return shape::floatsInFp32(name, types, why);
+}
+
 }  // namespace kiln::ops

@@ -57,4 +57,9 @@ Status Reformat::shapeRule(const ReformatParams& p, const std::vector<TensorShap
   return Status::ok();
 }
 
+// A cast in the network converts from where the value lives: any type, floats from fp32.
+bool Reformat::computeTypes(const ReformatParams&, std::vector<DataType>& types, std::string&) {
+  return shape::movedFloatsInFp32(types);
+}
+
 }  // namespace kiln::ops

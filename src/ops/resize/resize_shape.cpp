@@ -46,4 +46,8 @@ Status Resize::shapeRule(const ResizeParams& p, const std::vector<TensorShape>& 
   return Status::ok();
 }
 
+bool Resize::computeTypes(const ResizeParams&, std::vector<DataType>& types, std::string& why) {
+  return shape::floatsInFp32(name, types, why);
+}
+
 }  // namespace kiln::ops

@@ -44,4 +44,18 @@ Status RoiAlign::shapeRule(const RoiAlignParams& p, const std::vector<TensorShap
   return Status::ok();
 }
 
+// X and rois in fp32; batch_indices (input 2) are read as int32 or int64 indices, never converted.
+bool RoiAlign::computeTypes(const RoiAlignParams&, std::vector<DataType>& types, std::string& why) {
+  const DataType indices = types[2];
+  if (indices != DataType::kINT32 && indices != DataType::kINT64) {
+    why = std::string("roi_align: batch_indices must be int32 or int64, got ") +
+          dataTypeName(indices);
+    return false;
+  }
+  types.pop_back();
+  const bool ok = shape::floatsInFp32(name, types, why);
+  types.push_back(indices);
+  return ok;
+}
+
 }  // namespace kiln::ops

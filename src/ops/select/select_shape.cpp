@@ -30,4 +30,13 @@ Status Select::shapeRule(const SelectParams&, const std::vector<TensorShape>& in
   return Status::ok();
 }
 
+// The condition stays bool; x and y are moved as bytes (any type), floats in fp32.
+bool Select::computeTypes(const SelectParams&, std::vector<DataType>& types, std::string& why) {
+  if (types[0] != DataType::kBOOL) {
+    why = std::string("kiln's Select layer takes a bool condition, not ") + dataTypeName(types[0]);
+    return false;
+  }
+  return shape::movedFloatsInFp32(types);
+}
+
 }  // namespace kiln::ops

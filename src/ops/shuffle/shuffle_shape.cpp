@@ -93,4 +93,9 @@ Status Shuffle::shapeRule(const ShuffleParams& p, const std::vector<TensorShape>
   return Status::ok();
 }
 
+// A shuffle moves elements of any type as they are, floats in whatever precision they have.
+bool Shuffle::computeTypes(const ShuffleParams&, std::vector<DataType>&, std::string&) {
+  return true;
+}
+
 }  // namespace kiln::ops

@@ -41,4 +41,9 @@ Status Slice::shapeRule(const SliceParams& p, const std::vector<TensorShape>& in
   return Status::ok();
 }
 
+// Elements are moved, not computed with: any type.
+bool Slice::computeTypes(const SliceParams&, std::vector<DataType>& types, std::string&) {
+  return shape::movedFloatsInFp32(types);
+}
+
 }  // namespace kiln::ops

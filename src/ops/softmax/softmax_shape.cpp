@@ -22,4 +22,8 @@ Status Softmax::shapeRule(const SoftmaxParams& p, const std::vector<TensorShape>
   return Status::ok();
 }
 
+bool Softmax::computeTypes(const SoftmaxParams&, std::vector<DataType>& types, std::string& why) {
+  return shape::floatsInFp32(name, types, why);
+}
+
 }  // namespace kiln::ops

@@ -31,4 +31,9 @@ Status Tile::shapeRule(const TileParams& p, const std::vector<TensorShape>& in,
   return Status::ok();
 }
 
+// Elements are moved, not computed with: any type.
+bool Tile::computeTypes(const TileParams&, std::vector<DataType>& types, std::string&) {
+  return shape::movedFloatsInFp32(types);
+}
+
 }  // namespace kiln::ops
