@@ -30,6 +30,7 @@
 #include "kiln/ops/slice.h"
 #include "kiln/ops/softmax.h"
 #include "kiln/ops/tile.h"
+#include "kiln/ops/trilu.h"
 
 // X(ENUM, VALUE, Name): LayerType::k<ENUM> = VALUE (part of the plan format: never change or reuse
 // a value, only append), parameters kiln::<Name>Params, unit src/ops/<name>/, and <Name> is what
@@ -57,7 +58,8 @@
   X(DECONVOLUTION, 20, Deconvolution)   \
   X(NORMALIZATION, 21, Normalization)   \
   X(LRN, 22, LRN)                       \
-  X(ROI_ALIGN, 23, RoiAlign)
+  X(ROI_ALIGN, 23, RoiAlign)            \
+  X(TRILU, 24, Trilu)
 
 // How many lines KILN_BUILTIN_OPS has; kiln/layers.h checks it.
-#define KILN_BUILTIN_OP_COUNT 22
+#define KILN_BUILTIN_OP_COUNT 23

@@ -1,4 +1,4 @@
-// Ops that move data between tensors: Concat, Split, Slice, Gather, Expand, Tile, Pad. On
+// Ops that move data between tensors: Concat, Split, Slice, Gather, Expand, Tile, Pad, Trilu. On
 // constant inputs they fold (shape arithmetic of exported models goes through these).
 #include <algorithm>
 #include <limits>
@@ -344,6 +344,24 @@ Status importPad(NodeContext& n) {
 
 }  // namespace
 
+// Trilu (opset 14): the upper (upper = 1, the default) or lower triangle of the last two dims;
+// k, the diagonal's offset, is an optional scalar input that must be a constant. A constant x is
+// left to the builder's constant folding.
+Status importTrilu(NodeContext& n) {
+  KILN_RETURN_IF_ERROR(n.requireInputs(1, 2));
+  TriluParams p;
+  p.upper = n.attrInt("upper", 1) != 0;
+  if (n.hasInput(1)) {
+    const ConstTensor* k = nullptr;
+    KILN_RETURN_IF_ERROR(n.constant(1, k));
+    if (k->isFloat() || k->count() != 1) return n.error("k must be one integer");
+    p.k = k->i[0];
+  }
+  ITensor* x = nullptr;
+  KILN_RETURN_IF_ERROR(n.tensor(0, x));
+  return n.setLayerOutputs(n.net().addLayer(p, {x}));
+}
+
 void addTensorImporters(ImporterTable& t) {
   t.push_back({"Slice", importSlice, {1, 2, 3, 4}});
   t.push_back({"Split", importSplit, {1}});
@@ -352,6 +370,7 @@ void addTensorImporters(ImporterTable& t) {
   t.push_back({"Expand", importExpand, {1}});
   t.push_back({"Tile", importTile, {1}});
   t.push_back({"Pad", importPad, {1, 2}});
+  t.push_back({"Trilu", importTrilu, {1}});
 }
 
 }  // namespace kiln::onnx_import

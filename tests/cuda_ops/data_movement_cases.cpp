@@ -428,6 +428,18 @@ void roiAlignCases(std::vector<OpCase>& out) {
   }
 }
 
+void triluCases(std::vector<OpCase>& out) {
+  auto trilu = [&](const char* name, Dims in, bool upper, int64_t k) {
+    addMover(out, opCase(name, LayerType::kTRILU, kiln::TriluParams{upper, k}, {input(in)}));
+  };
+  trilu("trilu_upper", makeDims({5, 7}), true, 0);
+  trilu("trilu_lower_batched", makeDims({2, 3, 6, 4}), false, 0);
+  trilu("trilu_upper_above", makeDims({3, 5, 5}), true, 2);
+  trilu("trilu_lower_below", makeDims({4, 6}), false, -3);
+  trilu("trilu_k_past_the_matrix", makeDims({2, 3, 4}), true, 9);
+  trilu("trilu_one_row", makeDims({3, 1, 5}), false, -1);
+}
+
 std::vector<OpCase> dataMovementCases() {
   std::vector<OpCase> out;
   shuffleCases(out);
@@ -440,6 +452,7 @@ std::vector<OpCase> dataMovementCases() {
   reformatCases(out);
   resizeCases(out);
   roiAlignCases(out);
+  triluCases(out);
   return out;
 }
 

@@ -269,6 +269,9 @@ class PlanMaker {
              addTensor("roi_batch", makeDims({3}), C, DataType::kINT64)},
             {addTensor("roialign_out", makeDims({3, 4, 2, 3}), A)});
 
+    addStep("trilu", LayerType::kTRILU, TriluParams{false, -1}, {x},
+            {addTensor("trilu_out", makeDims({2, 4, 8, 8}), A)});
+
     // A constant step: computes nothing, carries no parameters.
     addStep("const", LayerType::kCONSTANT, std::monostate{}, {}, {});
 
