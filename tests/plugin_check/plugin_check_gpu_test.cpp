@@ -11,7 +11,7 @@
 #include "kiln/kiln.h"
 #include "kiln/plugin_check.h"
 #include "kiln/plugins.h"
-#include "plugin_check/crop_and_resize_reference.h"
+#include "plugin_check/crop_and_resize_reference_test_util.h"
 
 #if KILN_HAVE_CUDA
 #include <cuda_runtime_api.h>

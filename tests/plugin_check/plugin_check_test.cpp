@@ -10,7 +10,7 @@
 #include "kiln/plugin_check.h"
 #include "kiln/plugins.h"
 #include "plugin_check/bad_plugin.h"
-#include "plugin_check/crop_and_resize_reference.h"
+#include "plugin_check/crop_and_resize_reference_test_util.h"
 
 namespace kiln::test {
 namespace {

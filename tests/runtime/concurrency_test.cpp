@@ -8,7 +8,7 @@
 
 #include "../tools/demo_network.h"
 #include "kiln/kiln.h"
-#include "runtime/demo_plan.h"
+#include "runtime/demo_plan_test_util.h"
 
 namespace kiln::test {
 namespace {

@@ -9,7 +9,7 @@
 #include "core/checksum.h"
 #include "core/plan.h"
 #include "kiln/kiln.h"
-#include "runtime/demo_plan.h"
+#include "runtime/demo_plan_test_util.h"
 #include "runtime/engine_state.h"
 
 namespace kiln::test {

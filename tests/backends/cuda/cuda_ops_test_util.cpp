@@ -1,4 +1,4 @@
-#include "cuda_ops/ops_harness.h"
+#include "backends/cuda/cuda_ops_test_util.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "trace/trace_flow.h"
+#include "plugin/trace_flow_test_util.h"
 
 namespace kiln::testing {
 

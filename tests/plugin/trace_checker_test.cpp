@@ -8,7 +8,7 @@
 #include <random>
 #include <set>
 
-#include "trace/trace_flow.h"
+#include "plugin/trace_flow_test_util.h"
 
 namespace kiln {
 namespace {

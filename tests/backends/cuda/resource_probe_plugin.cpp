@@ -1,4 +1,4 @@
-#include "cuda_runtime/resource_probe_plugin.h"
+#include "backends/cuda/resource_probe_plugin.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

@@ -6,9 +6,9 @@
 #include <thread>
 
 #include "../tools/demo_network.h"
+#include "backends/cuda/cuda_test_util.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/graph.h"
-#include "cuda_runtime/cuda_test_util.h"
 #include "kiln/kiln.h"
 #include "kiln/plugins.h"
 #include "plugin/trace_checker.h"
@@ -277,7 +277,7 @@ TEST(CudaRuntime, AFailingLaunchNamesTheLayerAndTheCall) {
 }  // namespace
 }  // namespace kiln
 
-#include "cuda_runtime/resource_probe_plugin.h"
+#include "backends/cuda/resource_probe_plugin.h"
 
 namespace kiln {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "crop_and_resize_problem.h"
+#include "crop_and_resize_problem_test_util.h"
 #include "kiln/logger.h"
 
 namespace kiln::crop_test {

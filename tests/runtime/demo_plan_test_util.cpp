@@ -1,4 +1,4 @@
-#include "runtime/demo_plan.h"
+#include "runtime/demo_plan_test_util.h"
 
 #include <gtest/gtest.h>
 

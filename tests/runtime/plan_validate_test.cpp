@@ -7,7 +7,7 @@
 
 #include "builder/plan_writer.h"
 #include "core/plan.h"
-#include "plan/plan_fixture.h"
+#include "core/plan_test_util.h"
 #include "runtime/plan_validate.h"
 
 namespace kiln::plan {

@@ -1,9 +1,9 @@
 // The dense family of the CUDA backend against the CPU reference: convolution, deconvolution,
-// pooling, matrix multiply, gemm (see ops_harness.h for the two modes).
+// pooling, matrix multiply, gemm (see cuda_ops_test_util.h for the two modes).
 #include <gtest/gtest.h>
 
+#include "backends/cuda/cuda_ops_test_util.h"
 #include "backends/cuda/kernel.h"
-#include "cuda_ops/ops_harness.h"
 #include "ops/op_table.h"
 
 namespace kiln::testing {

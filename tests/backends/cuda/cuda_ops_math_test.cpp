@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda_ops/ops_harness.h"
+#include "backends/cuda/cuda_ops_test_util.h"
 
 namespace {
 

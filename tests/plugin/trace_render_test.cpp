@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "trace/trace_flow.h"
+#include "plugin/trace_flow_test_util.h"
 
 namespace kiln {
 namespace {

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "backends/cpu/kernel.h"
+#include "backends/cuda/cuda_ops_test_util.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/kernel.h"
-#include "cuda_ops/ops_harness.h"
 #include "kiln/float16.h"
 #include "ops/op_table.h"
 

@@ -11,7 +11,7 @@
 #include "core/byte_io.h"
 #include "core/checksum.h"
 #include "core/plan_codec.h"
-#include "plan/plan_fixture.h"
+#include "core/plan_test_util.h"
 
 namespace kiln {
 namespace {
