@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "kiln/float16.h"
-#include "light_test_util.h"
+#include "ops/op_test_util.h"
 
 namespace kiln {
 namespace {

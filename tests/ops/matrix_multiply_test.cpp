@@ -7,7 +7,7 @@
 
 #include <cstdio>
 
-#include "compute_test_util.h"
+#include "ops/compute_test_util.h"
 #include "ops/op.h"
 #include "ops/op_table.h"
 

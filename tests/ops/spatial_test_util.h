@@ -8,7 +8,7 @@
 
 #include "backends/cpu/kernel.h"
 #include "ops/op_table.h"
-#include "ops_light/light_test_util.h"
+#include "ops/op_test_util.h"
 
 namespace kiln::test {
 

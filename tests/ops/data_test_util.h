@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "ops_light/light_test_util.h"
+#include "ops/op_test_util.h"
 
 namespace kiln::test {
 

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "backends/cpu/sgemm.h"
-#include "compute_test_util.h"
+#include "ops/compute_test_util.h"
 #include "ops/op.h"
 #include "ops/op_table.h"
 

@@ -1,8 +1,8 @@
 // Shape inference of the data-movement layers: exact output shapes and types on hand-picked
 // cases, and a clear error for every invalid configuration; tactics refuse what inference refuses.
+#include "ops/data_test_util.h"
 #include "ops/op.h"
 #include "ops/op_table.h"
-#include "ops_data/data_test_util.h"
 
 namespace kiln::test {
 namespace {

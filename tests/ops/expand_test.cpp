@@ -2,9 +2,9 @@
 // element type on random shapes.
 #include <algorithm>
 
+#include "ops/data_test_util.h"
 #include "ops/op.h"
 #include "ops/op_table.h"
-#include "ops_data/data_test_util.h"
 
 namespace kiln::test {
 namespace {

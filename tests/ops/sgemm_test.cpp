@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "backends/cpu/sgemm.h"
-#include "compute_test_util.h"
+#include "ops/compute_test_util.h"
 
 namespace kiln::testing {
 namespace {

@@ -5,9 +5,9 @@
 #include <limits>
 
 #include "kiln/float16.h"
-#include "light_test_util.h"
 #include "ops/op.h"
 #include "ops/op_table.h"
+#include "ops/op_test_util.h"
 
 namespace kiln {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "ops/op.h"
 #include "ops/op_table.h"
-#include "ops_spatial/spatial_test_util.h"
+#include "ops/spatial_test_util.h"
 
 namespace kiln::test {
 namespace {

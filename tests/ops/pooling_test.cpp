@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "compute_test_util.h"
+#include "ops/compute_test_util.h"
 #include "ops/op.h"
 #include "ops/op_table.h"
 

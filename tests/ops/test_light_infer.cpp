@@ -1,10 +1,10 @@
 // Shape and type inference of the light layers: results and refusals (with useful messages).
 #include <gtest/gtest.h>
 
-#include "infer_test_util.h"
-#include "light_test_util.h"
+#include "ops/infer_test_util.h"
 #include "ops/op.h"
 #include "ops/op_table.h"
+#include "ops/op_test_util.h"
 
 namespace kiln {
 namespace {

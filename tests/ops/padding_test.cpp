@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "kiln/float16.h"
+#include "ops/data_test_util.h"
 #include "ops/op.h"
 #include "ops/op_table.h"
-#include "ops_data/data_test_util.h"
 
 namespace kiln::test {
 namespace {

@@ -6,9 +6,9 @@
 #include <limits>
 #include <type_traits>
 
-#include "light_test_util.h"
 #include "ops/op.h"
 #include "ops/op_table.h"
+#include "ops/op_test_util.h"
 
 namespace kiln {
 namespace {

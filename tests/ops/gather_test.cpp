@@ -1,8 +1,8 @@
 // Gather's reference kernel against a direct reading of the ONNX definition, for every element
 // type, both index types, every axis and random shapes; bad indices fail without touching memory.
+#include "ops/data_test_util.h"
 #include "ops/op.h"
 #include "ops/op_table.h"
-#include "ops_data/data_test_util.h"
 
 namespace kiln::test {
 namespace {
