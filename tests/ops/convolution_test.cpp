@@ -1,20 +1,111 @@
-// Convolution kernels: each fast tactic against the reference on random shapes, the reference
-// against hand-computed cases, declining with reasons, determinism and concurrent runs.
+// Convolution: its shape rule (output shape, strides, dilation, groups, errors) and its CPU
+// tactics: each fast tactic against the reference on random shapes, the reference against
+// hand-computed cases, declining with reasons, determinism and concurrent runs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include "backends/cpu/sgemm.h"
-#include "ops/compute_test_util.h"
-#include "ops/op.h"
-#include "ops/op_table.h"
+#include "ops/op_test_util.h"
 
 namespace kiln::testing {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Shape rule
+
+ConvolutionParams conv(int32_t k, int32_t kh, int32_t kw) {
+  ConvolutionParams p;
+  p.outChannels = k;
+  p.kernelH = kh;
+  p.kernelW = kw;
+  return p;
+}
+
+TEST(InferConvolution, OutputShape) {
+  ConvolutionParams p = conv(8, 3, 3);
+  p.padTop = p.padBottom = p.padLeft = p.padRight = 1;
+  std::vector<TensorShape> out;
+  ASSERT_TRUE(
+      ops::Convolution::infer(p, {f32({2, 4, 10, 12}), f32({8, 4, 3, 3}), f32({8})}, out).isOk());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].dims, makeDims({2, 8, 10, 12}));
+  EXPECT_EQ(out[0].type, DataType::kFLOAT);
+}
+
+TEST(InferConvolution, StrideDilationAsymmetricPadsGroups) {
+  ConvolutionParams p = conv(6, 3, 2);
+  p.strideH = 2;
+  p.strideW = 3;
+  p.dilationH = 2;
+  p.padTop = 1;
+  p.padBottom = 0;
+  p.padLeft = 0;
+  p.padRight = 2;
+  p.groups = 3;
+  std::vector<TensorShape> out;
+  // H: (11 + 1 - 5) / 2 + 1 = 4; W: (7 + 2 - 2) / 3 + 1 = 3.
+  ASSERT_TRUE(ops::Convolution::infer(p, {f32({1, 9, 11, 7}), f32({6, 3, 3, 2})}, out).isOk());
+  EXPECT_EQ(out[0].dims, makeDims({1, 6, 4, 3}));
+}
+
+TEST(InferConvolution, OutputTypeFollowsInput) {
+  std::vector<TensorShape> out;
+  TensorShape x = f32({1, 2, 3, 3});
+  x.type = DataType::kHALF;
+  ASSERT_TRUE(ops::Convolution::infer(conv(1, 1, 1), {x, f32({1, 2, 1, 1})}, out).isOk());
+  EXPECT_EQ(out[0].type, DataType::kHALF);
+}
+
+TEST(InferConvolution, Errors) {
+  std::vector<TensorShape> out;
+  const ConvolutionParams p = conv(4, 3, 3);
+  const TensorShape x = f32({1, 2, 5, 5}), w = f32({4, 2, 3, 3});
+  expectError(ops::Convolution::infer(p, {x}, out), "2 or 3 inputs");
+  expectError(ops::Convolution::infer(p, {f32({2, 5, 5}), w}, out), "rank 4");
+  expectError(ops::Convolution::infer(p, {x, f32({4, 2, 9})}, out), "rank 4");
+  expectError(ops::Convolution::infer(p, {x, f32({4, 3, 3, 3})}, out),
+              "weights");  // channel mismatch
+  expectError(ops::Convolution::infer(p, {x, f32({5, 2, 3, 3})}, out), "weights");  // K mismatch
+  expectError(ops::Convolution::infer(p, {x, f32({4, 2, 2, 3})}, out),
+              "weights");  // kernel mismatch
+  expectError(ops::Convolution::infer(p, {x, w, f32({3})}, out), "bias");
+  expectError(ops::Convolution::infer(p, {x, w, f32({1, 4})}, out), "bias");
+  ConvolutionParams g = p;
+  g.groups = 3;
+  expectError(ops::Convolution::infer(g, {f32({1, 4, 5, 5}), f32({4, 1, 3, 3})}, out), "groups");
+  g.outChannels = 5;
+  g.groups = 2;
+  expectError(ops::Convolution::infer(g, {x, f32({5, 1, 3, 3})}, out), "outChannels");
+  expectError(ops::Convolution::infer(p, {f32({1, 2, 2, 5}), w}, out),
+              "larger than the padded input");
+  ConvolutionParams d = p;
+  d.dilationW = 3;  // extent 7 > 5
+  expectError(ops::Convolution::infer(d, {x, w}, out), "larger than the padded input");
+  ConvolutionParams bad = p;
+  bad.strideH = 0;
+  expectError(ops::Convolution::infer(bad, {x, w}, out), "strideH");
+  bad = p;
+  bad.padLeft = -1;
+  expectError(ops::Convolution::infer(bad, {x, w}, out), "padding");
+  bad = p;
+  bad.dilationH = 0;
+  expectError(ops::Convolution::infer(bad, {x, w}, out), "dilation");
+  bad = p;
+  bad.groups = 0;
+  expectError(ops::Convolution::infer(bad, {x, w}, out), "groups");
+  TensorShape xi = x;
+  xi.type = DataType::kINT32;
+  expectError(ops::Convolution::infer(p, {xi, w}, out), "int32");
+  expectError(ops::Convolution::infer(p, {f32({1, 2, -5, 5}), w}, out), "negative");
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU tactics
 
 std::string describe(const ConvolutionParams& p, const Dims& x, bool bias, bool constW) {
   char buf[320];
@@ -63,8 +154,8 @@ double relTol(int64_t reduction) { return std::max(1e-5, 2.4e-7 * static_cast<do
 
 void expectMatchesReference(const char* tactic, const ConvProblem& pr) {
   SCOPED_TRACE(pr.what);
-  const Tactic* fast = tacticNamed(ops::Convolution::cpuTactics(), tactic);
-  const Tactic* ref = tacticNamed(ops::Convolution::cpuTactics(), "reference");
+  const Tactic* fast = findTactic(ops::Convolution::cpuTactics(), tactic);
+  const Tactic* ref = findTactic(ops::Convolution::cpuTactics(), "reference");
   ASSERT_TRUE(fast && ref);
   std::string why;
   KernelPtr k = fast->create(pr.config, &why);
@@ -81,20 +172,20 @@ void expectMatchesReference(const char* tactic, const ConvProblem& pr) {
 // Random parameters with a valid output (the padded input holds the dilated kernel).
 void randomProblem(Rng& rng, ConvolutionParams* p, Dims* x) {
   for (;;) {
-    p->groups = static_cast<int32_t>(rng.uniform(1, 3));
-    p->outChannels = static_cast<int32_t>(p->groups * rng.uniform(1, 5));
-    p->kernelH = static_cast<int32_t>(rng.uniform(1, 4));
-    p->kernelW = static_cast<int32_t>(rng.uniform(1, 4));
-    p->strideH = static_cast<int32_t>(rng.uniform(1, 3));
-    p->strideW = static_cast<int32_t>(rng.uniform(1, 3));
-    p->dilationH = static_cast<int32_t>(rng.uniform(1, 2));
-    p->dilationW = static_cast<int32_t>(rng.uniform(1, 2));
-    p->padTop = static_cast<int32_t>(rng.uniform(0, 2));
-    p->padBottom = static_cast<int32_t>(rng.uniform(0, 2));
-    p->padLeft = static_cast<int32_t>(rng.uniform(0, 2));
-    p->padRight = static_cast<int32_t>(rng.uniform(0, 2));
-    *x = makeDims(
-        {rng.uniform(1, 2), p->groups * rng.uniform(1, 5), rng.uniform(1, 12), rng.uniform(1, 12)});
+    p->groups = static_cast<int32_t>(rng.uniformInt(1, 3));
+    p->outChannels = static_cast<int32_t>(p->groups * rng.uniformInt(1, 5));
+    p->kernelH = static_cast<int32_t>(rng.uniformInt(1, 4));
+    p->kernelW = static_cast<int32_t>(rng.uniformInt(1, 4));
+    p->strideH = static_cast<int32_t>(rng.uniformInt(1, 3));
+    p->strideW = static_cast<int32_t>(rng.uniformInt(1, 3));
+    p->dilationH = static_cast<int32_t>(rng.uniformInt(1, 2));
+    p->dilationW = static_cast<int32_t>(rng.uniformInt(1, 2));
+    p->padTop = static_cast<int32_t>(rng.uniformInt(0, 2));
+    p->padBottom = static_cast<int32_t>(rng.uniformInt(0, 2));
+    p->padLeft = static_cast<int32_t>(rng.uniformInt(0, 2));
+    p->padRight = static_cast<int32_t>(rng.uniformInt(0, 2));
+    *x = makeDims({rng.uniformInt(1, 2), p->groups * rng.uniformInt(1, 5), rng.uniformInt(1, 12),
+                   rng.uniformInt(1, 12)});
     if (x->d[2] + p->padTop + p->padBottom >= p->dilationH * (p->kernelH - 1) + 1 &&
         x->d[3] + p->padLeft + p->padRight >= p->dilationW * (p->kernelW - 1) + 1)
       return;
@@ -122,7 +213,7 @@ TEST(ConvolutionKernels, Im2colSgemmMatchesReferenceOnLargerShapes) {
   p.outChannels = 80;
   p.kernelH = p.kernelW = 3;
   p.padTop = p.padLeft = 1;
-  p.padBottom = p.padRight = static_cast<int32_t>(rng.uniform(0, 1));
+  p.padBottom = p.padRight = static_cast<int32_t>(rng.uniformInt(0, 1));
   const Dims x = makeDims({1, 30, 23, 25});
   expectMatchesReference("im2col_sgemm", makeProblem(rng, p, x, true, true));
   expectMatchesReference("im2col_sgemm", makeProblem(rng, p, x, false, false));
@@ -137,11 +228,11 @@ TEST(ConvolutionKernels, Direct1x1MatchesReference) {
   SCOPED_TRACE(rng.trace());
   for (int i = 0; i < 40; ++i) {
     ConvolutionParams p;
-    p.groups = static_cast<int32_t>(rng.uniform(1, 3));
-    p.outChannels = static_cast<int32_t>(p.groups * rng.uniform(1, 30));
-    p.dilationH = static_cast<int32_t>(rng.uniform(1, 2));  // irrelevant for 1x1
-    const Dims x = makeDims(
-        {rng.uniform(1, 2), p.groups * rng.uniform(1, 40), rng.uniform(1, 20), rng.uniform(1, 20)});
+    p.groups = static_cast<int32_t>(rng.uniformInt(1, 3));
+    p.outChannels = static_cast<int32_t>(p.groups * rng.uniformInt(1, 30));
+    p.dilationH = static_cast<int32_t>(rng.uniformInt(1, 2));  // irrelevant for 1x1
+    const Dims x = makeDims({rng.uniformInt(1, 2), p.groups * rng.uniformInt(1, 40),
+                             rng.uniformInt(1, 20), rng.uniformInt(1, 20)});
     expectMatchesReference("direct_1x1", makeProblem(rng, p, x, rng.coin(), rng.coin()));
     expectMatchesReference("im2col_sgemm", makeProblem(rng, p, x, rng.coin(), rng.coin()));
     if (HasFailure()) return;
@@ -155,7 +246,7 @@ TEST(ConvolutionKernels, Direct1x1DeclinesOtherShapes) {
   p.padTop = 1;
   ConvProblem pr = makeProblem(rng, p, makeDims({1, 2, 5, 5}), false, false);
   std::string why;
-  EXPECT_FALSE(tacticNamed(ops::Convolution::cpuTactics(), "direct_1x1")->create(pr.config, &why));
+  EXPECT_FALSE(findTactic(ops::Convolution::cpuTactics(), "direct_1x1")->create(pr.config, &why));
   EXPECT_NE(why.find("1x1"), std::string::npos) << why;
 }
 
@@ -215,7 +306,7 @@ class ConvReferenceHand : public ::testing::Test {
     pr.inputs[0] = std::move(xv);
     pr.inputs[1] = std::move(wv);
     if (!bias.empty()) pr.inputs[2] = std::move(bias);
-    return runTactic(*tacticNamed(ops::Convolution::cpuTactics(), "reference"), pr.config,
+    return runTactic(*findTactic(ops::Convolution::cpuTactics(), "reference"), pr.config,
                      pr.inputs);
   }
 };
@@ -280,7 +371,7 @@ TEST(ConvolutionKernels, ConcurrentRunsAreIdentical) {
   p.padTop = p.padLeft = p.padBottom = p.padRight = 1;
   const ConvProblem pr = makeProblem(rng, p, makeDims({1, 6, 10, 10}), true, true);
   std::string why;
-  auto k = tacticNamed(ops::Convolution::cpuTactics(), "im2col_sgemm")->create(pr.config, &why);
+  auto k = findTactic(ops::Convolution::cpuTactics(), "im2col_sgemm")->create(pr.config, &why);
   ASSERT_TRUE(k) << why;
   const std::vector<float> want = runKernel(*k, pr.config, pr.inputs);
   std::vector<std::vector<float>> got(4);

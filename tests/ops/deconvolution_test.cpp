@@ -1,16 +1,63 @@
-// Transposed convolution: ONNX backend test vectors and random configurations against a
-// scatter-add loop (the kernel gathers, so the two share no indexing).
+// Deconvolution (transposed convolution): its shape rule and its CPU tactics: ONNX backend test
+// vectors and random configurations against a scatter-add loop (the kernels gather, so the two
+// share no indexing), sgemm_col2im against the reference, and refusals.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "ops/op.h"
-#include "ops/op_table.h"
-#include "ops/spatial_test_util.h"
+#include "ops/op_test_util.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Shape rule
+
+TEST(SpatialInfer, Deconvolution) {
+  DeconvolutionParams p;
+  p.outChannels = 6;
+  p.groups = 2;
+  p.kernelH = 3;
+  p.kernelW = 2;
+  p.strideH = 2;
+  p.padTop = 1;
+  p.outputPaddingH = 1;
+  p.dilationW = 3;
+  // OH = 2*(5-1) + 1 + 1*(3-1) + 1 - 1 = 11; OW = 1*(4-1) + 3*(2-1) + 1 = 7.
+  const auto y =
+      inferLayerOk(LayerType::kDECONVOLUTION, p, {f32({2, 4, 5, 4}), f32({4, 3, 3, 2}), f32({6})});
+  EXPECT_EQ(y.dims, makeDims({2, 6, 11, 7}));
+  EXPECT_MENTIONS(
+      inferLayerError(LayerType::kDECONVOLUTION, p, {f32({2, 4, 5, 4}), f32({4, 6, 3, 2})}),
+      "weights");
+  EXPECT_MENTIONS(inferLayerError(LayerType::kDECONVOLUTION, p,
+                                  {f32({2, 4, 5, 4}), f32({4, 3, 3, 2}), f32({3})}),
+                  "bias");
+  EXPECT_MENTIONS(
+      inferLayerError(LayerType::kDECONVOLUTION, p, {f32({2, 3, 5, 4}), f32({3, 3, 3, 2})}),
+      "groups");
+  EXPECT_MENTIONS(
+      inferLayerError(LayerType::kDECONVOLUTION, p, {f32({2, 4, 5}), f32({4, 3, 3, 2})}),
+      "[N,C,H,W]");
+  p.padLeft = p.padRight = 4;
+  EXPECT_MENTIONS(
+      inferLayerError(LayerType::kDECONVOLUTION, p, {f32({2, 4, 5, 4}), f32({4, 3, 3, 2})}),
+      "output extent along W");
+  p.padLeft = p.padRight = 0;
+  p.strideW = 0;
+  EXPECT_MENTIONS(
+      inferLayerError(LayerType::kDECONVOLUTION, p, {f32({2, 4, 5, 4}), f32({4, 3, 3, 2})}),
+      "strideW");
+  p.strideW = 1;
+  p.outputPaddingW = -1;
+  EXPECT_MENTIONS(
+      inferLayerError(LayerType::kDECONVOLUTION, p, {f32({2, 4, 5, 4}), f32({4, 3, 3, 2})}),
+      "output padding");
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU tactics
 
 std::vector<float> deconv(const DeconvolutionParams& p, const std::vector<Dims>& dims,
                           const std::vector<const void*>& data) {
@@ -29,7 +76,7 @@ TEST(DeconvOnnx, Default) {
                                      27, 15, 9, 20, 33, 24, 13, 6,  13, 21, 15, 8};
   std::vector<double> want = plane;
   want.insert(want.end(), plane.begin(), plane.end());
-  expectNear(
+  expectNearScaled(
       deconv(p, {makeDims({1, 1, 3, 3}), makeDims({1, 2, 3, 3})}, {kX9.data(), kOnes18.data()}),
       want, 0, "test_convtranspose");
 }
@@ -46,7 +93,7 @@ TEST(DeconvOnnx, StridesAndPads) {
                                      9, 7, 4, 9, 13, 7, 15, 13, 7, 15};
   std::vector<double> want = plane;
   want.insert(want.end(), plane.begin(), plane.end());
-  expectNear(
+  expectNearScaled(
       deconv(p, {makeDims({1, 1, 3, 3}), makeDims({1, 2, 3, 3})}, {kX9.data(), kOnes18.data()}),
       want, 0, "test_convtranspose_pads");
 }
@@ -66,7 +113,7 @@ TEST(DeconvOnnx, OutputPadding) {
   plane.insert(plane.end(), 8, 0.0);
   std::vector<double> want = plane;
   want.insert(want.end(), plane.begin(), plane.end());
-  expectNear(
+  expectNearScaled(
       deconv(p, {makeDims({1, 1, 3, 3}), makeDims({1, 2, 3, 3})}, {kX9.data(), kOnes18.data()}),
       want, 0, "test_convtranspose_kernel_shape");
 }
@@ -77,10 +124,11 @@ TEST(DeconvOnnx, Dilations) {
   p.kernelH = p.kernelW = 2;
   p.dilationH = p.dilationW = 2;
   const std::vector<float> x = {3, 8, 1, 9, 5, 7, 3, 2, 6}, w = {7, 2, 1, 9};
-  expectNear(deconv(p, {makeDims({1, 1, 3, 3}), makeDims({1, 1, 2, 2})}, {x.data(), w.data()}),
-             {21, 56, 13, 16, 2,  63, 35, 67, 10, 14, 24, 22, 76,
-              76, 21, 9,  5,  88, 45, 63, 3,  2,  33, 18, 54},
-             0, "test_convtranspose_dilations");
+  expectNearScaled(
+      deconv(p, {makeDims({1, 1, 3, 3}), makeDims({1, 1, 2, 2})}, {x.data(), w.data()}),
+      {21, 56, 13, 16, 2,  63, 35, 67, 10, 14, 24, 22, 76,
+       76, 21, 9,  5,  88, 45, 63, 3,  2,  33, 18, 54},
+      0, "test_convtranspose_dilations");
 }
 
 TEST(DeconvKernel, RandomAgainstScatterLoop) {
@@ -140,7 +188,7 @@ TEST(DeconvKernel, RandomAgainstScatterLoop) {
     if (bias)
       for (size_t i = 0; i < want.size(); ++i)
         want[i] += b[(i / static_cast<size_t>(OH * OW)) % static_cast<size_t>(p.outChannels)];
-    expectNear(y, want, 1e-5, rng.trace());
+    expectNearScaled(y, want, 1e-5, rng.trace());
   }
 }
 
@@ -204,4 +252,4 @@ TEST(DeconvKernel, DeclinesFp16) {
 }
 
 }  // namespace
-}  // namespace kiln::test
+}  // namespace kiln::testing

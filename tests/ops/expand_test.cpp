@@ -1,40 +1,43 @@
-// Tile and expand reference kernels against direct loops over their definitions, for every
-// element type on random shapes.
+// Expand: its shape rule (numpy broadcasting to a shape of any rank) and its CPU reference against
+// numpy broadcasting, for every element type on random shapes; the tactic refuses what inference
+// refuses.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 
-#include "ops/data_test_util.h"
-#include "ops/op.h"
-#include "ops/op_table.h"
+#include "ops/op_test_util.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 namespace {
 
-TEST(Tile, MatchesDefinitionForEveryType) {
-  Rng rng;
-  SCOPED_TRACE(rng.trace());
-  for (int iter = 0; iter < 56; ++iter) {
-    const DataType type = allTypes()[static_cast<size_t>(iter) % allTypes().size()];
-    const Dims in = rng.dims(static_cast<int32_t>(rng.uniformInt(1, 4)), 4);
-    TileParams p;
-    p.repeats.nbDims = in.nbDims;
-    for (int32_t i = 0; i < in.nbDims; ++i) p.repeats.d[i] = rng.uniformInt(iter % 8 ? 1 : 0, 3);
-    const auto data = randomTensor(rng, in, type);
-    Dims outDims;
-    Status st;
-    const auto out = runReference(LayerType::kTILE, ops::Tile::cpuTactics(), &ops::Tile::infer, p,
-                                  {desc(in, type)}, {data.data()}, &outDims, &st);
-    ASSERT_TRUE(st.isOk()) << st.toString();
-    for (int32_t i = 0; i < in.nbDims; ++i) ASSERT_EQ(outDims.d[i], in.d[i] * p.repeats.d[i]);
-    expectMapped(
-        out, outDims, data, dataTypeSize(type),
-        [&](const std::vector<int64_t>& o) {
-          std::vector<int64_t> c(o.size());
-          for (size_t i = 0; i < o.size(); ++i) c[i] = o[i] % in.d[i];
-          return ravel(c, in);
-        },
-        nullptr, "tile of " + dimsText(in) + " by " + dimsText(p.repeats));
-  }
+// ---------------------------------------------------------------------------------------------
+// Shape rule
+
+TEST(DataInfer, Expand) {
+  TensorShape o;
+  ASSERT_TRUE(
+      infer(&ops::Expand::infer, ExpandParams{makeDims({2, 1, 4})}, {shape({3, 1})}, &o).isOk());
+  EXPECT_EQ(o.dims, makeDims({2, 3, 4}));
+  ASSERT_TRUE(infer(&ops::Expand::infer, ExpandParams{makeDims({3})}, {shape({2, 1})}, &o).isOk());
+  EXPECT_EQ(o.dims, makeDims({2, 3}));  // a shape of lower rank than the input
+  ASSERT_TRUE(
+      infer(&ops::Expand::infer, ExpandParams{makeDims({0, 1})}, {shape({1, 5})}, &o).isOk());
+  EXPECT_EQ(o.dims, makeDims({0, 5}));
+  EXPECT_ERROR(infer(&ops::Expand::infer, ExpandParams{makeDims({2, 4})}, {shape({3})}),
+               "does not broadcast");
+  EXPECT_ERROR(infer(&ops::Expand::infer, ExpandParams{makeDims({-1})}, {shape({1})}), "negative");
 }
+
+TEST(DataInfer, ExpandTacticsRefuseInconsistentOutputs) {
+  const auto in = desc(makeDims({2, 3}), DataType::kINT32);
+  // Output dims that do not match what inference gives.
+  const auto wrong = desc(makeDims({2, 4}), DataType::kINT32);
+  declines(ops::Expand::cpuTactics().back(),
+           config(LayerType::kEXPAND, ExpandParams{makeDims({2, 3})}, {in}, {wrong}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU tactics
 
 TEST(Expand, MatchesBroadcastForEveryType) {
   Rng rng;
@@ -62,8 +65,8 @@ TEST(Expand, MatchesBroadcastForEveryType) {
     Dims outDims;
     Status st;
     const auto out =
-        runReference(LayerType::kEXPAND, ops::Expand::cpuTactics(), &ops::Expand::infer,
-                     ExpandParams{shape}, {desc(in, type)}, {data.data()}, &outDims, &st);
+        runReferenceBytes(LayerType::kEXPAND, ops::Expand::cpuTactics(), &ops::Expand::infer,
+                          ExpandParams{shape}, {desc(in, type)}, {data.data()}, &outDims, &st);
     ASSERT_TRUE(st.isOk()) << st.toString();
     const std::string what = "expand " + dimsText(in) + " to " + dimsText(shape);
     ASSERT_EQ(outDims.nbDims, std::max(in.nbDims, shape.nbDims)) << what;
@@ -85,4 +88,4 @@ TEST(Expand, MatchesBroadcastForEveryType) {
 }
 
 }  // namespace
-}  // namespace kiln::test
+}  // namespace kiln::testing

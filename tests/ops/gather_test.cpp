@@ -1,11 +1,60 @@
-// Gather's reference kernel against a direct reading of the ONNX definition, for every element
-// type, both index types, every axis and random shapes; bad indices fail without touching memory.
-#include "ops/data_test_util.h"
-#include "ops/op.h"
-#include "ops/op_table.h"
+// Gather: its shape rule and its CPU reference against a direct reading of the ONNX definition,
+// for every element type, both index types, every axis and random shapes; bad indices fail without
+// touching memory; the tactic refuses what inference refuses.
+#include <gtest/gtest.h>
 
-namespace kiln::test {
+#include <cstring>
+
+#include "ops/op_test_util.h"
+
+namespace kiln::testing {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Shape rule
+
+TEST(DataInfer, Gather) {
+  TensorShape o;
+  ASSERT_TRUE(infer(&ops::Gather::infer, GatherParams{1},
+                    {shape({2, 3, 4}, DataType::kINT8), shape({5, 6}, DataType::kINT64)}, &o)
+                  .isOk());
+  EXPECT_EQ(o.dims, makeDims({2, 5, 6, 4}));
+  EXPECT_EQ(o.type, DataType::kINT8);
+  ASSERT_TRUE(infer(&ops::Gather::infer, GatherParams{-1},
+                    {shape({2, 3}), TensorShape{Dims{}, DataType::kINT32}}, &o)
+                  .isOk());
+  EXPECT_EQ(o.dims, makeDims({2}));
+  EXPECT_ERROR(infer(&ops::Gather::infer, GatherParams{0}, {shape({2}), shape({2})}),
+               "int32 or int64");
+  EXPECT_ERROR(
+      infer(&ops::Gather::infer, GatherParams{2}, {shape({2, 3}), shape({2}, DataType::kINT32)}),
+      "axis 2");
+  EXPECT_ERROR(
+      infer(&ops::Gather::infer, GatherParams{-3}, {shape({2, 3}), shape({2}, DataType::kINT32)}),
+      "axis -3");
+  EXPECT_ERROR(infer(&ops::Gather::infer, GatherParams{0},
+                     {TensorShape{Dims{}, DataType::kFLOAT}, shape({2}, DataType::kINT32)}),
+               "rank >= 1");
+  EXPECT_ERROR(infer(&ops::Gather::infer, GatherParams{0},
+                     {shape({2, 2, 2, 2, 2}), shape({1, 1, 1, 1, 1}, DataType::kINT32)}),
+               "above 8");
+  EXPECT_ERROR(
+      infer(&ops::Gather::infer, GatherParams{0}, {shape({0, 2}), shape({1}, DataType::kINT32)}),
+      "empty");
+  EXPECT_ERROR(infer(&ops::Gather::infer, GatherParams{0}, {shape({2})}), "2 input");
+}
+
+TEST(DataInfer, GatherTacticsRefuseInconsistentOutputs) {
+  const auto in = desc(makeDims({2, 3}), DataType::kINT32);
+  // Output dims that do not match what inference gives.
+  const auto wrong = desc(makeDims({2, 4}), DataType::kINT32);
+  declines(ops::Gather::cpuTactics().back(),
+           config(LayerType::kGATHER, GatherParams{0}, {in, desc(makeDims({2}), DataType::kFLOAT)},
+                  {wrong}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU tactics
 
 struct GatherCase {
   Dims data, indices;
@@ -29,9 +78,10 @@ std::vector<uint8_t> indexBytes(const std::vector<int64_t>& values, DataType typ
 
 std::vector<uint8_t> runGather(const GatherCase& c, const std::vector<uint8_t>& data,
                                const std::vector<uint8_t>& indices, Dims* outDims, Status* st) {
-  return runReference(LayerType::kGATHER, ops::Gather::cpuTactics(), &ops::Gather::infer,
-                      GatherParams{c.axis}, {desc(c.data, c.type), desc(c.indices, c.indexType)},
-                      {data.data(), indices.data()}, outDims, st);
+  return runReferenceBytes(LayerType::kGATHER, ops::Gather::cpuTactics(), &ops::Gather::infer,
+                           GatherParams{c.axis},
+                           {desc(c.data, c.type), desc(c.indices, c.indexType)},
+                           {data.data(), indices.data()}, outDims, st);
 }
 
 TEST(Gather, MatchesDefinitionForEveryTypeAndAxis) {
@@ -118,4 +168,4 @@ TEST(Gather, ScalarIndexDropsTheAxis) {
 }
 
 }  // namespace
-}  // namespace kiln::test
+}  // namespace kiln::testing

@@ -1,51 +1,52 @@
-// Slice and padding reference kernels against direct loops over their definitions, for every
-// element type on random shapes.
+// Padding: its shape rule (modes, pad ranges) and its CPU reference against numpy.pad's
+// definition, for every element type and mode on random shapes, and into an empty axis; the
+// tactic refuses what inference refuses.
+#include <gtest/gtest.h>
+
 #include <algorithm>
+#include <cstring>
 
 #include "kiln/float16.h"
-#include "ops/data_test_util.h"
-#include "ops/op.h"
-#include "ops/op_table.h"
+#include "ops/op_test_util.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 namespace {
 
-TEST(Slice, MatchesDefinitionForEveryType) {
-  Rng rng;
-  SCOPED_TRACE(rng.trace());
-  for (int iter = 0; iter < 70; ++iter) {
-    const DataType type = allTypes()[static_cast<size_t>(iter) % allTypes().size()];
-    const Dims in = rng.dims(static_cast<int32_t>(rng.uniformInt(1, 4)), 7);
-    SliceParams p;
-    p.starts.nbDims = p.steps.nbDims = p.outputDims.nbDims = in.nbDims;
-    for (int32_t i = 0; i < in.nbDims; ++i) {
-      const int64_t step = rng.nonZeroInt(-3, 3);
-      const int64_t start = rng.uniformInt(0, in.d[i] - 1);
-      // Most reads that stay inside [0, dim) from `start` in steps of `step`.
-      const int64_t most = step > 0 ? (in.d[i] - 1 - start) / step + 1 : start / -step + 1;
-      p.starts.d[i] = start;
-      p.steps.d[i] = step;
-      p.outputDims.d[i] = rng.uniformInt(iter % 10 == 0 ? 0 : 1, most);
-    }
-    const auto data = randomTensor(rng, in, type);
-    Dims outDims;
-    Status st;
-    const auto out = runReference(LayerType::kSLICE, ops::Slice::cpuTactics(), &ops::Slice::infer,
-                                  p, {desc(in, type)}, {data.data()}, &outDims, &st);
-    ASSERT_TRUE(st.isOk()) << st.toString();
-    ASSERT_EQ(outDims, p.outputDims);
-    expectMapped(
-        out, outDims, data, dataTypeSize(type),
-        [&](const std::vector<int64_t>& o) {
-          std::vector<int64_t> c(o.size());
-          for (size_t i = 0; i < o.size(); ++i) c[i] = p.starts.d[i] + o[i] * p.steps.d[i];
-          return ravel(c, in);
-        },
-        nullptr,
-        "slice of " + dimsText(in) + " starts " + dimsText(p.starts) + " steps " +
-            dimsText(p.steps) + " " + dataTypeName(type));
-  }
+// ---------------------------------------------------------------------------------------------
+// Shape rule
+
+TEST(DataInfer, Padding) {
+  TensorShape o;
+  PaddingParams p;
+  p.before[0] = 1;
+  p.after[1] = 3;
+  ASSERT_TRUE(infer(&ops::Padding::infer, p, {shape({2, 3}, DataType::kINT64)}, &o).isOk());
+  EXPECT_EQ(o.dims, makeDims({3, 6}));
+  EXPECT_EQ(o.type, DataType::kINT64);
+  p.mode = PaddingMode::kREFLECT;
+  EXPECT_ERROR(infer(&ops::Padding::infer, p, {shape({2, 3})}), "below the dim 3");
+  EXPECT_TRUE(infer(&ops::Padding::infer, p, {shape({2, 4})}).isOk());
+  p.mode = PaddingMode::kEDGE;
+  EXPECT_ERROR(infer(&ops::Padding::infer, p, {shape({0, 4})}), "empty axis");
+  p.mode = static_cast<PaddingMode>(7);
+  EXPECT_ERROR(infer(&ops::Padding::infer, p, {shape({2, 4})}), "unknown mode");
+  p.mode = PaddingMode::kCONSTANT;
+  p.before[1] = -1;
+  EXPECT_ERROR(infer(&ops::Padding::infer, p, {shape({2, 4})}), "must be in [0");
+  p.before[1] = int64_t{1} << 61;
+  EXPECT_ERROR(infer(&ops::Padding::infer, p, {shape({2, 4})}), "must be in [0");
 }
+
+TEST(DataInfer, PaddingTacticsRefuseInconsistentOutputs) {
+  const auto in = desc(makeDims({2, 3}), DataType::kINT32);
+  // Output dims that do not match what inference gives.
+  const auto wrong = desc(makeDims({2, 4}), DataType::kINT32);
+  declines(ops::Padding::cpuTactics().back(),
+           config(LayerType::kPADDING, PaddingParams{}, {in}, {wrong}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU tactics
 
 // The fill value as the element type's bytes, converted here independently of the kernel.
 std::vector<uint8_t> expectedFill(float v, DataType type) {
@@ -106,8 +107,8 @@ TEST(Padding, MatchesDefinitionForEveryTypeAndMode) {
     Dims outDims;
     Status st;
     const auto out =
-        runReference(LayerType::kPADDING, ops::Padding::cpuTactics(), &ops::Padding::infer, p,
-                     {desc(in, type)}, {data.data()}, &outDims, &st);
+        runReferenceBytes(LayerType::kPADDING, ops::Padding::cpuTactics(), &ops::Padding::infer, p,
+                          {desc(in, type)}, {data.data()}, &outDims, &st);
     ASSERT_TRUE(st.isOk()) << st.toString();
     for (int32_t i = 0; i < in.nbDims; ++i)
       ASSERT_EQ(outDims.d[i], in.d[i] + p.before[i] + p.after[i]);
@@ -137,8 +138,8 @@ TEST(Padding, ConstantIntoEmptyAxisFillsEverything) {
   Dims outDims;
   Status st;
   const auto out =
-      runReference(LayerType::kPADDING, ops::Padding::cpuTactics(), &ops::Padding::infer, p,
-                   {desc(in, DataType::kINT32)}, {nullptr}, &outDims, &st);
+      runReferenceBytes(LayerType::kPADDING, ops::Padding::cpuTactics(), &ops::Padding::infer, p,
+                        {desc(in, DataType::kINT32)}, {nullptr}, &outDims, &st);
   ASSERT_TRUE(st.isOk()) << st.toString();
   ASSERT_EQ(outDims, makeDims({1, 5}));
   for (int i = 0; i < 5; ++i) {
@@ -149,4 +150,4 @@ TEST(Padding, ConstantIntoEmptyAxisFillsEverything) {
 }
 
 }  // namespace
-}  // namespace kiln::test
+}  // namespace kiln::testing

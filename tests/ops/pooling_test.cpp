@@ -1,15 +1,65 @@
-// Pooling reference: hand-computed cases (ONNX's examples among them), an independent
-// position-by-position oracle on random shapes, and declining with reasons.
+// Pooling: its shape rule (ceil mode, global pooling, errors) and its CPU reference: hand-computed
+// cases (ONNX's examples among them), an independent position-by-position oracle on random shapes,
+// and declining with reasons.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "ops/compute_test_util.h"
-#include "ops/op.h"
-#include "ops/op_table.h"
+#include "ops/op_test_util.h"
 
 namespace kiln::testing {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Shape rule
+
+TEST(InferPooling, Shapes) {
+  PoolingParams p;
+  p.kernelH = p.kernelW = 3;
+  p.strideH = p.strideW = 2;
+  std::vector<TensorShape> out;
+  ASSERT_TRUE(ops::Pooling::infer(p, {f32({2, 3, 8, 9})}, out).isOk());
+  EXPECT_EQ(out[0].dims, makeDims({2, 3, 3, 4}));
+  p.ceilMode = true;
+  ASSERT_TRUE(ops::Pooling::infer(p, {f32({2, 3, 8, 9})}, out).isOk());
+  EXPECT_EQ(out[0].dims, makeDims({2, 3, 4, 4}));
+  p.type = PoolingType::kGLOBAL_AVERAGE;
+  ASSERT_TRUE(ops::Pooling::infer(p, {f32({2, 3, 8, 9})}, out).isOk());
+  EXPECT_EQ(out[0].dims, makeDims({2, 3, 1, 1}));
+}
+
+TEST(InferPooling, CeilModeDropsWindowStartingInEndPadding) {
+  PoolingParams p;
+  p.kernelH = 2;
+  p.strideH = 2;
+  p.padTop = p.padBottom = 1;
+  p.ceilMode = true;
+  std::vector<TensorShape> out;
+  ASSERT_TRUE(ops::Pooling::infer(p, {f32({1, 1, 3, 4})}, out).isOk());
+  EXPECT_EQ(out[0].dims, makeDims({1, 1, 2, 4}));  // ceil((3+2-2)/2)+1 = 3, last one dropped
+}
+
+TEST(InferPooling, Errors) {
+  PoolingParams p;
+  p.kernelH = p.kernelW = 3;
+  std::vector<TensorShape> out;
+  expectError(ops::Pooling::infer(p, {}, out), "1 input");
+  expectError(ops::Pooling::infer(p, {f32({1, 3, 8})}, out), "rank 4");
+  expectError(ops::Pooling::infer(p, {f32({1, 3, 2, 8})}, out), "larger than the padded input");
+  expectError(ops::Pooling::infer(p, {f32({1, 3, 0, 8})}, out), "empty");
+  PoolingParams bad = p;
+  bad.padTop = 3;
+  expectError(ops::Pooling::infer(bad, {f32({1, 3, 8, 8})}, out), "smaller than the kernel");
+  bad = p;
+  bad.kernelW = 0;
+  expectError(ops::Pooling::infer(bad, {f32({1, 3, 8, 8})}, out), "kernelW");
+  bad = p;
+  bad.type = static_cast<PoolingType>(9);
+  expectError(ops::Pooling::infer(bad, {f32({1, 3, 8, 8})}, out), "pooling type");
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU tactics
 
 KernelConfig poolConfig(const PoolingParams& p, const Dims& x) {
   KernelConfig c;
@@ -25,7 +75,7 @@ KernelConfig poolConfig(const PoolingParams& p, const Dims& x) {
 }
 
 std::vector<float> runPool(const PoolingParams& p, const Dims& x, const std::vector<float>& xv) {
-  return runTactic(*tacticNamed(ops::Pooling::cpuTactics(), "reference"), poolConfig(p, x), {xv});
+  return runTactic(*findTactic(ops::Pooling::cpuTactics(), "reference"), poolConfig(p, x), {xv});
 }
 
 PoolingParams window(PoolingType type, int32_t k, int32_t s, int32_t pad = 0) {
@@ -152,18 +202,18 @@ TEST(PoolingReference, MatchesOracleOnRandomShapes) {
   for (int i = 0; i < 300; ++i) {
     PoolingParams p;
     p.type = rng.coin() ? PoolingType::kMAX : PoolingType::kAVERAGE;
-    p.kernelH = static_cast<int32_t>(rng.uniform(1, 4));
-    p.kernelW = static_cast<int32_t>(rng.uniform(1, 4));
-    p.strideH = static_cast<int32_t>(rng.uniform(1, 3));
-    p.strideW = static_cast<int32_t>(rng.uniform(1, 3));
-    p.padTop = static_cast<int32_t>(rng.uniform(0, p.kernelH - 1));
-    p.padBottom = static_cast<int32_t>(rng.uniform(0, p.kernelH - 1));
-    p.padLeft = static_cast<int32_t>(rng.uniform(0, p.kernelW - 1));
-    p.padRight = static_cast<int32_t>(rng.uniform(0, p.kernelW - 1));
+    p.kernelH = static_cast<int32_t>(rng.uniformInt(1, 4));
+    p.kernelW = static_cast<int32_t>(rng.uniformInt(1, 4));
+    p.strideH = static_cast<int32_t>(rng.uniformInt(1, 3));
+    p.strideW = static_cast<int32_t>(rng.uniformInt(1, 3));
+    p.padTop = static_cast<int32_t>(rng.uniformInt(0, p.kernelH - 1));
+    p.padBottom = static_cast<int32_t>(rng.uniformInt(0, p.kernelH - 1));
+    p.padLeft = static_cast<int32_t>(rng.uniformInt(0, p.kernelW - 1));
+    p.padRight = static_cast<int32_t>(rng.uniformInt(0, p.kernelW - 1));
     p.countIncludePad = rng.coin();
     p.ceilMode = rng.coin();
-    const Dims x =
-        makeDims({rng.uniform(1, 2), rng.uniform(1, 3), rng.uniform(1, 9), rng.uniform(1, 9)});
+    const Dims x = makeDims(
+        {rng.uniformInt(1, 2), rng.uniformInt(1, 3), rng.uniformInt(1, 9), rng.uniformInt(1, 9)});
     std::vector<TensorShape> out;
     if (!ops::Pooling::infer(p, {{x, DataType::kFLOAT}}, out).isOk()) continue;  // kernel > input
     const std::vector<float> xv = rng.values(count(x));
@@ -175,7 +225,7 @@ TEST(PoolingReference, MatchesOracleOnRandomShapes) {
 
 TEST(PoolingReference, DeclinesWithReasons) {
   const KernelConfig good = poolConfig(window(PoolingType::kMAX, 2, 2), makeDims({1, 1, 4, 4}));
-  const Tactic& ref = *tacticNamed(ops::Pooling::cpuTactics(), "reference");
+  const Tactic& ref = *findTactic(ops::Pooling::cpuTactics(), "reference");
   EXPECT_STREQ(ops::Pooling::cpuTactics().back().name, "reference");
   std::string why;
   KernelConfig c = good;

@@ -1,18 +1,64 @@
-// Reformat kernel: every supported type pair with every format pair on random shapes, against a
-// per-coordinate conversion written out in the test; hand-computed cases; refusals.
+// Reformat: its shape rule (every type pair, formats) and its CPU tactic: every supported type
+// pair with every format pair on random shapes, against a per-coordinate conversion written out
+// here; hand-computed cases; refusals.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <limits>
 
 #include "kiln/float16.h"
-#include "ops/op.h"
-#include "ops/op_table.h"
 #include "ops/op_test_util.h"
 
-namespace kiln {
+namespace kiln::testing {
 namespace {
 
-using test::Rng;
+// ---------------------------------------------------------------------------------------------
+// Shape rule
+
+TEST(InferReformat, TypesAndFormats) {
+  ReformatParams p;
+  p.outputType = DataType::kHALF;
+  p.outputFormat = TensorFormat::kCHANNELS_LAST;
+  const TensorShape s = inferOk(ops::Reformat::infer, p, {shape({1, 2, 3, 4})});
+  EXPECT_EQ(s.dims, makeDims({1, 2, 3, 4}));
+  EXPECT_EQ(s.type, DataType::kHALF);
+  inferFails(ops::Reformat::infer, p, {shape({2, 3, 4})}, "channels_last needs a rank-4");
+
+  p.outputFormat = TensorFormat::kLINEAR;
+  const DataType all[] = {DataType::kFLOAT, DataType::kHALF,  DataType::kBF16, DataType::kINT8,
+                          DataType::kINT32, DataType::kINT64, DataType::kBOOL};
+  auto allowed = [](DataType a, DataType b) {
+    auto isF = [](DataType t) {
+      return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16;
+    };
+    if (a == b || (isF(a) && isF(b)) || (!isF(a) && !isF(b))) return true;
+    const DataType other = a == DataType::kFLOAT ? b : a;
+    return (a == DataType::kFLOAT || b == DataType::kFLOAT) && other != DataType::kINT8 &&
+           !isF(other);
+  };
+  for (DataType from : all)
+    for (DataType to : all) {
+      p.outputType = to;
+      std::vector<TensorShape> out;
+      const Status st = ops::Reformat::infer(p, {shape({3}, from)}, out);
+      EXPECT_EQ(st.isOk(), allowed(from, to))
+          << dataTypeName(from) << " -> " << dataTypeName(to) << ": " << st.toString();
+      if (!st.isOk()) {
+        EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+        EXPECT_NE(st.message().find(dataTypeName(from)), std::string::npos) << st.message();
+      }
+    }
+  p.outputType = DataType::kFLOAT;
+  inferFails(ops::Reformat::infer, p, {shape({3}, DataType::kINT8)}, "quantization");
+  p.outputType = static_cast<DataType>(9);
+  inferFails(ops::Reformat::infer, p, {shape({3})}, "invalid output type");
+  p.outputType = DataType::kFLOAT;
+  p.outputFormat = static_cast<TensorFormat>(5);
+  inferFails(ops::Reformat::infer, p, {shape({1, 2, 3, 4})}, "invalid output format");
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU tactics
 
 const DataType kAllTypes[] = {DataType::kFLOAT, DataType::kHALF,  DataType::kBF16, DataType::kINT8,
                               DataType::kINT32, DataType::kINT64, DataType::kBOOL};
@@ -131,7 +177,7 @@ std::vector<uint8_t> randomData(Rng& rng, DataType t, int64_t n) {
 
 int64_t offsetOf(const std::vector<int64_t>& c, const Dims& d, TensorFormat f) {
   if (f == TensorFormat::kLINEAR) {
-    const auto s = test::stridesOf(d);
+    const auto s = stridesOf(d);
     int64_t o = 0;
     for (size_t i = 0; i < c.size(); ++i) o += c[i] * s[i];
     return o;
@@ -142,7 +188,7 @@ int64_t offsetOf(const std::vector<int64_t>& c, const Dims& d, TensorFormat f) {
 TEST(Reformat, EverySupportedPairEveryFormat) {
   Rng rng;
   SCOPED_TRACE(rng.trace());
-  const auto& ref = test::tacticNamed(ops::Reformat::cpuTactics(), "reference");
+  const auto& ref = tacticNamed(ops::Reformat::cpuTactics(), "reference");
   const TensorFormat formats[] = {TensorFormat::kLINEAR, TensorFormat::kCHANNELS_LAST};
   int tried = 0;
   for (DataType from : kAllTypes)
@@ -161,17 +207,16 @@ TEST(Reformat, EverySupportedPairEveryFormat) {
           ++tried;
           SCOPED_TRACE(std::string(dataTypeName(from)) + " " + formatName(fi) + " -> " +
                        dataTypeName(to) + " " + formatName(fo));
-          auto cfg = test::config(LayerType::kREFORMAT, p, {test::desc(d, from, fi)},
-                                  {test::desc(d, to, fo)});
-          auto k = test::create(ref, cfg);
+          auto cfg = config(LayerType::kREFORMAT, p, {desc(d, from, fi)}, {desc(d, to, fo)});
+          auto k = create(ref, cfg);
           ASSERT_TRUE(k);
           const auto src = randomData(rng, from, volume(d));
           std::vector<uint8_t> out(static_cast<size_t>(volume(d)) * dataTypeSize(to), 0xAB);
-          ASSERT_TRUE(test::runKernel(*k, {src.data()}, {out.data()}).isOk());
+          ASSERT_TRUE(runKernel(*k, {src.data()}, {out.data()}).isOk());
           const int64_t ie = static_cast<int64_t>(dataTypeSize(from));
           const int64_t oe = static_cast<int64_t>(dataTypeSize(to));
           for (int64_t i = 0; i < volume(d); ++i) {
-            const auto c = test::unravel(i, d);
+            const auto c = unravel(i, d);
             uint8_t want[8];
             const double v = decode(from, src.data() + offsetOf(c, d, fi) * ie);
             encode(to, v, want);
@@ -188,10 +233,10 @@ TEST(Reformat, HandComputedCasts) {
     ReformatParams p;
     p.outputType = to;
     const Dims d = makeDims({n});
-    auto cfg = test::config(LayerType::kREFORMAT, p, {test::desc(d, from)}, {test::desc(d, to)});
-    auto k = test::create(test::tacticNamed(ops::Reformat::cpuTactics(), "reference"), cfg);
+    auto cfg = config(LayerType::kREFORMAT, p, {desc(d, from)}, {desc(d, to)});
+    auto k = create(tacticNamed(ops::Reformat::cpuTactics(), "reference"), cfg);
     if (k) {
-      EXPECT_TRUE(test::runKernel(*k, {src}, {dst}).isOk());
+      EXPECT_TRUE(runKernel(*k, {src}, {dst}).isOk());
     }
   };
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -227,43 +272,40 @@ TEST(Reformat, HandComputedLayouts) {
   const Dims d = makeDims({1, 2, 2, 2});
   ReformatParams p;
   p.outputFormat = TensorFormat::kCHANNELS_LAST;
-  auto cfg = test::config(LayerType::kREFORMAT, p, {test::desc(d)},
-                          {test::desc(d, DataType::kFLOAT, TensorFormat::kCHANNELS_LAST)});
-  auto k = test::create(test::tacticNamed(ops::Reformat::cpuTactics(), "reference"), cfg);
+  auto cfg = config(LayerType::kREFORMAT, p, {desc(d)},
+                    {desc(d, DataType::kFLOAT, TensorFormat::kCHANNELS_LAST)});
+  auto k = create(tacticNamed(ops::Reformat::cpuTactics(), "reference"), cfg);
   ASSERT_TRUE(k);
   const std::vector<float> nchw = {1, 2, 3, 4, 5, 6, 7, 8};
   std::vector<float> nhwc(8);
-  ASSERT_TRUE(test::runKernel(*k, {nchw.data()}, {nhwc.data()}).isOk());
+  ASSERT_TRUE(runKernel(*k, {nchw.data()}, {nhwc.data()}).isOk());
   EXPECT_EQ(nhwc, (std::vector<float>{1, 5, 2, 6, 3, 7, 4, 8}));
 }
 
 TEST(Reformat, Refusals) {
-  const auto& ref = test::tacticNamed(ops::Reformat::cpuTactics(), "reference");
+  const auto& ref = tacticNamed(ops::Reformat::cpuTactics(), "reference");
   const Dims d3 = makeDims({2, 3, 4}), d4 = makeDims({1, 2, 3, 4});
   ReformatParams p;
   p.outputFormat = TensorFormat::kCHANNELS_LAST;
-  EXPECT_NE(test::declines(
-                ref, test::config(LayerType::kREFORMAT, p, {test::desc(d3)},
-                                  {test::desc(d3, DataType::kFLOAT, TensorFormat::kCHANNELS_LAST)}))
+  EXPECT_NE(declines(ref, config(LayerType::kREFORMAT, p, {desc(d3)},
+                                 {desc(d3, DataType::kFLOAT, TensorFormat::kCHANNELS_LAST)}))
                 .find("rank 4"),
             std::string::npos);
   // The output tensor's format must be the one the params promise.
   EXPECT_NE(
-      test::declines(ref, test::config(LayerType::kREFORMAT, p, {test::desc(d4)}, {test::desc(d4)}))
-          .find("channels_last"),
+      declines(ref, config(LayerType::kREFORMAT, p, {desc(d4)}, {desc(d4)})).find("channels_last"),
       std::string::npos);
   p.outputFormat = TensorFormat::kLINEAR;
   p.outputType = DataType::kFLOAT;
-  EXPECT_NE(test::declines(ref, test::config(LayerType::kREFORMAT, p,
-                                             {test::desc(d3, DataType::kINT8)}, {test::desc(d3)}))
+  EXPECT_NE(declines(ref, config(LayerType::kREFORMAT, p, {desc(d3, DataType::kINT8)}, {desc(d3)}))
                 .find("quantization"),
             std::string::npos);
   p.outputType = DataType::kINT32;
-  test::declines(ref, test::config(LayerType::kREFORMAT, p, {test::desc(d3, DataType::kHALF)},
-                                   {test::desc(d3, DataType::kINT32)}));
+  declines(ref, config(LayerType::kREFORMAT, p, {desc(d3, DataType::kHALF)},
+                       {desc(d3, DataType::kINT32)}));
   // Output type disagreeing with the params.
-  test::declines(ref, test::config(LayerType::kREFORMAT, p, {test::desc(d3)}, {test::desc(d3)}));
+  declines(ref, config(LayerType::kREFORMAT, p, {desc(d3)}, {desc(d3)}));
 }
 
 }  // namespace
-}  // namespace kiln
+}  // namespace kiln::testing

@@ -1,17 +1,41 @@
-// Resize: ONNX backend test vectors (nearest with each rounding, linear with each coordinate
-// transform), random shapes against a plain bilinear / nearest loop, and N-linear on every axis.
+// Resize: its shape rule and its CPU reference: ONNX backend test vectors (nearest with each
+// rounding, linear with each coordinate transform), random shapes against a plain bilinear /
+// nearest loop, N-linear on every axis, degenerate scales, and refusals.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "ops/op.h"
-#include "ops/op_table.h"
-#include "ops/spatial_test_util.h"
+#include "ops/op_test_util.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Shape rule
+
+TEST(SpatialInfer, Resize) {
+  ResizeParams p;
+  p.outputDims = makeDims({1, 3, 8, 9});
+  const auto y = inferLayerOk(LayerType::kRESIZE, p, {typed({1, 3, 4, 4}, DataType::kHALF)});
+  EXPECT_EQ(y.dims, p.outputDims);
+  EXPECT_EQ(y.type, DataType::kHALF);
+  EXPECT_MENTIONS(inferLayerError(LayerType::kRESIZE, p, {f32({3, 4, 4})}), "rank");
+  p.outputDims = makeDims({1, 3, 0, 9});
+  EXPECT_MENTIONS(inferLayerError(LayerType::kRESIZE, p, {f32({1, 3, 4, 4})}), "must be > 0");
+  p.outputDims = makeDims({1, 3, 8, 9});
+  p.scales[2] = -1.f;
+  EXPECT_MENTIONS(inferLayerError(LayerType::kRESIZE, p, {f32({1, 3, 4, 4})}), "scale of axis 2");
+  p.scales[2] = 0.f;
+  EXPECT_MENTIONS(inferLayerError(LayerType::kRESIZE, p, {typed({1, 3, 4, 4}, DataType::kINT32)}),
+                  "int32");
+  p.mode = static_cast<ResizeMode>(7);
+  EXPECT_MENTIONS(inferLayerError(LayerType::kRESIZE, p, {f32({1, 3, 4, 4})}), "mode");
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU tactics
 
 ResizeParams params(ResizeMode mode, ResizeCoordinates coords, ResizeRounding rounding,
                     const Dims& out, std::vector<float> scales) {
@@ -38,7 +62,7 @@ std::vector<float> iota16() {
 TEST(ResizeOnnx, UpsampleScalesLinearHalfPixel) {
   const auto p = params(ResizeMode::kLINEAR, ResizeCoordinates::kHALF_PIXEL,
                         ResizeRounding::kROUND_PREFER_FLOOR, makeDims({1, 1, 4, 4}), {1, 1, 2, 2});
-  expectNear(
+  expectNearScaled(
       resize(p, makeDims({1, 1, 2, 2}), {1, 2, 3, 4}),
       {1.0, 1.25, 1.75, 2.0, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3.0, 3.25, 3.75, 4.0},
       1e-6, "test_resize_upsample_scales_linear");
@@ -47,22 +71,22 @@ TEST(ResizeOnnx, UpsampleScalesLinearHalfPixel) {
 TEST(ResizeOnnx, UpsampleScalesLinearAlignCorners) {
   const auto p = params(ResizeMode::kLINEAR, ResizeCoordinates::kALIGN_CORNERS,
                         ResizeRounding::kROUND_PREFER_FLOOR, makeDims({1, 1, 4, 4}), {1, 1, 2, 2});
-  expectNear(resize(p, makeDims({1, 1, 2, 2}), {1, 2, 3, 4}),
-             {1.0, 1.3333334, 1.6666666, 2.0, 1.6666666, 2.0, 2.3333333, 2.6666667, 2.3333333,
-              2.6666667, 3.0, 3.3333333, 3.0, 3.3333333, 3.6666667, 4.0},
-             1e-6, "test_resize_upsample_scales_linear_align_corners");
+  expectNearScaled(resize(p, makeDims({1, 1, 2, 2}), {1, 2, 3, 4}),
+                   {1.0, 1.3333334, 1.6666666, 2.0, 1.6666666, 2.0, 2.3333333, 2.6666667, 2.3333333,
+                    2.6666667, 3.0, 3.3333333, 3.0, 3.3333333, 3.6666667, 4.0},
+                   1e-6, "test_resize_upsample_scales_linear_align_corners");
 }
 
 TEST(ResizeOnnx, DownsampleScalesLinear) {
   const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};
   auto p = params(ResizeMode::kLINEAR, ResizeCoordinates::kHALF_PIXEL,
                   ResizeRounding::kROUND_PREFER_FLOOR, makeDims({1, 1, 1, 2}), {1, 1, .6f, .6f});
-  expectNear(resize(p, makeDims({1, 1, 2, 4}), x), {2.6666665, 4.333333}, 1e-6,
-             "test_resize_downsample_scales_linear");
+  expectNearScaled(resize(p, makeDims({1, 1, 2, 4}), x), {2.6666665, 4.333333}, 1e-6,
+                   "test_resize_downsample_scales_linear");
   // The resized length of align_corners is input * scale, unrounded (2.4, not 2).
   p.coordinates = ResizeCoordinates::kALIGN_CORNERS;
-  expectNear(resize(p, makeDims({1, 1, 2, 4}), x), {1.0, 3.1428571}, 1e-6,
-             "test_resize_downsample_scales_linear_align_corners");
+  expectNearScaled(resize(p, makeDims({1, 1, 2, 4}), x), {1.0, 3.1428571}, 1e-6,
+                   "test_resize_downsample_scales_linear_align_corners");
 }
 
 TEST(ResizeOnnx, DownsampleSizesLinearPytorchHalfPixel) {
@@ -70,19 +94,19 @@ TEST(ResizeOnnx, DownsampleSizesLinearPytorchHalfPixel) {
   const auto p =
       params(ResizeMode::kLINEAR, ResizeCoordinates::kPYTORCH_HALF_PIXEL,
              ResizeRounding::kROUND_PREFER_FLOOR, makeDims({1, 1, 3, 1}), {1, 1, 0.75f, 0.25f});
-  expectNear(resize(p, makeDims({1, 1, 4, 4}), iota16()), {1.6666666, 7.0, 12.333333}, 1e-6,
-             "test_resize_downsample_sizes_linear_pytorch_half_pixel");
+  expectNearScaled(resize(p, makeDims({1, 1, 4, 4}), iota16()), {1.6666666, 7.0, 12.333333}, 1e-6,
+                   "test_resize_downsample_sizes_linear_pytorch_half_pixel");
 }
 
 TEST(ResizeOnnx, DownsampleNearest) {
   auto p = params(ResizeMode::kNEAREST, ResizeCoordinates::kHALF_PIXEL,
                   ResizeRounding::kROUND_PREFER_FLOOR, makeDims({1, 1, 1, 2}), {1, 1, .6f, .6f});
-  expectNear(resize(p, makeDims({1, 1, 2, 4}), {1, 2, 3, 4, 5, 6, 7, 8}), {1, 3}, 0,
-             "test_resize_downsample_scales_nearest");
+  expectNearScaled(resize(p, makeDims({1, 1, 2, 4}), {1, 2, 3, 4, 5, 6, 7, 8}), {1, 3}, 0,
+                   "test_resize_downsample_scales_nearest");
   p = params(ResizeMode::kNEAREST, ResizeCoordinates::kTF_HALF_PIXEL_FOR_NN,
              ResizeRounding::kROUND_PREFER_FLOOR, makeDims({1, 1, 3, 2}), {1, 1, .75f, .5f});
-  expectNear(resize(p, makeDims({1, 1, 4, 4}), iota16()), {6, 8, 10, 12, 14, 16}, 0,
-             "test_resize_downsample_sizes_nearest_tf_half_pixel_for_nn");
+  expectNearScaled(resize(p, makeDims({1, 1, 4, 4}), iota16()), {6, 8, 10, 12, 14, 16}, 0,
+                   "test_resize_downsample_sizes_nearest_tf_half_pixel_for_nn");
 }
 
 TEST(ResizeOnnx, UpsampleNearestRoundings) {
@@ -96,28 +120,28 @@ TEST(ResizeOnnx, UpsampleNearestRoundings) {
   };
   auto p = params(ResizeMode::kNEAREST, ResizeCoordinates::kHALF_PIXEL, ResizeRounding::kCEIL, out,
                   {1, 1, 2, 2});
-  expectNear(resize(p, in, iota16()), expand({0, 1, 1, 2, 2, 3, 3, 3}), 0,
-             "test_resize_upsample_sizes_nearest_ceil_half_pixel");
+  expectNearScaled(resize(p, in, iota16()), expand({0, 1, 1, 2, 2, 3, 3, 3}), 0,
+                   "test_resize_upsample_sizes_nearest_ceil_half_pixel");
   p = params(ResizeMode::kNEAREST, ResizeCoordinates::kALIGN_CORNERS, ResizeRounding::kFLOOR, out,
              {1, 1, 2, 2});
-  expectNear(resize(p, in, iota16()), expand({0, 0, 0, 1, 1, 2, 2, 3}), 0,
-             "test_resize_upsample_sizes_nearest_floor_align_corners");
+  expectNearScaled(resize(p, in, iota16()), expand({0, 0, 0, 1, 1, 2, 2, 3}), 0,
+                   "test_resize_upsample_sizes_nearest_floor_align_corners");
   p = params(ResizeMode::kNEAREST, ResizeCoordinates::kASYMMETRIC,
              ResizeRounding::kROUND_PREFER_CEIL, out, {1, 1, 2, 2});
-  expectNear(resize(p, in, iota16()), expand({0, 1, 1, 2, 2, 3, 3, 3}), 0,
-             "test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric");
+  expectNearScaled(resize(p, in, iota16()), expand({0, 1, 1, 2, 2, 3, 3, 3}), 0,
+                   "test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric");
   // Same but preferring floor: x/2 = 0.5 rounds to 0, 1.5 to 1, 2.5 to 2.
   p.rounding = ResizeRounding::kROUND_PREFER_FLOOR;
-  expectNear(resize(p, in, iota16()), expand({0, 0, 1, 1, 2, 2, 3, 3}), 0,
-             "round_prefer_floor asymmetric");
+  expectNearScaled(resize(p, in, iota16()), expand({0, 0, 1, 1, 2, 2, 3, 3}), 0,
+                   "round_prefer_floor asymmetric");
 }
 
 TEST(ResizeOnnx, UpsampleScalesNearest) {
   const auto p = params(ResizeMode::kNEAREST, ResizeCoordinates::kHALF_PIXEL,
                         ResizeRounding::kROUND_PREFER_FLOOR, makeDims({1, 1, 4, 6}), {1, 1, 2, 3});
-  expectNear(resize(p, makeDims({1, 1, 2, 2}), {1, 2, 3, 4}),
-             {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4}, 0,
-             "test_resize_upsample_scales_nearest");
+  expectNearScaled(resize(p, makeDims({1, 1, 2, 2}), {1, 2, 3, 4}),
+                   {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4}, 0,
+                   "test_resize_upsample_scales_nearest");
 }
 
 // Independent of the kernel's tables: the ONNX formulas, written out per element.
@@ -254,12 +278,6 @@ TEST(ResizeKernel, DeclinesNonFloatAndChannelsLast) {
   declines(tacticNamed(ops::Resize::cpuTactics(), "reference"), c);
 }
 
-}  // namespace
-}  // namespace kiln::test
-
-namespace kiln::test {
-namespace {
-
 // align_corners with input * scale == 1 divides by zero; a plan may carry such a scale beside
 // any output size. Every output then reads element 0 (linear and nearest), never a NaN index.
 TEST(ResizeDegenerate, AlignCornersWithInputTimesScaleOneReadsElementZero) {
@@ -267,9 +285,10 @@ TEST(ResizeDegenerate, AlignCornersWithInputTimesScaleOneReadsElementZero) {
     const auto p =
         params(mode, ResizeCoordinates::kALIGN_CORNERS, ResizeRounding::kROUND_PREFER_FLOOR,
                makeDims({1, 1, 1, 3}), {1, 1, 1, 0.5f});
-    expectNear(resize(p, makeDims({1, 1, 1, 2}), {7, 9}), {7, 7, 7}, 0, "degenerate align_corners");
+    expectNearScaled(resize(p, makeDims({1, 1, 1, 2}), {7, 9}), {7, 7, 7}, 0,
+                     "degenerate align_corners");
   }
 }
 
 }  // namespace
-}  // namespace kiln::test
+}  // namespace kiln::testing

@@ -1,18 +1,53 @@
-// RoiAlign: the ONNX backend test vectors in both coordinate modes, hand-computed average and max
-// bins, NaN in the max, adaptive sampling, int32 and int64 batch indices, and bad batch indices at
-// run time.
+// RoiAlign: its shape rule and its CPU reference: the ONNX backend test vectors in both coordinate
+// modes, hand-computed average and max bins, NaN in the max, adaptive sampling, int32 and int64
+// batch indices, and bad batch indices and RoIs at run time.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
-#include "ops/op.h"
-#include "ops/op_table.h"
-#include "ops/spatial_test_util.h"
+#include "ops/op_test_util.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Shape rule
+
+TEST(SpatialInfer, RoiAlign) {
+  RoiAlignParams p;
+  p.outputHeight = 7;
+  p.outputWidth = 5;
+  const auto y = inferLayerOk(LayerType::kROI_ALIGN, p,
+                              {f32({2, 8, 16, 16}), f32({10, 4}), typed({10}, DataType::kINT64)});
+  EXPECT_EQ(y.dims, makeDims({10, 8, 7, 5}));
+  EXPECT_EQ(inferLayerOk(LayerType::kROI_ALIGN, p,
+                         {f32({2, 8, 16, 16}), f32({3, 4}), typed({3}, DataType::kINT32)})
+                .dims,
+            makeDims({3, 8, 7, 5}));
+  EXPECT_MENTIONS(
+      inferLayerError(LayerType::kROI_ALIGN, p, {f32({2, 8, 16, 16}), f32({3, 4}), f32({3})}),
+      "batch_indices");
+  EXPECT_MENTIONS(inferLayerError(LayerType::kROI_ALIGN, p,
+                                  {f32({2, 8, 16, 16}), f32({3, 5}), typed({3}, DataType::kINT32)}),
+                  "rois");
+  EXPECT_MENTIONS(inferLayerError(LayerType::kROI_ALIGN, p,
+                                  {f32({2, 8, 16, 16}), f32({3, 4}), typed({4}, DataType::kINT32)}),
+                  "one per roi");
+  p.samplingRatio = -1;
+  EXPECT_MENTIONS(inferLayerError(LayerType::kROI_ALIGN, p,
+                                  {f32({2, 8, 16, 16}), f32({3, 4}), typed({3}, DataType::kINT32)}),
+                  "sampling ratio");
+  p.samplingRatio = 0;
+  p.outputWidth = 0;
+  EXPECT_MENTIONS(inferLayerError(LayerType::kROI_ALIGN, p,
+                                  {f32({2, 8, 16, 16}), f32({3, 4}), typed({3}, DataType::kINT32)}),
+                  "output size");
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU tactics
 
 // ONNX backend tests test_roialign_aligned_{false,true}: X [1,1,10,10], rois [[0,0,9,9],
 // [0,5,4,9], [5,5,9,9]], output 5x5, sampling_ratio 2, spatial_scale 1.
@@ -69,13 +104,13 @@ RoiAlignParams onnxParams(bool halfPixel) {
 const std::vector<float> kOnnxRois = {0, 0, 9, 9, 0, 5, 4, 9, 5, 5, 9, 9};
 
 TEST(RoiAlignOnnx, AlignedFalseOutputHalfPixel) {
-  expectNear(
+  expectNearScaled(
       roiAlign<int64_t>(onnxParams(false), makeDims({1, 1, 10, 10}), kOnnxX, kOnnxRois, {0, 0, 0}),
       kOnnxAlignedFalse, 1e-4, "test_roialign_aligned_false");
 }
 
 TEST(RoiAlignOnnx, AlignedTrueHalfPixel) {
-  expectNear(
+  expectNearScaled(
       roiAlign<int64_t>(onnxParams(true), makeDims({1, 1, 10, 10}), kOnnxX, kOnnxRois, {0, 0, 0}),
       kOnnxAlignedTrue, 1e-4, "test_roialign_aligned_true");
 }
@@ -89,19 +124,19 @@ TEST(RoiAlignKernel, HandComputedAverageAndMax) {
   p.halfPixel = false;
   const std::vector<float> x = {4, 1, 1, 2};
   const std::vector<float> roi = {0, 0, 1, 1};
-  expectNear(roiAlign<int32_t>(p, makeDims({1, 1, 2, 2}), x, roi, {0}), {2.0}, 1e-7, "avg");
+  expectNearScaled(roiAlign<int32_t>(p, makeDims({1, 1, 2, 2}), x, roi, {0}), {2.0}, 1e-7, "avg");
   p.mode = RoiAlignMode::kMAX;
-  expectNear(roiAlign<int32_t>(p, makeDims({1, 1, 2, 2}), x, roi, {0}), {2.25}, 1e-7, "max");
+  expectNearScaled(roiAlign<int32_t>(p, makeDims({1, 1, 2, 2}), x, roi, {0}), {2.25}, 1e-7, "max");
   // Half-pixel shifts the roi by half a pixel: (0.5, 0.5, 1.5, 1.5) is the same box.
   p.halfPixel = true;
   const std::vector<float> shifted = {0.5f, 0.5f, 1.5f, 1.5f};
-  expectNear(roiAlign<int32_t>(p, makeDims({1, 1, 2, 2}), x, shifted, {0}), {2.25}, 1e-7,
-             "max, half pixel");
+  expectNearScaled(roiAlign<int32_t>(p, makeDims({1, 1, 2, 2}), x, shifted, {0}), {2.25}, 1e-7,
+                   "max, half pixel");
   // Spatial scale 0.5 maps (1, 1, 3, 3) onto the same box.
   p.spatialScale = 0.5f;
   const std::vector<float> scaled = {1, 1, 3, 3};
-  expectNear(roiAlign<int32_t>(p, makeDims({1, 1, 2, 2}), x, scaled, {0}), {2.25}, 1e-7,
-             "max, scale 0.5");
+  expectNearScaled(roiAlign<int32_t>(p, makeDims({1, 1, 2, 2}), x, scaled, {0}), {2.25}, 1e-7,
+                   "max, scale 0.5");
 }
 
 TEST(RoiAlignKernel, MaxModeNanWinsWhereverItStands) {
@@ -195,4 +230,4 @@ TEST(RoiAlignKernel, DeclinesFloatBatchIndices) {
 }
 
 }  // namespace
-}  // namespace kiln::test
+}  // namespace kiln::testing

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "kiln/float16.h"
-#include "ops/op_test_util.h"
+#include "random_test_util.h"
 
 namespace kiln {
 namespace {
@@ -95,7 +95,7 @@ TEST(Float16, OverflowInfinityNaNAndTinyValues) {
 }
 
 TEST(Float16, RandomFloatsMatchTheModel) {
-  test::Rng rng;
+  testing::Rng rng;
   SCOPED_TRACE(rng.trace());
   for (int i = 0; i < 200000; ++i) {
     uint32_t bits = static_cast<uint32_t>(rng.gen());
@@ -121,7 +121,7 @@ TEST(Bfloat16, EveryValueRoundTripsAndRandomFloatsRoundToNearestEven) {
     else
       ASSERT_EQ(floatToBf16(f), b) << std::hex << i;
   }
-  test::Rng rng;
+  testing::Rng rng;
   SCOPED_TRACE(rng.trace());
   for (int i = 0; i < 200000; ++i) {
     const uint32_t bits = static_cast<uint32_t>(rng.gen());

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "backends/cpu/sgemm.h"
-#include "ops/compute_test_util.h"
+#include "ops/op_test_util.h"
 
 namespace kiln::testing {
 namespace {
@@ -23,16 +23,17 @@ TEST(Sgemm, MatchesDoubleLoopsAndPackingChangesNoBits) {
   Rng rng;
   SCOPED_TRACE(rng.trace());
   for (int iter = 0; iter < 60; ++iter) {
-    const int64_t m = rng.uniform(1, 100), n = rng.uniform(1, 70), k = rng.uniform(1, 400);
+    const int64_t m = rng.uniformInt(1, 100), n = rng.uniformInt(1, 70), k = rng.uniformInt(1, 400);
     const bool ta = rng.coin(), tb = rng.coin();
     // Leading dims larger than needed: the operands are windows into wider matrices.
-    const int64_t lda = (ta ? m : k) + rng.uniform(0, 3), ldb = (tb ? k : n) + rng.uniform(0, 3);
-    const int64_t ldc = n + rng.uniform(0, 3);
+    const int64_t lda = (ta ? m : k) + rng.uniformInt(0, 3),
+                  ldb = (tb ? k : n) + rng.uniformInt(0, 3);
+    const int64_t ldc = n + rng.uniformInt(0, 3);
     const std::vector<float> a = rng.values((ta ? k : m) * lda);
     const std::vector<float> b = rng.values((tb ? n : k) * ldb);
     const std::vector<float> c0 = rng.values(m * ldc);
-    const float alpha = rng.real(-2.f, 2.f);
-    const float beta = rng.coin() ? 0.f : rng.real(-2.f, 2.f);
+    const float alpha = rng.uniformFloat(-2.f, 2.f);
+    const float beta = rng.coin() ? 0.f : rng.uniformFloat(-2.f, 2.f);
     SCOPED_TRACE("m " + std::to_string(m) + " n " + std::to_string(n) + " k " + std::to_string(k) +
                  " ta " + std::to_string(ta) + " tb " + std::to_string(tb));
 
