@@ -11,7 +11,7 @@
 #include "kiln/kiln.h"
 #include "ops/op_table.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 namespace {
 
 struct Case {
@@ -442,4 +442,4 @@ TEST(NetworkEndToEnd, GatherKeepsIntegerIndices) {
 }
 
 }  // namespace
-}  // namespace kiln::test
+}  // namespace kiln::testing

@@ -23,7 +23,7 @@ TEST(Checksum, MatchesTheCrc64XzCheckValue) {
 }
 
 TEST(Checksum, SlicedPathAgreesWithBytewiseStreaming) {
-  const uint64_t seed = plan::testing::freshSeed();
+  const uint64_t seed = testing::freshSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   std::vector<uint8_t> data(1000 + rng() % 1000);
@@ -38,7 +38,7 @@ TEST(Checksum, SlicedPathAgreesWithBytewiseStreaming) {
 }
 
 TEST(ByteIo, RoundTripsEveryTypeLittleEndian) {
-  const uint64_t seed = plan::testing::freshSeed();
+  const uint64_t seed = testing::freshSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   const uint32_t u32 = static_cast<uint32_t>(rng()) | 1;

@@ -15,7 +15,17 @@
 #include "core/plan.h"
 #include "core/plan_codec.h"
 
-namespace kiln::plan::testing {
+namespace kiln::testing {
+
+// The plan structure (core/plan.h) the fixture builds.
+using plan::Candidate;
+using plan::kArenaAlignment;
+using plan::Plan;
+using plan::PluginRecord;
+using plan::Step;
+using plan::Tensor;
+using plan::TensorKind;
+using plan::tensorBytes;
 
 inline uint64_t freshSeed() {
   std::random_device rd;
@@ -405,4 +415,4 @@ inline void expectSamePlan(const Plan& a, const Plan& b) {
   EXPECT_EQ(a.maxWorkspaceBytes, b.maxWorkspaceBytes);
 }
 
-}  // namespace kiln::plan::testing
+}  // namespace kiln::testing

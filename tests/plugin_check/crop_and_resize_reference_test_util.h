@@ -9,7 +9,7 @@
 
 #include "kiln/plugin_check.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 
 struct CropAndResizeParams {
   int cropH = 7, cropW = 7;
@@ -92,4 +92,4 @@ inline PluginCheckReference cropAndResizeReference(CropAndResizeParams p) {
   };
 }
 
-}  // namespace kiln::test
+}  // namespace kiln::testing

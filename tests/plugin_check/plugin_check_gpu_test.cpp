@@ -17,7 +17,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-namespace kiln::test {
+namespace kiln::testing {
 namespace {
 
 void requireGpu() {
@@ -90,4 +90,4 @@ TEST_F(PluginCheckGpuTest, CropAndResizePassesWithCudaRequested) {
 }
 
 }  // namespace
-}  // namespace kiln::test
+}  // namespace kiln::testing

@@ -6,7 +6,7 @@
 #include "kiln/kiln.h"
 #include "kiln/plugins.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 
 const std::vector<uint8_t>& demoPlan() {
   static const std::vector<uint8_t> plan = [] {
@@ -26,4 +26,4 @@ const std::vector<uint8_t>& demoPlan() {
   return plan;
 }
 
-}  // namespace kiln::test
+}  // namespace kiln::testing

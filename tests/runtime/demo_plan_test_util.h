@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-namespace kiln::test {
+namespace kiln::testing {
 
 const std::vector<uint8_t>& demoPlan();
 
-}  // namespace kiln::test
+}  // namespace kiln::testing

@@ -284,7 +284,7 @@ namespace {
 
 TEST(CudaPluginResources, EachContextObjectGetsItsContextsPoolMemoryAndHandles) {
   KILN_SKIP_WITHOUT_GPU();
-  Status s = PluginRegistry::global().registerCreator(test::resourceProbeCreator(), "");
+  Status s = PluginRegistry::global().registerCreator(testing::resourceProbeCreator(), "");
   ASSERT_TRUE(s.isOk()) << s.toString();
   auto net = createNetwork();
   ITensor* x = net->addInput("x", DataType::kFLOAT, makeDims({4, 1000}));
@@ -301,7 +301,7 @@ TEST(CudaPluginResources, EachContextObjectGetsItsContextsPoolMemoryAndHandles) 
   auto engine = load(plan);
   ASSERT_TRUE(engine);
 
-  test::clearResourceProbeRecords();
+  testing::clearResourceProbeRecords();
   std::vector<float> host(4000);
   std::mt19937 rng(std::random_device{}());
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
@@ -309,7 +309,7 @@ TEST(CudaPluginResources, EachContextObjectGetsItsContextsPoolMemoryAndHandles) 
   std::unique_ptr<IExecutionContext> a, b;
   ASSERT_TRUE(engine->createExecutionContext(a).isOk());
   ASSERT_TRUE(engine->createExecutionContext(b).isOk());
-  const auto recs = test::resourceProbeRecords();
+  const auto recs = testing::resourceProbeRecords();
   ASSERT_EQ(recs.size(), 2u);
   for (const auto& r : recs) {
     EXPECT_EQ(r.device, DeviceKind::kCUDA);

@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace kiln::test {
+namespace kiln::testing {
 namespace {
 
 std::mutex recordsMutex;
@@ -135,4 +135,4 @@ IPluginCreator& resourceProbeCreator() {
   return creator;
 }
 
-}  // namespace kiln::test
+}  // namespace kiln::testing

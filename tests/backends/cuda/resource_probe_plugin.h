@@ -10,7 +10,7 @@
 
 #include "kiln/plugin.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 
 struct ResourceProbeRecord {
   DeviceKind device = DeviceKind::kCPU;
@@ -25,4 +25,4 @@ void clearResourceProbeRecords();
 
 IPluginCreator& resourceProbeCreator();
 
-}  // namespace kiln::test
+}  // namespace kiln::testing

@@ -23,7 +23,7 @@
 #include "crop_and_resize_problem_test_util.h"
 #include "kiln/logger.h"
 
-namespace kiln::crop_test {
+namespace kiln::testing {
 namespace {
 
 #define ASSERT_CUDA(call)                                                       \
@@ -506,4 +506,4 @@ TEST_F(CropAndResizeCudaTest, ZeroSizeOutputs) {
 }
 
 }  // namespace
-}  // namespace kiln::crop_test
+}  // namespace kiln::testing

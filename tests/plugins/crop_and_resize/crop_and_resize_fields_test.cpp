@@ -7,7 +7,7 @@
 
 #include "crop_and_resize_test_util.h"
 
-namespace kiln::crop_test {
+namespace kiln::testing {
 namespace {
 
 // createPlugin must fail, and the creator's message must contain every one of `words`.
@@ -135,4 +135,4 @@ TEST(CropAndResizeFields, ExtrapolationOutOfFloatRange) {
 }
 
 }  // namespace
-}  // namespace kiln::crop_test
+}  // namespace kiln::testing

@@ -12,7 +12,7 @@
 #include "crop_and_resize_problem_test_util.h"
 #include "kiln/logger.h"
 
-namespace kiln::crop_test {
+namespace kiln::testing {
 namespace {
 
 // ---- the reference (shares nothing with the kernel) ---------------------------------------------
@@ -336,4 +336,4 @@ TEST(CropAndResizePlugin, HandWorkedValues) {
 }
 
 }  // namespace
-}  // namespace kiln::crop_test
+}  // namespace kiln::testing

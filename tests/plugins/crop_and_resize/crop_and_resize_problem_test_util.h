@@ -12,7 +12,7 @@
 
 #include "crop_and_resize_test_util.h"
 
-namespace kiln::crop_test {
+namespace kiln::testing {
 
 inline size_t sizeOf(DataType t) { return t == DataType::kFLOAT ? 4 : 2; }
 
@@ -187,4 +187,4 @@ inline Tensors tensorsOf(const Problem& p, DeviceKind device = DeviceKind::kCPU)
   return t;
 }
 
-}  // namespace kiln::crop_test
+}  // namespace kiln::testing

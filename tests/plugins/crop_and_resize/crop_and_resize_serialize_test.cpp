@@ -8,7 +8,7 @@
 
 #include "crop_and_resize_test_util.h"
 
-namespace kiln::crop_test {
+namespace kiln::testing {
 namespace {
 
 class CropAndResizeSerializeTest : public SeededTest {
@@ -179,4 +179,4 @@ TEST(CropAndResizeSerialize, CloneKeepsNamespaceAndConfiguration) {
 }
 
 }  // namespace
-}  // namespace kiln::crop_test
+}  // namespace kiln::testing

@@ -7,7 +7,7 @@
 #include "core/dim_expr.h"
 #include "crop_and_resize_test_util.h"
 
-namespace kiln::crop_test {
+namespace kiln::testing {
 namespace {
 
 PluginPtr plugin(int32_t h = 3, int32_t w = 5) {
@@ -203,4 +203,4 @@ TEST(CropAndResizeShape, EnqueueChecksTensors) {
 }
 
 }  // namespace
-}  // namespace kiln::crop_test
+}  // namespace kiln::testing

@@ -14,7 +14,7 @@
 #include "kiln/plugin.h"
 #include "kiln/plugins.h"
 
-namespace kiln::crop_test {
+namespace kiln::testing {
 
 inline IPluginCreator* creator() {
   const PluginLibraryInfo* lib = getBuiltinPluginLibrary();
@@ -129,4 +129,4 @@ class SeededTest : public ::testing::Test {
   std::unique_ptr<::testing::ScopedTrace> trace_;
 };
 
-}  // namespace kiln::crop_test
+}  // namespace kiln::testing
