@@ -1,6 +1,6 @@
 #!/bin/sh
 # Real-network comparison against ONNX Runtime: generates the models, then runs compare.py.
-# usage: run.sh KILN_CLI WORK_DIR
+# usage: real_networks_test.sh KILN_CLI WORK_DIR
 # The Python packages (onnx, onnxruntime, numpy and their dependencies, each pinned in
 # requirements.txt beside this script) come from PyPI into a venv cached in WORK_DIR that is
 # isolated from the system's site packages: Debian's python3-onnx or python3-numpy, where
@@ -37,7 +37,7 @@ if wrong:
 '
 
 # The marker records the requirements the venv was made from. The cached venv is rebuilt when the
-# pins change, when it was made with system site packages (as run.sh once did), and when it no
+# pins change, when it was made with system site packages (as this script once did), and when it no
 # longer imports or its versions drifted (a system Python upgrade can break it).
 want="requirements sha256 $(sha256sum <"$requirements" | cut -d' ' -f1), isolated"
 if [ "$(cat "$venv/.kiln-ready" 2>/dev/null)" != "$want" ] ||
