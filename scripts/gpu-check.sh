@@ -18,9 +18,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-programs="tests/cuda_ops/test_cuda_ops_data_movement tests/cuda_ops/test_cuda_ops_math
-  tests/cuda_ops/test_cuda_ops_dense tests/cuda_runtime/test_cuda_runtime
-  tests/crop_and_resize/crop_and_resize_cuda_test tests/plugin_check/test_plugin_check_gpu
+programs="tests/backends/cuda/test_cuda_ops_data_movement tests/backends/cuda/test_cuda_ops_math
+  tests/backends/cuda/test_cuda_ops_dense tests/backends/cuda/test_cuda_runtime
+  tests/plugins/crop_and_resize/crop_and_resize_cuda_test tests/plugin_check/test_plugin_check_gpu
   bench/crop_and_resize_bench tools/kiln"
 libraries="plugins/libkiln_plugins.so tests/plugin_check/libkiln_check_example_plugins.so"
 targets="test_cuda_ops_data_movement test_cuda_ops_math test_cuda_ops_dense test_cuda_runtime
@@ -73,9 +73,10 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 cat "$logs/gpu.txt"
 
 # 2. GPU test programs (whole programs; the op harness runs its device half)
-for p in tests/cuda_ops/test_cuda_ops_data_movement tests/cuda_ops/test_cuda_ops_math \
-         tests/cuda_ops/test_cuda_ops_dense tests/cuda_runtime/test_cuda_runtime \
-         tests/crop_and_resize/crop_and_resize_cuda_test tests/plugin_check/test_plugin_check_gpu; do
+for p in tests/backends/cuda/test_cuda_ops_data_movement tests/backends/cuda/test_cuda_ops_math \
+         tests/backends/cuda/test_cuda_ops_dense tests/backends/cuda/test_cuda_runtime \
+         tests/plugins/crop_and_resize/crop_and_resize_cuda_test \
+         tests/plugin_check/test_plugin_check_gpu; do
   exe=$(where "$p")
   name=$(basename "$p")
   filter=
@@ -144,7 +145,8 @@ run_capped() {
   wait $pid
 }
 if [ $quick = 0 ] && command -v compute-sanitizer >/dev/null; then
-  for p in tests/crop_and_resize/crop_and_resize_cuda_test tests/plugin_check/test_plugin_check_gpu; do
+  for p in tests/plugins/crop_and_resize/crop_and_resize_cuda_test \
+           tests/plugin_check/test_plugin_check_gpu; do
     exe=$(where "$p")
     for tool in memcheck racecheck; do
       log="$logs/$(basename "$p").$tool.log"

@@ -1,6 +1,6 @@
 // Every built-in layer through the whole path (network API -> builder -> plan bytes -> runtime ->
 // context) against the layer's reference kernel run directly on the same data. This checks the
-// wiring (bindings, constants, reformats, memory plan), not the kernels (tests/ops_* do that).
+// wiring (bindings, constants, reformats, memory plan), not the kernels (tests/ops does that).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -11,7 +11,7 @@
 #include "kiln/kiln.h"
 #include "ops/op_table.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 namespace {
 
 struct Case {
@@ -442,4 +442,4 @@ TEST(NetworkEndToEnd, GatherKeepsIntegerIndices) {
 }
 
 }  // namespace
-}  // namespace kiln::test
+}  // namespace kiln::testing

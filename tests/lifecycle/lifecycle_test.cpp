@@ -13,7 +13,7 @@
 #include "lifecycle/probe_plugin.h"
 #include "plugin/trace_checker.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 namespace {
 
 constexpr int64_t kN = 2, kC = 3, kH = 4, kW = 5;
@@ -304,4 +304,4 @@ TEST_F(LifecycleTest, UnregisteredPluginInANetworkIsAnError) {
 }
 
 }  // namespace
-}  // namespace kiln::test
+}  // namespace kiln::testing

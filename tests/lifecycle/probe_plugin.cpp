@@ -6,7 +6,7 @@
 
 #include "kiln/plugin_utils.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 
 std::atomic<int> gProbeLiveObjects{0};
 std::atomic<int> gProbeInitializedObjects{0};
@@ -206,4 +206,4 @@ ProbeCreator& probeCreator() {
   return creator;
 }
 
-}  // namespace kiln::test
+}  // namespace kiln::testing

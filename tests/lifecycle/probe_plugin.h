@@ -12,7 +12,7 @@
 
 #include "kiln/plugin.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 
 class ProbeCreator final : public IPluginCreator {
  public:
@@ -38,4 +38,4 @@ ProbeCreator& probeCreator();
 // The namespace the tests register the probe under.
 constexpr const char* kProbeNamespace = "kiln.test";
 
-}  // namespace kiln::test
+}  // namespace kiln::testing

@@ -1,7 +1,7 @@
 // Malformed models are refused with errors that name the node and what is wrong; never a crash.
 #include "onnx/onnx_test_util.h"
 
-namespace kiln::onnx_test {
+namespace kiln::testing {
 namespace {
 
 Status parseBytes(const std::string& b) {
@@ -112,4 +112,4 @@ TEST(OnnxErrors, MissingGraphOutputAndWrongInputCount) {
 }
 
 }  // namespace
-}  // namespace kiln::onnx_test
+}  // namespace kiln::testing

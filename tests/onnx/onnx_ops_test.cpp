@@ -4,7 +4,7 @@
 #include "core/plan.h"
 #include "onnx/onnx_test_util.h"
 
-namespace kiln::onnx_test {
+namespace kiln::testing {
 namespace {
 
 // NCHW convolution, one group, square padding `pad`, stride 1.
@@ -449,9 +449,9 @@ TEST(OnnxOps, TransposeConcatReshape) {
 }
 
 }  // namespace
-}  // namespace kiln::onnx_test
+}  // namespace kiln::testing
 
-namespace kiln::onnx_test {
+namespace kiln::testing {
 namespace {
 
 TEST(OnnxOps, Conv1dRunsAsTwoDimensional) {
@@ -558,4 +558,4 @@ TEST(OnnxOps, WherePadResizeTransposedConv) {
 }
 
 }  // namespace
-}  // namespace kiln::onnx_test
+}  // namespace kiln::testing

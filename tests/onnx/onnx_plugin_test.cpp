@@ -5,7 +5,7 @@
 #include "kiln/registry.h"
 #include "onnx/onnx_test_util.h"
 
-namespace kiln::onnx_test {
+namespace kiln::testing {
 namespace {
 
 void registerBuiltins() {
@@ -148,4 +148,4 @@ TEST(OnnxPlugin, StringListAttributeIsRefused) {
 }
 
 }  // namespace
-}  // namespace kiln::onnx_test
+}  // namespace kiln::testing

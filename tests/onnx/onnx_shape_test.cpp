@@ -4,7 +4,7 @@
 
 #include "onnx/onnx_test_util.h"
 
-namespace kiln::onnx_test {
+namespace kiln::testing {
 namespace {
 
 int nonConstantLayers(INetworkDefinition& net) {
@@ -184,4 +184,4 @@ TEST(OnnxShape, GatherSliceWhereRunOrArePending) {
 }
 
 }  // namespace
-}  // namespace kiln::onnx_test
+}  // namespace kiln::testing

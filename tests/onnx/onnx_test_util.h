@@ -15,23 +15,9 @@
 #include "kiln/kiln.h"
 #include "kiln/onnx_parser.h"
 #include "onnx/onnx_pb.h"
+#include "random_test_util.h"
 
-namespace kiln::onnx_test {
-
-// A random engine seeded from std::random_device; the seed is printed with any failure.
-struct Rng {
-  unsigned seed = std::random_device{}();
-  std::mt19937 gen{seed};
-  std::vector<float> values(int64_t n, float lo = -1.f, float hi = 1.f) {
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(static_cast<size_t>(n));
-    for (float& x : v) {
-      do x = d(gen);
-      while (x == 0.f);
-    }
-    return v;
-  }
-};
+namespace kiln::testing {
 
 class Model {
  public:
@@ -208,4 +194,4 @@ inline void expectNear(const std::vector<float>& got, const std::vector<float>& 
   }
 }
 
-}  // namespace kiln::onnx_test
+}  // namespace kiln::testing

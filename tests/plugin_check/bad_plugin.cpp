@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-namespace kiln::test {
+namespace kiln::testing {
 namespace {
 
 enum Mode : int32_t { kNone = 0, kRoundTrip = 1, kContexts = 2, kWrongValue = 3 };
@@ -122,4 +122,4 @@ IPluginCreator& badPluginCreator() {
   return creator;
 }
 
-}  // namespace kiln::test
+}  // namespace kiln::testing

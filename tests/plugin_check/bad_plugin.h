@@ -8,8 +8,8 @@
 
 #include "kiln/plugin.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 
 IPluginCreator& badPluginCreator();
 
-}  // namespace kiln::test
+}  // namespace kiln::testing

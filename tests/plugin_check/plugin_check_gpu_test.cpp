@@ -11,13 +11,13 @@
 #include "kiln/kiln.h"
 #include "kiln/plugin_check.h"
 #include "kiln/plugins.h"
-#include "plugin_check/crop_and_resize_reference.h"
+#include "plugin_check/crop_and_resize_reference_test_util.h"
 
 #if KILN_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
 
-namespace kiln::test {
+namespace kiln::testing {
 namespace {
 
 void requireGpu() {
@@ -90,4 +90,4 @@ TEST_F(PluginCheckGpuTest, CropAndResizePassesWithCudaRequested) {
 }
 
 }  // namespace
-}  // namespace kiln::test
+}  // namespace kiln::testing

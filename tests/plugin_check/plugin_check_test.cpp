@@ -10,9 +10,9 @@
 #include "kiln/plugin_check.h"
 #include "kiln/plugins.h"
 #include "plugin_check/bad_plugin.h"
-#include "plugin_check/crop_and_resize_reference.h"
+#include "plugin_check/crop_and_resize_reference_test_util.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 namespace {
 
 class PluginCheckTest : public ::testing::Test {
@@ -216,4 +216,4 @@ TEST_F(PluginCheckTest, FieldsParseByTheCreatorsTypes) {
 }
 
 }  // namespace
-}  // namespace kiln::test
+}  // namespace kiln::testing

@@ -8,9 +8,9 @@
 
 #include "../tools/demo_network.h"
 #include "kiln/kiln.h"
-#include "runtime/demo_plan.h"
+#include "runtime/demo_plan_test_util.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 namespace {
 
 TEST(Concurrency, FourContextsOnFourThreadsAgreeBitForBit) {
@@ -84,4 +84,4 @@ TEST(Concurrency, EnqueueWithUnboundTensorsIsRefused) {
 }
 
 }  // namespace
-}  // namespace kiln::test
+}  // namespace kiln::testing

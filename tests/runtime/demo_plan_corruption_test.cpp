@@ -9,10 +9,10 @@
 #include "core/checksum.h"
 #include "core/plan.h"
 #include "kiln/kiln.h"
-#include "runtime/demo_plan.h"
+#include "runtime/demo_plan_test_util.h"
 #include "runtime/engine_state.h"
 
-namespace kiln::test {
+namespace kiln::testing {
 namespace {
 
 class DemoPlanCorruption : public ::testing::Test {
@@ -97,4 +97,4 @@ TEST_F(DemoPlanCorruption, ResealedCorruptionsNeverCrash) {
 }
 
 }  // namespace
-}  // namespace kiln::test
+}  // namespace kiln::testing

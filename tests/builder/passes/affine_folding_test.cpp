@@ -4,7 +4,7 @@
 
 #include "builder/passes/pass_test_util.h"
 
-namespace kiln::passes_test {
+namespace kiln::testing {
 namespace {
 
 struct ConvNet {
@@ -339,4 +339,4 @@ TEST(AffineFolding, SharedWeightsAreCopiedNotChanged) {
 }
 
 }  // namespace
-}  // namespace kiln::passes_test
+}  // namespace kiln::testing

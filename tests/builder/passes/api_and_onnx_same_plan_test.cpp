@@ -19,10 +19,8 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/onnx_test_util.h"
 
-namespace kiln::passes_test {
+namespace kiln::testing {
 namespace {
-
-using onnx_test::Model;
 
 void registerPlugins() {
   static const Status registered = PluginRegistry::global().registerLibrary(
@@ -144,9 +142,9 @@ void convNode(Model& m, const std::string& name, const std::string& in, const st
   m.initFloat(name + ".weight", {outC, inC, 3, 3}, w);
   m.initFloat(name + ".bias", {outC}, b);
   auto& c = m.node("Conv", {in, name + ".weight", name + ".bias"}, {out}, name);
-  onnx_test::attrInts(c, "kernel_shape", {3, 3});
-  onnx_test::attrInts(c, "pads", {1, 1, 1, 1});
-  onnx_test::attrInts(c, "strides", {stride, stride});
+  attrInts(c, "kernel_shape", {3, 3});
+  attrInts(c, "pads", {1, 1, 1, 1});
+  attrInts(c, "strides", {stride, stride});
 }
 
 // The detector head after CropAndResize, in ONNX: Conv + Relu, GlobalAveragePool, Flatten, Gemm,
@@ -157,21 +155,21 @@ void onnxHead(Model& m, const std::string& crops, int64_t channels, const std::v
   convNode(m, "head", crops, "head.c", channels, 32, 1, hw, hb);
   m.node("Relu", {"head.c"}, {"head.r"});
   m.node("GlobalAveragePool", {"head.r"}, {"pooled"});
-  onnx_test::attrInt(m.node("Flatten", {"pooled"}, {"flat"}), "axis", 1);
+  attrInt(m.node("Flatten", {"pooled"}, {"flat"}), "axis", 1);
   m.initFloat("fc.weight", {5, 32}, fw);
   m.initFloat("fc.bias", {5}, fb);
-  onnx_test::attrInt(m.node("Gemm", {"flat", "fc.weight", "fc.bias"}, {"logits"}), "transB", 1);
-  onnx_test::attrInt(m.node("Softmax", {"logits"}, {"class_scores"}), "axis", 1);
+  attrInt(m.node("Gemm", {"flat", "fc.weight", "fc.bias"}, {"logits"}), "transB", 1);
+  attrInt(m.node("Softmax", {"logits"}, {"class_scores"}), "axis", 1);
   m.output("class_scores");
 }
 
 void onnxCrop(Model& m, const std::string& features, const std::string& out) {
   auto& crop = m.node("CropAndResize", {features, "boxes", "box_indices"}, {out}, "crop");
   crop.set_domain("kiln");
-  onnx_test::attrInt(crop, "crop_height", 7);
-  onnx_test::attrInt(crop, "crop_width", 7);
-  onnx_test::attrString(crop, "method", "bilinear");
-  onnx_test::attrFloat(crop, "extrapolation_value", 0.f);
+  attrInt(crop, "crop_height", 7);
+  attrInt(crop, "crop_width", 7);
+  attrString(crop, "method", "bilinear");
+  attrFloat(crop, "extrapolation_value", 0.f);
 }
 
 TEST(ApiAndOnnxSamePlan, DemoNetwork) {
@@ -297,14 +295,14 @@ void convBatchNormRelu(bool convBias) {
   std::vector<std::string> convIn = {"x", "w"};
   if (convBias) convIn.push_back("b");
   auto& conv = m.node("Conv", convIn, {"c"});
-  onnx_test::attrInts(conv, "pads", {1, 1, 1, 1});
-  onnx_test::attrInts(conv, "kernel_shape", {3, 3});
+  attrInts(conv, "pads", {1, 1, 1, 1});
+  attrInts(conv, "kernel_shape", {3, 3});
   m.initFloat("gamma", {k}, gamma);
   m.initFloat("beta", {k}, beta);
   m.initFloat("mean", {k}, mean);
   m.initFloat("var", {k}, var);
-  onnx_test::attrFloat(m.node("BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"bn"}),
-                       "epsilon", eps);
+  attrFloat(m.node("BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"bn"}), "epsilon",
+            eps);
   m.node("Relu", {"bn"}, {"y"});
   m.output("y");
   auto fromOnnx = parseOrFail(m.bytes());
@@ -334,4 +332,4 @@ TEST(ApiAndOnnxSamePlan, ConvBatchNormRelu) { convBatchNormRelu(true); }
 TEST(ApiAndOnnxSamePlan, ConvWithoutBiasBatchNormRelu) { convBatchNormRelu(false); }
 
 }  // namespace
-}  // namespace kiln::passes_test
+}  // namespace kiln::testing

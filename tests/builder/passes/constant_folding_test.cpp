@@ -4,7 +4,7 @@
 #include "builder/passes/pass_test_util.h"
 #include "kiln/plugins.h"
 
-namespace kiln::passes_test {
+namespace kiln::testing {
 namespace {
 
 std::vector<float> floats(const GraphTensor& t) {
@@ -228,4 +228,4 @@ TEST(ConstantFolding, VerboseBuildSaysWhatWasFolded) {
 }
 
 }  // namespace
-}  // namespace kiln::passes_test
+}  // namespace kiln::testing

@@ -5,7 +5,7 @@
 #include "kiln/plugins.h"
 #include "plugin/plugin_object.h"
 
-namespace kiln::passes_test {
+namespace kiln::testing {
 namespace {
 
 void registerPlugins() {
@@ -100,4 +100,4 @@ TEST(DeadLayerElimination, LoweringBuildsEverythingItIsGiven) {
 }
 
 }  // namespace
-}  // namespace kiln::passes_test
+}  // namespace kiln::testing

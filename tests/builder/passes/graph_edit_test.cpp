@@ -3,7 +3,7 @@
 #include "builder/passes/graph_edit.h"
 #include "builder/passes/pass_test_util.h"
 
-namespace kiln::passes_test {
+namespace kiln::testing {
 namespace {
 
 using passes::GraphEditor;
@@ -95,4 +95,4 @@ TEST(GraphEdit, CompactRefusesAnOutputWithoutProducer) {
 }
 
 }  // namespace
-}  // namespace kiln::passes_test
+}  // namespace kiln::testing

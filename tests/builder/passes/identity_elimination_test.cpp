@@ -2,7 +2,7 @@
 // identities writing a network output that cannot move, stay.
 #include "builder/passes/pass_test_util.h"
 
-namespace kiln::passes_test {
+namespace kiln::testing {
 namespace {
 
 ActivationParams relu() { return ActivationParams{ActivationType::kRELU}; }
@@ -216,4 +216,4 @@ TEST(IdentityElimination, KeepsAnIdentityWhoseOutputCannotMove) {
 }
 
 }  // namespace
-}  // namespace kiln::passes_test
+}  // namespace kiln::testing

@@ -20,8 +20,9 @@
 #include "core/plan.h"
 #include "kiln/float16.h"
 #include "kiln/kiln.h"
+#include "random_test_util.h"
 
-namespace kiln::passes_test {
+namespace kiln::testing {
 
 using passes::Pass;
 using passes::PassContext;
@@ -59,21 +60,6 @@ class LogCapture {
 
  private:
   CapturingLogger logger_;
-};
-
-// A random engine seeded from std::random_device; tests print the seed with any failure.
-struct Rng {
-  unsigned seed = std::random_device{}();
-  std::mt19937 gen{seed};
-  std::vector<float> values(int64_t n, float lo = -1.f, float hi = 1.f) {
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(static_cast<size_t>(n));
-    for (float& x : v) {
-      do x = d(gen);
-      while (x == 0.f);
-    }
-    return v;
-  }
 };
 
 inline Weights weights(const std::vector<float>& v) {
@@ -268,4 +254,4 @@ inline void expectSameResults(const INetworkDefinition& net, float tolerance = 1
   }
 }
 
-}  // namespace kiln::passes_test
+}  // namespace kiln::testing

@@ -3,7 +3,7 @@
 #include "builder/passes/graph_edit.h"
 #include "builder/passes/pass_test_util.h"
 
-namespace kiln::passes_test {
+namespace kiln::testing {
 namespace {
 
 TEST(Pipeline, RunsThePassesInTheirOrder) {
@@ -81,4 +81,4 @@ TEST(Pipeline, AFailingPassFailsTheBuildNamingIt) {
 }
 
 }  // namespace
-}  // namespace kiln::passes_test
+}  // namespace kiln::testing

@@ -1,0 +1,319 @@
+// The dense family of the CUDA backend against the CPU reference: convolution, deconvolution,
+// pooling, matrix multiply, gemm (see cuda_ops_test_util.h for the two modes).
+#include <gtest/gtest.h>
+
+#include "backends/cuda/cuda_ops_test_util.h"
+#include "backends/cuda/kernel.h"
+#include "ops/op_table.h"
+
+namespace kiln::testing {
+namespace {
+
+const std::vector<TensorFormat> kBothFormats = {TensorFormat::kLINEAR,
+                                                TensorFormat::kCHANNELS_LAST};
+
+OpInput data(std::initializer_list<int64_t> dims) { return OpInput{makeDims(dims)}; }
+OpInput weights(std::initializer_list<int64_t> dims) {
+  OpInput in{makeDims(dims)};
+  in.constant = true;
+  return in;
+}
+
+struct ConvSpec {
+  int64_t n = 1, c = 4, h = 9, w = 9;
+  int32_t k = 8, kh = 3, kw = 3, sh = 1, sw = 1, dh = 1, dw = 1, groups = 1;
+  int32_t pt = 0, pl = 0, pb = 0, pr = 0;
+  bool bias = true;
+};
+
+OpCase conv(const std::string& name, const ConvSpec& s) {
+  ConvolutionParams p;
+  p.outChannels = s.k;
+  p.kernelH = s.kh;
+  p.kernelW = s.kw;
+  p.strideH = s.sh;
+  p.strideW = s.sw;
+  p.dilationH = s.dh;
+  p.dilationW = s.dw;
+  p.groups = s.groups;
+  p.padTop = s.pt;
+  p.padLeft = s.pl;
+  p.padBottom = s.pb;
+  p.padRight = s.pr;
+  OpCase c;
+  c.name = "conv_" + name;
+  c.type = LayerType::kCONVOLUTION;
+  c.params = p;
+  c.inputs = {data({s.n, s.c, s.h, s.w}), weights({s.k, s.c / s.groups, s.kh, s.kw})};
+  if (s.bias) c.inputs.push_back(weights({s.k}));
+  c.formats = kBothFormats;
+  // cuDNN sums in its own order (and may use Winograd/FFT); reductions here are up to 200 long.
+  c.fp32Rel = 1e-4f;
+  c.fp32Abs = 1e-4f;
+  return c;
+}
+
+struct DeconvSpec {
+  int64_t n = 1, c = 4, h = 5, w = 6;
+  int32_t k = 6, kh = 3, kw = 3, sh = 2, sw = 2, dh = 1, dw = 1, groups = 1;
+  int32_t pt = 1, pl = 1, pb = 1, pr = 1, oph = 1, opw = 1;
+  bool bias = true;
+};
+
+OpCase deconv(const std::string& name, const DeconvSpec& s) {
+  DeconvolutionParams p;
+  p.outChannels = s.k;
+  p.kernelH = s.kh;
+  p.kernelW = s.kw;
+  p.strideH = s.sh;
+  p.strideW = s.sw;
+  p.dilationH = s.dh;
+  p.dilationW = s.dw;
+  p.groups = s.groups;
+  p.padTop = s.pt;
+  p.padLeft = s.pl;
+  p.padBottom = s.pb;
+  p.padRight = s.pr;
+  p.outputPaddingH = s.oph;
+  p.outputPaddingW = s.opw;
+  OpCase c;
+  c.name = "deconv_" + name;
+  c.type = LayerType::kDECONVOLUTION;
+  c.params = p;
+  c.inputs = {data({s.n, s.c, s.h, s.w}), weights({s.c, s.k / s.groups, s.kh, s.kw})};
+  if (s.bias) c.inputs.push_back(weights({s.k}));
+  c.formats = kBothFormats;
+  c.fp32Rel = 1e-4f;  // cuDNN's summation order
+  c.fp32Abs = 1e-4f;
+  return c;
+}
+
+OpCase pool(const std::string& name, PoolingParams p, std::initializer_list<int64_t> dims) {
+  OpCase c;
+  c.name = "pool_" + name;
+  c.type = LayerType::kPOOLING;
+  c.params = p;
+  c.inputs = {data(dims)};
+  c.formats = kBothFormats;
+  return c;
+}
+
+PoolingParams poolParams(PoolingType type, int32_t k, int32_t s, int32_t pt, int32_t pl, int32_t pb,
+                         int32_t pr, bool includePad, bool ceil) {
+  PoolingParams p;
+  p.type = type;
+  p.kernelH = p.kernelW = k;
+  p.strideH = p.strideW = s;
+  p.padTop = pt;
+  p.padLeft = pl;
+  p.padBottom = pb;
+  p.padRight = pr;
+  p.countIncludePad = includePad;
+  p.ceilMode = ceil;
+  return p;
+}
+
+OpCase matmul(const std::string& name, std::initializer_list<int64_t> a,
+              std::initializer_list<int64_t> b, bool ta, bool tb, bool constantB = false) {
+  MatrixMultiplyParams p;
+  p.transposeA = ta;
+  p.transposeB = tb;
+  OpCase c;
+  c.name = "matmul_" + name;
+  c.type = LayerType::kMATRIX_MULTIPLY;
+  c.params = p;
+  c.inputs = {data(a), constantB ? weights(b) : data(b)};
+  c.fp32Rel = 1e-4f;  // cuBLAS's summation order (split-K) over k up to 70
+  c.fp32Abs = 1e-4f;
+  return c;
+}
+
+OpCase gemm(const std::string& name, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float alpha,
+            float beta, std::vector<int64_t> cDims, bool hasC = true) {
+  GemmParams p;
+  p.transposeA = ta;
+  p.transposeB = tb;
+  p.alpha = alpha;
+  p.beta = beta;
+  OpCase c;
+  c.name = "gemm_" + name;
+  c.type = LayerType::kGEMM;
+  c.params = p;
+  c.inputs = {
+      data(ta ? std::initializer_list<int64_t>{k, m} : std::initializer_list<int64_t>{m, k}),
+      weights(tb ? std::initializer_list<int64_t>{n, k} : std::initializer_list<int64_t>{k, n})};
+  if (hasC) {
+    OpInput in;
+    in.dims.nbDims = static_cast<int32_t>(cDims.size());
+    for (size_t i = 0; i < cDims.size(); ++i) in.dims.d[i] = cDims[i];
+    in.constant = true;
+    c.inputs.push_back(in);
+  }
+  c.fp32Rel = 1e-4f;  // cuBLAS's summation order
+  c.fp32Abs = 1e-4f;
+  return c;
+}
+
+std::vector<OpCase> denseCases() {
+  std::vector<OpCase> cases;
+  // Convolution.
+  cases.push_back(conv("1x1", {.n = 2, .c = 8, .h = 7, .w = 5, .k = 6, .kh = 1, .kw = 1}));
+  cases.push_back(conv("3x3_pad1", {.pt = 1, .pl = 1, .pb = 1, .pr = 1}));
+  cases.push_back(conv("3x3_nobias", {.c = 3, .h = 11, .w = 7, .k = 5, .bias = false}));
+  cases.push_back(conv("5x5_pad2", {.n = 2,
+                                    .c = 8,
+                                    .h = 13,
+                                    .w = 10,
+                                    .k = 4,
+                                    .kh = 5,
+                                    .kw = 5,
+                                    .pt = 2,
+                                    .pl = 2,
+                                    .pb = 2,
+                                    .pr = 2}));
+  cases.push_back(conv(
+      "stride2",
+      {.c = 6, .h = 15, .w = 12, .k = 7, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1}));
+  cases.push_back(
+      conv("dilation2", {.h = 13, .w = 11, .dh = 2, .dw = 2, .pt = 2, .pl = 2, .pb = 2, .pr = 2}));
+  cases.push_back(
+      conv("groups2", {.c = 8, .k = 6, .groups = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1}));
+  cases.push_back(conv(
+      "depthwise",
+      {.n = 2, .c = 8, .h = 10, .w = 9, .k = 8, .groups = 8, .pt = 1, .pl = 1, .pb = 1, .pr = 1}));
+  // Asymmetric padding: cuDNN runs the first (same extent with the leading pad), declines the
+  // second; the reference runs both.
+  cases.push_back(conv("asym_pad_same_extent",
+                       {.h = 10, .w = 10, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 0, .pr = 0}));
+  cases.push_back(conv(
+      "asym_pad", {.h = 8, .w = 9, .k = 5, .kh = 3, .kw = 2, .pt = 0, .pl = 1, .pb = 2, .pr = 0}));
+  cases.push_back(conv("rect_kernel_stride", {.c = 5,
+                                              .h = 12,
+                                              .w = 17,
+                                              .k = 3,
+                                              .kh = 2,
+                                              .kw = 4,
+                                              .sh = 3,
+                                              .sw = 2,
+                                              .pt = 1,
+                                              .pl = 0,
+                                              .pb = 1,
+                                              .pr = 0,
+                                              .bias = false}));
+  // Deconvolution.
+  cases.push_back(deconv("stride2_outpad", {}));
+  cases.push_back(deconv("stride2_nobias", {.c = 3,
+                                            .k = 4,
+                                            .kh = 4,
+                                            .kw = 4,
+                                            .pt = 1,
+                                            .pl = 1,
+                                            .pb = 1,
+                                            .pr = 1,
+                                            .oph = 0,
+                                            .opw = 0,
+                                            .bias = false}));
+  cases.push_back(deconv("groups2", {.n = 2, .c = 4, .k = 6, .groups = 2, .oph = 0, .opw = 1}));
+  cases.push_back(deconv("dilation2", {.h = 4,
+                                       .w = 5,
+                                       .sh = 1,
+                                       .sw = 1,
+                                       .dh = 2,
+                                       .dw = 2,
+                                       .pt = 0,
+                                       .pl = 0,
+                                       .pb = 0,
+                                       .pr = 0,
+                                       .oph = 0,
+                                       .opw = 0}));
+  cases.push_back(deconv("asym_pad", {.pt = 0, .pl = 1, .pb = 2, .pr = 0, .oph = 1, .opw = 0}));
+  // Pooling.
+  using PT = PoolingType;
+  cases.push_back(
+      pool("max_2x2_s2", poolParams(PT::kMAX, 2, 2, 0, 0, 0, 0, false, false), {2, 3, 8, 9}));
+  cases.push_back(pool("max_3x3_s2_pad_ceil", poolParams(PT::kMAX, 3, 2, 1, 1, 1, 1, false, true),
+                       {1, 5, 10, 11}));
+  cases.push_back(pool("avg_3x3_pad_excl", poolParams(PT::kAVERAGE, 3, 1, 1, 1, 1, 1, false, false),
+                       {1, 4, 7, 6}));
+  cases.push_back(pool("avg_3x3_s2_pad_incl",
+                       poolParams(PT::kAVERAGE, 3, 2, 1, 1, 1, 1, true, false), {2, 3, 9, 8}));
+  cases.push_back(pool("avg_3x3_s2_ceil_incl",
+                       poolParams(PT::kAVERAGE, 3, 2, 1, 0, 1, 0, true, true), {1, 3, 10, 11}));
+  cases.push_back(pool("avg_2x2_s2_ceil_excl",
+                       poolParams(PT::kAVERAGE, 2, 2, 0, 1, 1, 0, false, true), {1, 6, 7, 9}));
+  cases.push_back(pool("global_max", poolParams(PT::kGLOBAL_MAX, 1, 1, 0, 0, 0, 0, false, false),
+                       {2, 5, 7, 6}));
+  cases.push_back(pool(
+      "global_avg", poolParams(PT::kGLOBAL_AVERAGE, 1, 1, 0, 0, 0, 0, false, false), {2, 5, 7, 6}));
+  // Matrix multiply.
+  cases.push_back(matmul("2d", {7, 13}, {13, 9}, false, false));
+  cases.push_back(matmul("2d_const_b", {16, 70}, {70, 33}, false, false, true));
+  cases.push_back(matmul("batched", {3, 5, 11}, {3, 11, 4}, false, false));
+  cases.push_back(matmul("broadcast_b", {2, 3, 5, 8}, {8, 6}, false, false));
+  cases.push_back(matmul("broadcast_a", {5, 8}, {4, 8, 6}, false, false));
+  cases.push_back(matmul("broadcast_both", {2, 1, 5, 8}, {1, 3, 8, 6}, false, false));
+  cases.push_back(matmul("transpose_a", {2, 9, 5}, {2, 9, 7}, true, false));
+  cases.push_back(matmul("transpose_b", {2, 5, 9}, {2, 7, 9}, false, true));
+  cases.push_back(matmul("transpose_both", {3, 9, 5}, {7, 9}, true, true));
+  // Gemm.
+  cases.push_back(gemm("plain_no_c", 6, 10, 12, false, false, 1.f, 1.f, {}, false));
+  cases.push_back(gemm("c_n", 8, 10, 12, false, true, 1.f, 1.f, {10}));
+  cases.push_back(gemm("c_m1_alpha_beta", 8, 10, 12, true, false, 0.5f, 2.f, {8, 1}));
+  cases.push_back(gemm("c_mn_transposes", 9, 7, 20, true, true, -1.5f, 0.25f, {9, 7}));
+  cases.push_back(gemm("c_1n_beta0", 5, 11, 16, false, false, 2.f, 0.f, {1, 11}));
+  cases.push_back(gemm("c_scalar", 5, 11, 16, false, true, 1.f, 3.f, {1}));
+  return cases;
+}
+
+KILN_CUDA_OP_CASES(Dense, denseCases);
+
+// On a GPU the library tactics must accept the common configurations (the harness passes as
+// long as any tactic runs, so a cuDNN/cuBLAS tactic that always declined would go unnoticed).
+TEST(DenseLibraries, DeviceAcceptCommonConfigs) {
+  const std::string why = deviceSkipReason();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
+  struct Want {
+    OpCase c;
+    const char* tactic;
+  };
+  std::vector<Want> wants;
+  for (const OpCase& c : denseCases()) {
+    const std::string& n = c.name;
+    if (n == "conv_3x3_pad1" || n == "conv_depthwise" || n == "conv_stride2" ||
+        n == "conv_asym_pad_same_extent" || n == "deconv_stride2_outpad" || n == "deconv_groups2")
+      wants.push_back({c, "cudnn"});
+    if (n.rfind("matmul_", 0) == 0 || n.rfind("gemm_", 0) == 0) wants.push_back({c, "cublas"});
+  }
+  ASSERT_FALSE(wants.empty());
+  for (const Want& w : wants) {
+    for (DataType t : {DataType::kFLOAT, DataType::kHALF}) {
+      for (TensorFormat f : w.c.formats) {
+        KernelConfig config;
+        config.type = w.c.type;
+        config.params = w.c.params;
+        std::vector<TensorShape> shapes, outs;
+        std::vector<std::vector<uint8_t>> bytes;
+        for (const OpInput& in : w.c.inputs) {
+          const TensorFormat inF = !in.constant && in.dims.nbDims == 4 ? f : TensorFormat::kLINEAR;
+          config.inputs.push_back({in.dims, t, inF, DeviceKind::kCUDA});
+          bytes.emplace_back(static_cast<size_t>(volume(in.dims)) * dataTypeSize(t), 0);
+          shapes.push_back({in.dims, t});
+        }
+        for (size_t i = 0; i < bytes.size(); ++i)
+          config.constantInputs.push_back(w.c.inputs[i].constant ? bytes[i].data() : nullptr);
+        ASSERT_TRUE(inferLayerOutputs(w.c.type, w.c.params, shapes, outs).isOk());
+        config.outputs.push_back({outs[0].dims, t,
+                                  outs[0].dims.nbDims == 4 ? f : TensorFormat::kLINEAR,
+                                  DeviceKind::kCUDA});
+        const Tactic* tactic = ops::findTactic(ops::cudaTactics(w.c.type), w.tactic);
+        ASSERT_NE(tactic, nullptr);
+        std::string whyNot;
+        EXPECT_NE(tactic->create(config, &whyNot), nullptr)
+            << w.c.name << " " << dataTypeName(t) << " " << formatName(f) << ": " << whyNot;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::testing

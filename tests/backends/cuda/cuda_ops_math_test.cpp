@@ -1,0 +1,380 @@
+// The CUDA tactics of the math ops (elementwise, activation, softmax, reduce, instance
+// normalization, LRN; src/ops/<op>/<op>_cuda.cu) against the CPU reference: every op and
+// activation type, broadcasting patterns (scalar, rank mismatch, both sides broadcast, rank 8),
+// every softmax axis, reduce masks with and without keepDims, argmax on floats and integers;
+// fp32/fp16/bf16, int32/int64/bool where the layer keeps them, linear and channels-last.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_ops_test_util.h"
+
+namespace {
+
+using kiln::ActivationParams;
+using kiln::ActivationType;
+using kiln::DataType;
+using kiln::Dims;
+using kiln::ElementwiseOp;
+using kiln::ElementwiseParams;
+using kiln::LayerType;
+using kiln::LRNParams;
+using kiln::makeDims;
+using kiln::NormalizationParams;
+using kiln::ReduceOp;
+using kiln::ReduceParams;
+using kiln::SoftmaxParams;
+using kiln::TensorFormat;
+using kiln::testing::OpCase;
+using kiln::testing::OpInput;
+
+const std::vector<DataType> kFloats = {DataType::kFLOAT, DataType::kHALF, DataType::kBF16};
+const std::vector<TensorFormat> kBothFormats = {TensorFormat::kLINEAR,
+                                                TensorFormat::kCHANNELS_LAST};
+
+OpInput input(Dims d, float lo = -1.f, float hi = 1.f) {
+  OpInput in;
+  in.dims = d;
+  in.floatLo = lo;
+  in.floatHi = hi;
+  return in;
+}
+
+OpInput intInput(Dims d, DataType t, int64_t lo, int64_t hi) {
+  OpInput in;
+  in.dims = d;
+  in.type = t;
+  in.intLo = lo;
+  in.intHi = hi;
+  return in;
+}
+
+std::string dimsName(const Dims& d) {
+  std::string s;
+  for (int32_t i = 0; i < d.nbDims; ++i) s += (i ? "x" : "") + std::to_string(d.d[i]);
+  return s.empty() ? "scalar" : s;
+}
+
+bool hasRank4(const std::vector<OpInput>& ins) {
+  for (const OpInput& in : ins)
+    if (in.dims.nbDims == 4) return true;
+  return false;
+}
+
+const char* opName(ElementwiseOp op) {
+  static const char* names[] = {"add", "sub",   "mul",  "div",     "max",  "min",
+                                "pow", "equal", "less", "greater", "prelu"};
+  return names[static_cast<int>(op)];
+}
+
+void addElementwise(std::vector<OpCase>& cases) {
+  // (a, b) shape pairs: same, scalar both ways, rank mismatch, both sides broadcast, rank 8.
+  const std::vector<std::pair<Dims, Dims>> shapes = {
+      {makeDims({2, 3, 5, 7}), makeDims({2, 3, 5, 7})},
+      {makeDims({4, 5}), Dims{}},
+      {makeDims({1}), makeDims({6, 7})},
+      {makeDims({2, 3, 5, 7}), makeDims({3, 1, 1})},
+      {makeDims({1, 3, 1, 1}), makeDims({2, 3, 5, 7})},
+      {makeDims({2, 1, 3, 1, 4}), makeDims({3, 5, 1})},
+      {makeDims({2, 1, 2, 1, 2, 1, 2, 3}), makeDims({1, 2, 1, 2, 1, 2, 1, 3})},
+      {makeDims({33}), makeDims({33})},
+      {makeDims({2, 0, 3}), makeDims({3})},
+  };
+  const ElementwiseOp floatOps[] = {
+      ElementwiseOp::kADD,  ElementwiseOp::kSUB,    ElementwiseOp::kMUL, ElementwiseOp::kDIV,
+      ElementwiseOp::kMAX,  ElementwiseOp::kMIN,    ElementwiseOp::kPOW, ElementwiseOp::kEQUAL,
+      ElementwiseOp::kLESS, ElementwiseOp::kGREATER};
+  for (ElementwiseOp op : floatOps) {
+    for (const auto& [a, b] : shapes) {
+      OpCase c;
+      c.name = std::string("elementwise_") + opName(op) + "_" + dimsName(a) + "_" + dimsName(b);
+      c.type = LayerType::kELEMENTWISE;
+      c.params = ElementwiseParams{op};
+      OpInput ia = input(a), ib = input(b);
+      if (op == ElementwiseOp::kPOW) {  // positive base, moderate exponent
+        ia.floatLo = 0.1f;
+        ia.floatHi = 2.f;
+        ib.floatLo = -2.f;
+        ib.floatHi = 2.f;
+      } else if (op == ElementwiseOp::kDIV) {  // divisor away from zero
+        ib.floatLo = 0.5f;
+        ib.floatHi = 2.f;
+      }
+      c.inputs = {ia, ib};
+      c.floatTypes = kFloats;
+      if (hasRank4(c.inputs)) c.formats = kBothFormats;
+      cases.push_back(c);
+    }
+  }
+  // prelu: the slope broadcasts to x (the output has x's shape).
+  for (const Dims& slope :
+       {makeDims({3, 1, 1}), makeDims({1}), makeDims({2, 3, 5, 7}), makeDims({1, 3, 1, 1})}) {
+    OpCase c;
+    c.name = "elementwise_prelu_" + dimsName(slope);
+    c.type = LayerType::kELEMENTWISE;
+    c.params = ElementwiseParams{ElementwiseOp::kPRELU};
+    c.inputs = {input(makeDims({2, 3, 5, 7})), input(slope, 0.f, 0.5f)};
+    c.floatTypes = kFloats;
+    c.formats = kBothFormats;
+    cases.push_back(c);
+  }
+  // Integers: every op the CPU keeps on int32/int64 (not pow, not prelu). Values include 0 and
+  // negatives, so that division by zero and truncation toward zero are exercised.
+  const ElementwiseOp intOps[] = {
+      ElementwiseOp::kADD,   ElementwiseOp::kSUB,  ElementwiseOp::kMUL,
+      ElementwiseOp::kDIV,   ElementwiseOp::kMAX,  ElementwiseOp::kMIN,
+      ElementwiseOp::kEQUAL, ElementwiseOp::kLESS, ElementwiseOp::kGREATER};
+  for (DataType t : {DataType::kINT32, DataType::kINT64}) {
+    for (ElementwiseOp op : intOps) {
+      for (const auto& [a, b] :
+           {std::pair{makeDims({3, 4, 5}), makeDims({3, 4, 5})},
+            std::pair{makeDims({3, 4, 5}), makeDims({4, 1})}, std::pair{Dims{}, makeDims({7})}}) {
+        OpCase c;
+        c.name = std::string("elementwise_") + opName(op) + "_" + kiln::dataTypeName(t) + "_" +
+                 dimsName(a) + "_" + dimsName(b);
+        c.type = LayerType::kELEMENTWISE;
+        c.params = ElementwiseParams{op};
+        c.inputs = {intInput(a, t, -20, 20), intInput(b, t, -4, 4)};
+        c.floatTypes = {DataType::kFLOAT};
+        cases.push_back(c);
+      }
+    }
+    // Wrap-around: large magnitudes overflow in add/sub/mul.
+    for (ElementwiseOp op : {ElementwiseOp::kADD, ElementwiseOp::kMUL, ElementwiseOp::kSUB}) {
+      OpCase c;
+      c.name = std::string("elementwise_wrap_") + opName(op) + "_" + kiln::dataTypeName(t);
+      c.type = LayerType::kELEMENTWISE;
+      c.params = ElementwiseParams{op};
+      const int64_t big = t == DataType::kINT32 ? (int64_t{1} << 31) - 1 : INT64_MAX;
+      c.inputs = {intInput(makeDims({64}), t, -big, big), intInput(makeDims({64}), t, -big, big)};
+      c.floatTypes = {DataType::kFLOAT};
+      cases.push_back(c);
+    }
+  }
+  for (const auto& [a, b] : {std::pair{makeDims({2, 3, 4}), makeDims({2, 3, 4})},
+                             std::pair{makeDims({2, 3, 4}), makeDims({3, 1})}}) {
+    OpCase c;
+    c.name = "elementwise_equal_bool_" + dimsName(a) + "_" + dimsName(b);
+    c.type = LayerType::kELEMENTWISE;
+    c.params = ElementwiseParams{ElementwiseOp::kEQUAL};
+    c.inputs = {intInput(a, DataType::kBOOL, 0, 2), intInput(b, DataType::kBOOL, 0, 2)};
+    c.floatTypes = {DataType::kFLOAT};
+    cases.push_back(c);
+  }
+}
+
+void addActivation(std::vector<OpCase>& cases) {
+  struct A {
+    const char* name;
+    ActivationType type;
+    float alpha, beta, lo, hi;
+  };
+  const A acts[] = {
+      {"relu", ActivationType::kRELU, 0, 0, -2, 2},
+      {"leaky_relu", ActivationType::kLEAKY_RELU, 0.1f, 0, -2, 2},
+      {"sigmoid", ActivationType::kSIGMOID, 0, 0, -6, 6},
+      {"tanh", ActivationType::kTANH, 0, 0, -3, 3},
+      {"clip", ActivationType::kCLIP, -0.5f, 0.7f, -2, 2},
+      {"hard_swish", ActivationType::kHARD_SWISH, 0, 0, -5, 5},
+      {"elu", ActivationType::kELU, 1.3f, 0, -3, 3},
+      {"selu", ActivationType::kSELU, 1.6732632f, 1.0507010f, -3, 3},
+      {"softplus", ActivationType::kSOFTPLUS, 0, 0, -10, 10},
+      {"hard_sigmoid", ActivationType::kHARD_SIGMOID, 0.2f, 0.5f, -4, 4},
+      {"exp", ActivationType::kEXP, 0, 0, -3, 3},
+      {"log", ActivationType::kLOG, 0, 0, 0.05f, 5},
+      {"sqrt", ActivationType::kSQRT, 0, 0, 0.f, 5},
+      {"neg", ActivationType::kNEG, 0, 0, -2, 2},
+      {"abs", ActivationType::kABS, 0, 0, -2, 2},
+      {"reciprocal", ActivationType::kRECIPROCAL, 0, 0, 0.25f, 4},
+      {"erf", ActivationType::kERF, 0, 0, -3, 3},
+  };
+  for (const A& a : acts) {
+    for (const Dims& d : {makeDims({2, 3, 5, 7}), makeDims({17}), makeDims({3, 1, 4, 1, 5})}) {
+      OpCase c;
+      c.name = std::string("activation_") + a.name + "_" + dimsName(d);
+      c.type = LayerType::kACTIVATION;
+      c.params = ActivationParams{a.type, a.alpha, a.beta};
+      c.inputs = {input(d, a.lo, a.hi)};
+      c.floatTypes = kFloats;
+      if (d.nbDims == 4) c.formats = kBothFormats;
+      cases.push_back(c);
+    }
+  }
+  for (DataType t : {DataType::kINT32, DataType::kINT64}) {
+    for (ActivationType at : {ActivationType::kNEG, ActivationType::kABS}) {
+      OpCase c;
+      c.name = std::string("activation_") + (at == ActivationType::kNEG ? "neg_" : "abs_") +
+               kiln::dataTypeName(t);
+      c.type = LayerType::kACTIVATION;
+      c.params = ActivationParams{at, 0, 0};
+      const int64_t big = t == DataType::kINT32 ? (int64_t{1} << 31) - 1 : INT64_MAX;
+      c.inputs = {intInput(makeDims({5, 13}), t, -big, big)};
+      c.floatTypes = {DataType::kFLOAT};
+      cases.push_back(c);
+    }
+  }
+  OpCase n;
+  n.name = "activation_not_bool";
+  n.type = LayerType::kACTIVATION;
+  n.params = ActivationParams{ActivationType::kNOT, 0, 0};
+  n.inputs = {intInput(makeDims({3, 7, 2}), DataType::kBOOL, 0, 2)};
+  n.floatTypes = {DataType::kFLOAT};
+  cases.push_back(n);
+}
+
+void addSoftmax(std::vector<OpCase>& cases) {
+  struct S {
+    Dims d;
+    int32_t axis;
+  };
+  const S shapes[] = {
+      {makeDims({4, 10}), -1},      {makeDims({2, 3, 5, 7}), 0},  {makeDims({2, 3, 5, 7}), 1},
+      {makeDims({2, 3, 5, 7}), 2},  {makeDims({2, 3, 5, 7}), -1}, {makeDims({5}), 0},
+      {makeDims({3, 2000}), 1},     {makeDims({2, 700, 3}), 1},   {makeDims({6, 1}), -1},
+      {makeDims({2, 37, 3, 3}), 1},
+  };
+  for (bool log : {false, true}) {
+    for (const S& s : shapes) {
+      OpCase c;
+      c.name = std::string(log ? "log_softmax_" : "softmax_") + dimsName(s.d) + "_axis" +
+               std::to_string(s.axis < 0 ? s.axis + s.d.nbDims : s.axis);
+      c.type = LayerType::kSOFTMAX;
+      c.params = SoftmaxParams{s.axis, log};
+      c.inputs = {input(s.d, -5.f, 5.f)};
+      c.floatTypes = kFloats;
+      if (s.d.nbDims == 4) c.formats = kBothFormats;
+      cases.push_back(c);
+    }
+  }
+}
+
+void addReduce(std::vector<OpCase>& cases) {
+  struct R {
+    Dims d;
+    uint32_t mask;
+  };
+  const R shapes[] = {
+      {makeDims({2, 3, 5, 7}), 0b1000},
+      {makeDims({2, 3, 5, 7}), 0b1100},
+      {makeDims({2, 3, 5, 7}), 0b0001},
+      {makeDims({2, 3, 5, 7}), 0b0110},
+      {makeDims({2, 3, 5, 7}), 0b1111},
+      {makeDims({2, 3, 5, 7}), 0b0010},
+      {makeDims({2, 3, 5, 7}), 0b1010},
+      {makeDims({4, 3000}), 0b10},
+      {makeDims({9}), 0b1},
+      {makeDims({3, 4, 2, 5, 2}), 0b10101},
+  };
+  const std::pair<ReduceOp, const char*> ops[] = {
+      {ReduceOp::kSUM, "sum"}, {ReduceOp::kMEAN, "mean"}, {ReduceOp::kMAX, "max"}};
+  for (const auto& [op, name] : ops) {
+    for (const R& r : shapes) {
+      for (bool keep : {true, false}) {
+        OpCase c;
+        c.name = std::string("reduce_") + name + "_" + dimsName(r.d) + "_mask" +
+                 std::to_string(r.mask) + (keep ? "_keep" : "_drop");
+        c.type = LayerType::kREDUCE;
+        c.params = ReduceParams{op, r.mask, keep};
+        c.inputs = {input(r.d)};
+        c.floatTypes = kFloats;
+        if (r.d.nbDims == 4) c.formats = kBothFormats;
+        cases.push_back(c);
+      }
+    }
+  }
+  // An empty reduced extent: sum 0, mean NaN, max -inf.
+  for (const auto& [op, name] : ops) {
+    for (uint32_t mask : {0b010u, 0b011u}) {
+      OpCase c;
+      c.name = std::string("reduce_") + name + "_empty_mask" + std::to_string(mask);
+      c.type = LayerType::kREDUCE;
+      c.params = ReduceParams{op, mask, mask == 0b010u};
+      c.inputs = {input(makeDims({3, 0, 2}))};
+      c.floatTypes = kFloats;
+      cases.push_back(c);
+    }
+  }
+  // argmax: every axis of a rank-4 tensor, a long row, floats and integers (small ranges give
+  // many ties: the first index must win; a wide int64 range checks exact comparison).
+  const R argShapes[] = {
+      {makeDims({2, 3, 5, 7}), 0b0001}, {makeDims({2, 3, 5, 7}), 0b0010},
+      {makeDims({2, 3, 5, 7}), 0b0100}, {makeDims({2, 3, 5, 7}), 0b1000},
+      {makeDims({3, 1500}), 0b10},      {makeDims({11}), 0b1},
+  };
+  for (const R& r : argShapes) {
+    for (bool keep : {true, false}) {
+      const std::string base =
+          dimsName(r.d) + "_mask" + std::to_string(r.mask) + (keep ? "_keep" : "_drop");
+      OpCase f;
+      f.name = "reduce_argmax_" + base;
+      f.type = LayerType::kREDUCE;
+      f.params = ReduceParams{ReduceOp::kARGMAX, r.mask, keep};
+      f.inputs = {input(r.d)};
+      f.floatTypes = kFloats;
+      if (r.d.nbDims == 4) f.formats = kBothFormats;
+      cases.push_back(f);
+      for (DataType t : {DataType::kINT32, DataType::kINT64}) {
+        OpCase c = f;
+        c.name = "reduce_argmax_" + std::string(kiln::dataTypeName(t)) + "_" + base;
+        c.inputs = {intInput(r.d, t, -3, 4)};
+        c.floatTypes = {DataType::kFLOAT};
+        c.formats = {TensorFormat::kLINEAR};
+        cases.push_back(c);
+      }
+    }
+  }
+  OpCase wide;
+  wide.name = "reduce_argmax_int64_wide";
+  wide.type = LayerType::kREDUCE;
+  wide.params = ReduceParams{ReduceOp::kARGMAX, 0b10, false};
+  wide.inputs = {
+      intInput(makeDims({6, 40}), DataType::kINT64, (int64_t{1} << 60), (int64_t{1} << 60) + 64)};
+  wide.floatTypes = {DataType::kFLOAT};
+  cases.push_back(wide);
+}
+
+void addNormalization(std::vector<OpCase>& cases) {
+  for (const Dims& d : {makeDims({2, 3, 5, 7}), makeDims({1, 4, 10}), makeDims({2, 5, 1000}),
+                        makeDims({3, 2}), makeDims({2, 3, 2, 3, 2})}) {
+    for (float eps : {1e-5f, 1e-2f}) {
+      OpCase c;
+      c.name = "instance_norm_" + dimsName(d) + (eps > 1e-3f ? "_eps1e-2" : "_eps1e-5");
+      c.type = LayerType::kNORMALIZATION;
+      c.params = NormalizationParams{eps};
+      OpInput scale = input(makeDims({d.d[1]}), 0.5f, 2.f);
+      OpInput bias = input(makeDims({d.d[1]}));
+      scale.constant = bias.constant = true;
+      c.inputs = {input(d, -2.f, 3.f), scale, bias};
+      c.floatTypes = kFloats;
+      if (d.nbDims == 4) c.formats = kBothFormats;
+      cases.push_back(c);
+    }
+  }
+  for (const Dims& d : {makeDims({2, 7, 4, 5}), makeDims({2, 6, 9}), makeDims({1, 3})}) {
+    for (int32_t size : {1, 3, 4, 5}) {
+      OpCase c;
+      c.name = "lrn_" + dimsName(d) + "_size" + std::to_string(size);
+      c.type = LayerType::kLRN;
+      c.params = LRNParams{size, size == 3 ? 0.5f : 1e-4f, 0.75f, size == 4 ? 2.f : 1.f};
+      c.inputs = {input(d, -2.f, 2.f)};
+      c.floatTypes = kFloats;
+      if (d.nbDims == 4) c.formats = kBothFormats;
+      cases.push_back(c);
+    }
+  }
+}
+
+std::vector<OpCase> mathCases() {
+  std::vector<OpCase> cases;
+  addElementwise(cases);
+  addActivation(cases);
+  addSoftmax(cases);
+  addReduce(cases);
+  addNormalization(cases);
+  return cases;
+}
+
+}  // namespace
+
+KILN_CUDA_OP_CASES(Math, mathCases);

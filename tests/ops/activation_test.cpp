@@ -1,0 +1,282 @@
+// Activation: its shape rule (types per activation, refusals with useful messages) and its CPU
+// tactic: hand-computed cases, random data against the formulas evaluated in double, edge values
+// (NaN, infinities, huge inputs), exact integer neg/abs, logical not, and refusals.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "ops/op_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Shape rule
+
+TEST(InferActivation, SameShapeFloatOnly) {
+  ActivationParams p;
+  p.type = ActivationType::kTANH;
+  const TensorShape s = inferOk(ops::Activation::infer, p, {shape({3, 4}, DataType::kHALF)});
+  EXPECT_EQ(s.dims, makeDims({3, 4}));
+  EXPECT_EQ(s.type, DataType::kHALF);
+  inferFails(ops::Activation::infer, p, {shape({3}, DataType::kINT32)}, "floating-point");
+  inferFails(ops::Activation::infer, p, {shape({3}), shape({3})}, "expects 1 input");
+  p.type = static_cast<ActivationType>(18);
+  inferFails(ops::Activation::infer, p, {shape({3})}, "unknown activation type 18");
+}
+
+TEST(InferOnnxActivation, TypesPerActivation) {
+  ActivationParams p;
+  for (int t = static_cast<int>(ActivationType::kELU); t <= static_cast<int>(ActivationType::kERF);
+       ++t) {
+    p.type = static_cast<ActivationType>(t);
+    const TensorShape s = inferOk(ops::Activation::infer, p, {shape({2, 5}, DataType::kHALF)});
+    EXPECT_EQ(s.dims, makeDims({2, 5}));
+    EXPECT_EQ(s.type, DataType::kHALF);
+    inferFails(ops::Activation::infer, p, {shape({3}, DataType::kBOOL)}, "bool");
+  }
+  for (ActivationType t : {ActivationType::kNEG, ActivationType::kABS}) {
+    p.type = t;
+    EXPECT_EQ(inferOk(ops::Activation::infer, p, {shape({3}, DataType::kINT32)}).type,
+              DataType::kINT32);
+    EXPECT_EQ(inferOk(ops::Activation::infer, p, {shape({3}, DataType::kINT64)}).type,
+              DataType::kINT64);
+    inferFails(ops::Activation::infer, p, {shape({3}, DataType::kINT8)}, "int8");
+  }
+  p.type = ActivationType::kEXP;
+  inferFails(ops::Activation::infer, p, {shape({3}, DataType::kINT32)}, "floating-point");
+  p.type = ActivationType::kNOT;
+  const TensorShape b = inferOk(ops::Activation::infer, p, {shape({4, 1}, DataType::kBOOL)});
+  EXPECT_EQ(b.type, DataType::kBOOL);
+  EXPECT_EQ(b.dims, makeDims({4, 1}));
+  inferFails(ops::Activation::infer, p, {shape({3})}, "not needs a bool input, got fp32");
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU tactics
+
+TEST(Activation, HandComputed) {
+  const std::vector<float> x = {-4.f, -1.f, 0.5f, 2.f, 5.f};
+  EXPECT_EQ(runActivation(act(ActivationType::kRELU), x),
+            (std::vector<float>{0.f, 0.f, 0.5f, 2.f, 5.f}));
+  EXPECT_EQ(runActivation(act(ActivationType::kLEAKY_RELU, 0.25f), x),
+            (std::vector<float>{-1.f, -0.25f, 0.5f, 2.f, 5.f}));
+  EXPECT_EQ(runActivation(act(ActivationType::kCLIP, -1.5f, 2.5f), x),
+            (std::vector<float>{-1.5f, -1.f, 0.5f, 2.f, 2.5f}));
+  // hard-swish: x * clamp(x + 3, 0, 6) / 6 -> 0, -1*2/6, 0.5*3.5/6, 2*5/6, 5
+  const auto hs = runActivation(act(ActivationType::kHARD_SWISH), x);
+  const float want[] = {0.f, -1.f / 3.f, 0.5f * 3.5f / 6.f, 10.f / 6.f, 5.f};
+  for (size_t i = 0; i < 5; ++i) EXPECT_NEAR(hs[i], want[i], 1e-6f) << i;
+  const auto sg = runActivation(act(ActivationType::kSIGMOID), {0.5f, -200.f, 200.f});
+  EXPECT_NEAR(sg[0], 0.6224593312f, 1e-7f);
+  EXPECT_EQ(sg[1], 0.f);
+  EXPECT_EQ(sg[2], 1.f);
+  const auto th = runActivation(act(ActivationType::kTANH), {0.5f, -30.f});
+  EXPECT_NEAR(th[0], 0.4621171573f, 1e-7f);
+  EXPECT_EQ(th[1], -1.f);
+}
+
+TEST(Activation, RandomAgainstDouble) {
+  Rng rng;
+  SCOPED_TRACE(rng.trace());
+  const auto x = rng.floats(rng.uniformInt(100, 3000), -8.f, 8.f);
+  const float alpha = rng.nonZeroFloat(-2.f, 0.f), beta = rng.nonZeroFloat(0.1f, 3.f);
+  for (int t = 0; t <= static_cast<int>(ActivationType::kHARD_SWISH); ++t) {
+    const auto type = static_cast<ActivationType>(t);
+    const auto y = runActivation(act(type, alpha, beta), x);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double v = x[i];
+      double want = 0;
+      switch (type) {
+        case ActivationType::kRELU:
+          want = v > 0 ? v : 0;
+          break;
+        case ActivationType::kLEAKY_RELU:
+          want = v > 0 ? v : alpha * v;
+          break;
+        case ActivationType::kSIGMOID:
+          want = 1 / (1 + std::exp(-v));
+          break;
+        case ActivationType::kTANH:
+          want = std::tanh(v);
+          break;
+        case ActivationType::kCLIP:
+          want = std::min(std::max(v, double{alpha}), double{beta});
+          break;
+        case ActivationType::kHARD_SWISH:
+          want = v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
+          break;
+      }
+      ASSERT_NEAR(y[i], want, 2e-6 * std::max(1.0, std::fabs(want)))
+          << "type " << t << " x=" << x[i];
+    }
+  }
+}
+
+TEST(Activation, NaNPassesThrough) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int t = 0; t <= static_cast<int>(ActivationType::kHARD_SWISH); ++t) {
+    const auto y = runActivation(act(static_cast<ActivationType>(t), -1.f, 1.f), {nan});
+    EXPECT_TRUE(std::isnan(y[0])) << "type " << t;
+  }
+}
+
+TEST(Activation, Refusals) {
+  const auto& ref = tacticNamed(ops::Activation::cpuTactics(), "reference");
+  const Dims d = makeDims({2, 3});
+  auto half = config(LayerType::kACTIVATION, act(ActivationType::kRELU), {desc(d, DataType::kHALF)},
+                     {desc(d, DataType::kHALF)});
+  EXPECT_NE(declines(ref, half).find("fp16"), std::string::npos);
+  auto bad = config(LayerType::kACTIVATION, act(ActivationType::kRELU), {desc(d)},
+                    {desc(makeDims({2, 4}))});
+  declines(ref, bad);
+  const Dims d4 = makeDims({1, 2, 2, 2});
+  auto cl = config(LayerType::kACTIVATION, act(ActivationType::kRELU),
+                   {desc(d4, DataType::kFLOAT, TensorFormat::kCHANNELS_LAST)},
+                   {desc(d4, DataType::kFLOAT, TensorFormat::kCHANNELS_LAST)});
+  declines(ref, cl);
+  auto unknown =
+      config(LayerType::kACTIVATION, act(static_cast<ActivationType>(40)), {desc(d)}, {desc(d)});
+  declines(ref, unknown);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ONNX activations
+
+// The documented formulas, in double.
+double expectedActivation(ActivationType t, double v, double alpha, double beta) {
+  switch (t) {
+    case ActivationType::kELU:
+      return v < 0 ? alpha * (std::exp(v) - 1) : v;
+    case ActivationType::kSELU:
+      return beta * (v <= 0 ? alpha * (std::exp(v) - 1) : v);
+    case ActivationType::kSOFTPLUS:
+      return std::log(1 + std::exp(v));
+    case ActivationType::kHARD_SIGMOID:
+      return std::max(0.0, std::min(1.0, alpha * v + beta));
+    case ActivationType::kEXP:
+      return std::exp(v);
+    case ActivationType::kLOG:
+      return std::log(v);
+    case ActivationType::kSQRT:
+      return std::sqrt(v);
+    case ActivationType::kNEG:
+      return -v;
+    case ActivationType::kABS:
+      return std::fabs(v);
+    case ActivationType::kRECIPROCAL:
+      return 1 / v;
+    case ActivationType::kERF:
+      return std::erf(v);
+    default:
+      ADD_FAILURE() << "no formula for type " << static_cast<int>(t);
+      return 0;
+  }
+}
+
+TEST(OnnxActivation, RandomAgainstDouble) {
+  Rng rng;
+  SCOPED_TRACE(rng.trace());
+  const auto x = rng.floats(rng.uniformInt(100, 2000), -8.f, 8.f);
+  const float alpha = rng.nonZeroFloat(0.1f, 2.f), beta = rng.nonZeroFloat(0.1f, 3.f);
+  for (int t = static_cast<int>(ActivationType::kELU); t <= static_cast<int>(ActivationType::kERF);
+       ++t) {
+    const auto type = static_cast<ActivationType>(t);
+    const auto y = runActivation(act(type, alpha, beta), x);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double want = expectedActivation(type, x[i], alpha, beta);
+      if (std::isnan(want)) {
+        ASSERT_TRUE(std::isnan(y[i])) << "type " << t << " x=" << x[i] << " got " << y[i];
+        continue;
+      }
+      ASSERT_NEAR(y[i], want, 2e-6 * std::max(1.0, std::fabs(want)))
+          << "type " << t << " x=" << x[i];
+    }
+  }
+}
+
+TEST(OnnxActivation, HandComputedAndEdges) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // ONNX's Selu defaults: alpha 1.67326..., gamma 1.0507...
+  const auto selu = runActivation(act(ActivationType::kSELU, 1.67326319f, 1.05070102f),
+                                  std::vector<float>{-1.f, 0.f, 1.f});
+  EXPECT_NEAR(selu[0], -1.11133075f, 1e-6f);
+  EXPECT_EQ(selu[1], 0.f);
+  EXPECT_NEAR(selu[2], 1.05070102f, 1e-7f);
+  // softplus stays finite where exp(x) overflows, and goes to 0 where it underflows.
+  const auto sp = runActivation(act(ActivationType::kSOFTPLUS), std::vector<float>{200.f, -200.f});
+  EXPECT_EQ(sp[0], 200.f);
+  EXPECT_EQ(sp[1], 0.f);
+  const auto hs = runActivation(act(ActivationType::kHARD_SIGMOID, 0.2f, 0.5f),
+                                std::vector<float>{-3.f, 1.f, 3.f});
+  EXPECT_EQ(hs[0], 0.f);
+  EXPECT_NEAR(hs[1], 0.7f, 1e-7f);
+  EXPECT_EQ(hs[2], 1.f);
+  const auto lg = runActivation(act(ActivationType::kLOG), std::vector<float>{0.f, -1.f, inf});
+  EXPECT_EQ(lg[0], -inf);
+  EXPECT_TRUE(std::isnan(lg[1]));
+  EXPECT_EQ(lg[2], inf);
+  const auto rc = runActivation(act(ActivationType::kRECIPROCAL), std::vector<float>{0.f, -4.f});
+  EXPECT_EQ(rc[0], inf);
+  EXPECT_EQ(rc[1], -0.25f);
+  for (int t = static_cast<int>(ActivationType::kELU); t <= static_cast<int>(ActivationType::kERF);
+       ++t) {
+    const auto y =
+        runActivation(act(static_cast<ActivationType>(t), 1.f, 1.f), std::vector<float>{nan});
+    EXPECT_TRUE(std::isnan(y[0])) << "type " << t;
+  }
+}
+
+template <class T>
+void checkIntegerNegAbs(Rng& rng) {
+  std::vector<T> x(static_cast<size_t>(rng.uniformInt(50, 500)));
+  for (auto& v : x) v = static_cast<T>(rng.nonZeroInt(-1000000, 1000000));
+  x[0] = std::numeric_limits<T>::min();  // wraps to itself, as in numpy
+  x[1] = std::numeric_limits<T>::max();
+  const auto neg = runActivation(act(ActivationType::kNEG), x);
+  const auto abs = runActivation(act(ActivationType::kABS), x);
+  EXPECT_EQ(neg[0], std::numeric_limits<T>::min());
+  EXPECT_EQ(abs[0], std::numeric_limits<T>::min());
+  for (size_t i = 1; i < x.size(); ++i) {
+    ASSERT_EQ(neg[i], -x[i]) << i;
+    ASSERT_EQ(abs[i], x[i] < 0 ? -x[i] : x[i]) << i;
+  }
+}
+
+TEST(OnnxActivation, IntegerNegAbs) {
+  Rng rng;
+  SCOPED_TRACE(rng.trace());
+  checkIntegerNegAbs<int32_t>(rng);
+  checkIntegerNegAbs<int64_t>(rng);
+}
+
+TEST(OnnxActivation, LogicalNot) {
+  Rng rng;
+  SCOPED_TRACE(rng.trace());
+  std::vector<uint8_t> x(static_cast<size_t>(rng.uniformInt(10, 300)));
+  for (auto& v : x) v = static_cast<uint8_t>(rng.uniformInt(0, 1));
+  x[0] = 0;
+  x[1] = 1;
+  const auto y = runActivation(act(ActivationType::kNOT), x);
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], x[i] ? 0 : 1) << i;
+}
+
+TEST(OnnxActivation, Refusals) {
+  const auto& ref = tacticNamed(ops::Activation::cpuTactics(), "reference");
+  const Dims d = makeDims({2, 3});
+  // Exact on integers only where the kernel exists: exp on int32 is refused by inference.
+  auto i32 = config(LayerType::kACTIVATION, act(ActivationType::kEXP), {desc(d, DataType::kINT32)},
+                    {desc(d, DataType::kINT32)});
+  declines(ref, i32);
+  auto neg16 = config(LayerType::kACTIVATION, act(ActivationType::kNEG), {desc(d, DataType::kHALF)},
+                      {desc(d, DataType::kHALF)});
+  EXPECT_NE(declines(ref, neg16).find("fp16"), std::string::npos);
+  // not gives bool; a plan that claims fp32 is refused.
+  auto notBad = config(LayerType::kACTIVATION, act(ActivationType::kNOT),
+                       {desc(d, DataType::kBOOL)}, {desc(d)});
+  declines(ref, notBad);
+}
+
+}  // namespace
+}  // namespace kiln::testing

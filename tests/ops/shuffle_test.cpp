@@ -1,0 +1,200 @@
+// Shuffle (transpose, reshape, transpose): its shape rule and its CPU tactic, byte-exact against
+// each stage done separately on random shapes and every element size, a hand-computed case, and
+// refusals.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "ops/op_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Shape rule
+
+TEST(InferShuffle, TransposeReshapeTranspose) {
+  ShuffleParams p;
+  p.hasFirstTranspose = true;
+  const int32_t perm[] = {2, 0, 1};
+  std::copy(std::begin(perm), std::end(perm), p.firstTranspose);
+  EXPECT_EQ(inferOk(ops::Shuffle::infer, p, {shape({2, 3, 4})}).dims, makeDims({4, 2, 3}));
+
+  p.hasReshape = true;
+  p.reshapeDims = makeDims({0, -1});  // 0 copies dim 0 of the transposed tensor
+  EXPECT_EQ(inferOk(ops::Shuffle::infer, p, {shape({2, 3, 4})}).dims, makeDims({4, 6}));
+
+  p.hasSecondTranspose = true;
+  p.secondTranspose[0] = 1;
+  p.secondTranspose[1] = 0;
+  const TensorShape s = inferOk(ops::Shuffle::infer, p, {shape({2, 3, 4}, DataType::kINT8)});
+  EXPECT_EQ(s.dims, makeDims({6, 4}));
+  EXPECT_EQ(s.type, DataType::kINT8);
+
+  ShuffleParams flat;
+  flat.hasReshape = true;
+  flat.reshapeDims = makeDims({});
+  EXPECT_EQ(inferOk(ops::Shuffle::infer, flat, {shape({1, 1})}).dims, makeDims({}));
+  flat.reshapeDims = makeDims({6, 0});  // empty tensors reshape too
+  EXPECT_EQ(inferOk(ops::Shuffle::infer, flat, {shape({3, 0})}).dims, makeDims({6, 0}));
+}
+
+TEST(InferShuffle, Refusals) {
+  ShuffleParams p;
+  p.hasReshape = true;
+  p.reshapeDims = makeDims({5, 5});
+  inferFails(ops::Shuffle::infer, p, {shape({2, 3, 4})}, "volume 24) to [5,5] (volume 25)");
+  p.reshapeDims = makeDims({5, -1});
+  inferFails(ops::Shuffle::infer, p, {shape({2, 3, 4})}, "not a multiple of 5");
+  p.reshapeDims = makeDims({-1, -1});
+  inferFails(ops::Shuffle::infer, p, {shape({2, 3, 4})}, "more than one -1");
+  p.reshapeDims = makeDims({-2, 12});
+  inferFails(ops::Shuffle::infer, p, {shape({2, 3, 4})}, "only -1 may be negative");
+  p.reshapeDims = makeDims({2, 3, 2, 0});
+  inferFails(ops::Shuffle::infer, p, {shape({2, 3, 4})}, "has no dim 3");
+  p.reshapeDims = makeDims({0, -1});
+  inferFails(ops::Shuffle::infer, p, {shape({0, 3})}, "cannot infer the -1");
+
+  ShuffleParams t;
+  t.hasFirstTranspose = true;
+  const int32_t dup[] = {0, 0, 1};
+  std::copy(std::begin(dup), std::end(dup), t.firstTranspose);
+  inferFails(ops::Shuffle::infer, t, {shape({2, 3, 4})}, "axis 0 appears twice");
+  const int32_t far[] = {0, 3, 1};
+  std::copy(std::begin(far), std::end(far), t.firstTranspose);
+  inferFails(ops::Shuffle::infer, t, {shape({2, 3, 4})}, "entry 1 is 3");
+
+  ShuffleParams second;  // the second transpose is checked against the reshaped rank
+  second.hasReshape = true;
+  second.reshapeDims = makeDims({6, 4});
+  second.hasSecondTranspose = true;
+  second.secondTranspose[0] = 2;
+  second.secondTranspose[1] = 0;
+  inferFails(ops::Shuffle::infer, second, {shape({2, 3, 4})}, "second transpose");
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU tactics
+
+// out dim i = in dim perm[i], by coordinates.
+std::vector<uint8_t> transposeBytes(const std::vector<uint8_t>& in, const Dims& d,
+                                    const int32_t* perm, size_t es, Dims* outDims) {
+  Dims o;
+  o.nbDims = d.nbDims;
+  for (int32_t i = 0; i < d.nbDims; ++i) o.d[i] = d.d[perm[i]];
+  const auto s = stridesOf(d);
+  std::vector<uint8_t> out(in.size());
+  for (int64_t i = 0; i < volume(o); ++i) {
+    const auto c = unravel(i, o);
+    int64_t src = 0;
+    for (int32_t k = 0; k < o.nbDims; ++k)
+      src += c[static_cast<size_t>(k)] * s[static_cast<size_t>(perm[k])];
+    std::memcpy(out.data() + i * static_cast<int64_t>(es),
+                in.data() + src * static_cast<int64_t>(es), es);
+  }
+  *outDims = o;
+  return out;
+}
+
+void randomPerm(Rng& rng, int32_t rank, int32_t* perm) {
+  std::iota(perm, perm + rank, 0);
+  std::shuffle(perm, perm + rank, rng.gen);
+}
+
+TEST(Shuffle, HandComputed) {
+  // [2,3] transposed to [3,2], then reshaped to [6].
+  ShuffleParams p;
+  p.hasFirstTranspose = true;
+  p.firstTranspose[0] = 1;
+  p.firstTranspose[1] = 0;
+  p.hasReshape = true;
+  p.reshapeDims = makeDims({-1});
+  const std::vector<PluginTensorDesc> in = {desc(makeDims({2, 3}), DataType::kINT64)};
+  auto cfg = config(LayerType::kSHUFFLE, p, in, inferredOutputs(ops::Shuffle::infer, p, in));
+  auto k = create(tacticNamed(ops::Shuffle::cpuTactics(), "reference"), cfg);
+  ASSERT_TRUE(k);
+  const std::vector<int64_t> a = {1, 2, 3, 4, 5, 6};
+  std::vector<int64_t> out(6);
+  ASSERT_TRUE(runKernel(*k, {a.data()}, {out.data()}).isOk());
+  EXPECT_EQ(out, (std::vector<int64_t>{1, 4, 2, 5, 3, 6}));
+}
+
+TEST(Shuffle, RandomTransposeReshapeTranspose) {
+  Rng rng;
+  SCOPED_TRACE(rng.trace());
+  for (int round = 0; round < 40; ++round) {
+    const DataType type = allTypes()[round % 7];
+    const size_t es = dataTypeSize(type);
+    const int32_t rank = static_cast<int32_t>(rng.uniformInt(0, 5));
+    const Dims d = rng.dims(rank, 4);
+    ShuffleParams p;
+    p.hasFirstTranspose = rng.uniformInt(0, 2) != 0;
+    randomPerm(rng, rank, p.firstTranspose);
+    const auto data = rng.bytes(volume(d) * static_cast<int64_t>(es));
+
+    // Expected: each stage done separately.
+    Dims t = d;
+    std::vector<uint8_t> want = data;
+    if (p.hasFirstTranspose) want = transposeBytes(want, d, p.firstTranspose, es, &t);
+    p.hasReshape = rng.uniformInt(0, 2) != 0;
+    if (p.hasReshape) {
+      // Merge a random run of adjacent dims, spelled with 0 (copy), -1 (inferred) or the value.
+      Dims r;
+      const int32_t from = rank ? static_cast<int32_t>(rng.uniformInt(0, rank - 1)) : 0;
+      const int32_t to = rank ? static_cast<int32_t>(rng.uniformInt(from, rank - 1)) : -1;
+      Dims spelled;
+      for (int32_t i = 0; i < rank; ++i) {
+        if (i > from && i <= to) {
+          r.d[r.nbDims - 1] *= t.d[i];
+          spelled.d[spelled.nbDims - 1] = r.d[r.nbDims - 1];
+          continue;
+        }
+        r.d[r.nbDims] = t.d[i];
+        spelled.d[spelled.nbDims] = t.d[i];
+        if (i < from && rng.uniformInt(0, 1)) spelled.d[spelled.nbDims] = 0;
+        ++r.nbDims;
+        ++spelled.nbDims;
+      }
+      if (spelled.nbDims > 0 && rng.uniformInt(0, 1))
+        spelled.d[rng.uniformInt(0, spelled.nbDims - 1)] = -1;
+      p.reshapeDims = spelled;
+      t = r;
+    }
+    p.hasSecondTranspose = rng.uniformInt(0, 2) != 0;
+    randomPerm(rng, t.nbDims, p.secondTranspose);
+    if (p.hasSecondTranspose) want = transposeBytes(want, t, p.secondTranspose, es, &t);
+
+    const std::vector<PluginTensorDesc> in = {desc(d, type)};
+    auto cfg = config(LayerType::kSHUFFLE, p, in, inferredOutputs(ops::Shuffle::infer, p, in));
+    ASSERT_EQ(cfg.outputs[0].dims, t) << "round " << round;
+    auto k = create(tacticNamed(ops::Shuffle::cpuTactics(), "reference"), cfg);
+    ASSERT_TRUE(k);
+    std::vector<uint8_t> out(data.size(), 0);
+    ASSERT_TRUE(runKernel(*k, {data.data()}, {out.data()}).isOk());
+    ASSERT_EQ(out, want) << "round " << round << " type " << dataTypeName(type);
+  }
+}
+
+TEST(Shuffle, Refusals) {
+  const auto& ref = tacticNamed(ops::Shuffle::cpuTactics(), "reference");
+  ShuffleParams p;
+  p.hasReshape = true;
+  p.reshapeDims = makeDims({7});
+  EXPECT_NE(
+      declines(ref, config(LayerType::kSHUFFLE, p, {desc(makeDims({2, 3}))}, {desc(makeDims({7}))}))
+          .find("volume"),
+      std::string::npos);
+  p.reshapeDims = makeDims({6});
+  // Output dims that disagree with the params (a corrupted plan).
+  declines(ref, config(LayerType::kSHUFFLE, p, {desc(makeDims({2, 3}))}, {desc(makeDims({3, 2}))}));
+  ShuffleParams t;
+  t.hasFirstTranspose = true;
+  t.firstTranspose[0] = 1;
+  t.firstTranspose[1] = 1;
+  declines(ref, config(LayerType::kSHUFFLE, t, {desc(makeDims({2, 3}))}, {desc(makeDims({3, 3}))}));
+}
+
+}  // namespace
+}  // namespace kiln::testing

@@ -1,0 +1,95 @@
+// Slice: its shape rule (starts, steps, reads outside the input) and its CPU reference against a
+// direct loop over its definition, for every element type on random shapes; the tactic refuses
+// what inference refuses.
+#include <gtest/gtest.h>
+
+#include "ops/op_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Shape rule
+
+SliceParams slice(std::initializer_list<int64_t> starts, std::initializer_list<int64_t> steps,
+                  std::initializer_list<int64_t> outDims) {
+  return {makeDims(starts), makeDims(steps), makeDims(outDims)};
+}
+
+TEST(DataInfer, Slice) {
+  TensorShape o;
+  ASSERT_TRUE(infer(&ops::Slice::infer, slice({1, 4}, {2, -2}, {2, 3}),
+                    {shape({5, 5}, DataType::kBOOL)}, &o)
+                  .isOk());
+  EXPECT_EQ(o.dims, makeDims({2, 3}));
+  EXPECT_EQ(o.type, DataType::kBOOL);
+  // An empty output axis reads nothing, so its start is not checked.
+  EXPECT_TRUE(infer(&ops::Slice::infer, slice({9}, {1}, {0}), {shape({5})}).isOk());
+  EXPECT_ERROR(infer(&ops::Slice::infer, slice({0}, {0}, {1}), {shape({5})}), "step is 0");
+  EXPECT_ERROR(infer(&ops::Slice::infer, slice({5}, {1}, {1}), {shape({5})}), "outside [0, 5)");
+  EXPECT_ERROR(infer(&ops::Slice::infer, slice({-1}, {1}, {1}), {shape({5})}), "outside");
+  EXPECT_ERROR(infer(&ops::Slice::infer, slice({1}, {2}, {3}), {shape({5})}),
+               "outside");  // reads 5
+  EXPECT_ERROR(infer(&ops::Slice::infer, slice({3}, {-2}, {3}), {shape({5})}),
+               "outside");  // reads -1
+  EXPECT_TRUE(infer(&ops::Slice::infer, slice({4}, {-2}, {3}), {shape({5})}).isOk());
+  EXPECT_ERROR(infer(&ops::Slice::infer, slice({0}, {int64_t{1} << 62}, {2}), {shape({5})}),
+               "outside");
+  EXPECT_ERROR(infer(&ops::Slice::infer, slice({4}, {INT64_MIN}, {2}), {shape({5})}), "outside");
+  EXPECT_ERROR(infer(&ops::Slice::infer, slice({0}, {1}, {-1}), {shape({5})}), "negative");
+  EXPECT_ERROR(infer(&ops::Slice::infer, slice({0}, {1}, {1}), {shape({5, 5})}), "rank");
+}
+
+TEST(DataInfer, SliceTacticsRefuseInconsistentOutputs) {
+  const auto in = desc(makeDims({2, 3}), DataType::kINT32);
+  // Output dims that do not match what inference gives.
+  const auto wrong = desc(makeDims({2, 4}), DataType::kINT32);
+  declines(ops::Slice::cpuTactics().back(),
+           config(LayerType::kSLICE, slice({0, 0}, {1, 1}, {2, 3}), {in}, {wrong}));
+  // Another layer's params.
+  declines(ops::Slice::cpuTactics().back(), config(LayerType::kSLICE, TileParams{}, {in}, {in}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU tactics
+
+TEST(Slice, MatchesDefinitionForEveryType) {
+  Rng rng;
+  SCOPED_TRACE(rng.trace());
+  for (int iter = 0; iter < 70; ++iter) {
+    const DataType type = allTypes()[static_cast<size_t>(iter) % allTypes().size()];
+    const Dims in = rng.dims(static_cast<int32_t>(rng.uniformInt(1, 4)), 7);
+    SliceParams p;
+    p.starts.nbDims = p.steps.nbDims = p.outputDims.nbDims = in.nbDims;
+    for (int32_t i = 0; i < in.nbDims; ++i) {
+      const int64_t step = rng.nonZeroInt(-3, 3);
+      const int64_t start = rng.uniformInt(0, in.d[i] - 1);
+      // Most reads that stay inside [0, dim) from `start` in steps of `step`.
+      const int64_t most = step > 0 ? (in.d[i] - 1 - start) / step + 1 : start / -step + 1;
+      p.starts.d[i] = start;
+      p.steps.d[i] = step;
+      p.outputDims.d[i] = rng.uniformInt(iter % 10 == 0 ? 0 : 1, most);
+    }
+    const auto data = randomTensor(rng, in, type);
+    Dims outDims;
+    Status st;
+    const auto out =
+        runReferenceBytes(LayerType::kSLICE, ops::Slice::cpuTactics(), &ops::Slice::infer, p,
+                          {desc(in, type)}, {data.data()}, &outDims, &st);
+    ASSERT_TRUE(st.isOk()) << st.toString();
+    ASSERT_EQ(outDims, p.outputDims);
+    expectMapped(
+        out, outDims, data, dataTypeSize(type),
+        [&](const std::vector<int64_t>& o) {
+          std::vector<int64_t> c(o.size());
+          for (size_t i = 0; i < o.size(); ++i) c[i] = p.starts.d[i] + o[i] * p.steps.d[i];
+          return ravel(c, in);
+        },
+        nullptr,
+        "slice of " + dimsText(in) + " starts " + dimsText(p.starts) + " steps " +
+            dimsText(p.steps) + " " + dataTypeName(type));
+  }
+}
+
+}  // namespace
+}  // namespace kiln::testing
