@@ -11,11 +11,7 @@ const InputCount Activation::inputs = {1, 1, "x"};
 
 Status Activation::shapeRule(const ActivationParams& p, const std::vector<TensorShape>& in,
                              std::vector<TensorShape>& out) {
-  const char* layer = "activation";
-  const int32_t t = static_cast<int32_t>(p.type);
-  if (t < static_cast<int32_t>(ActivationType::kRELU) ||
-      t > static_cast<int32_t>(ActivationType::kNOT))
-    return invalidArgument("activation: unknown activation type " + std::to_string(t));
+  KILN_RETURN_IF_ERROR(shape::checkEnum("activation", "unknown activation type", p.type));
   const DataType type = in[0].type;
   if (p.type == ActivationType::kNOT) {
     if (type != DataType::kBOOL)

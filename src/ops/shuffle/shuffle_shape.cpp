@@ -69,7 +69,6 @@ const InputCount Shuffle::inputs = {1, 1, "x"};
 
 Status Shuffle::shapeRule(const ShuffleParams& p, const std::vector<TensorShape>& in,
                           std::vector<TensorShape>& out) {
-  const char* layer = "shuffle";
   Dims t = in[0].dims;
   std::string why;
   if (p.hasFirstTranspose) {
