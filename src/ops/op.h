@@ -32,6 +32,9 @@ struct InputCount {
   const char* names;
 };
 
+// The shapes a shape rule takes (one per input) and gives (one per output).
+using Shapes = std::vector<TensorShape>;
+
 template <LayerType T>
 struct Op;
 
@@ -42,10 +45,8 @@ struct Op;
     static constexpr LayerType type = LayerType::k##ENUM;                                 \
     static constexpr const char* name = #NAME;                                            \
     static const InputCount inputs;                                                       \
-    static Status shapeRule(const Params& params, const std::vector<TensorShape>& inputs, \
-                            std::vector<TensorShape>& outputs);                           \
-    static Status infer(const Params& params, const std::vector<TensorShape>& inputs,     \
-                        std::vector<TensorShape>& outputs);                               \
+    static Status shapeRule(const Params& params, const Shapes& inputs, Shapes& outputs); \
+    static Status infer(const Params& params, const Shapes& inputs, Shapes& outputs);     \
     static std::span<const Tactic> cpuTactics();                                          \
     static std::span<const Tactic> cudaTactics();                                         \
   };                                                                                      \

@@ -41,8 +41,7 @@ Status inferLayerOutputs(LayerType type, const LayerParams& params,
 namespace ops {
 
 #define KILN_DEFINE_INFER(ENUM, VALUE, NAME)                                                  \
-  Status NAME::infer(const Params& params, const std::vector<TensorShape>& in,                \
-                     std::vector<TensorShape>& out) {                                         \
+  Status NAME::infer(const Params& params, const Shapes& in, Shapes& out) {                   \
     KILN_RETURN_IF_ERROR(shape::checkInputs(name, inputs.min, inputs.max, inputs.names, in)); \
     return shapeRule(params, in, out);                                                        \
   }

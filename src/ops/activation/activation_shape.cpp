@@ -9,8 +9,7 @@ namespace kiln::ops {
 
 const InputCount Activation::inputs = {1, 1, "x"};
 
-Status Activation::shapeRule(const ActivationParams& p, const std::vector<TensorShape>& in,
-                             std::vector<TensorShape>& out) {
+Status Activation::shapeRule(const ActivationParams& p, const Shapes& in, Shapes& out) {
   KILN_RETURN_IF_ERROR(shape::checkEnum("activation", "unknown activation type", p.type));
   const DataType type = in[0].type;
   if (p.type == ActivationType::kNOT) {

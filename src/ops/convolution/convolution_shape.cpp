@@ -10,8 +10,7 @@ namespace kiln::ops {
 
 const InputCount Convolution::inputs = {2, 3, "x, W[, bias]"};
 
-Status Convolution::shapeRule(const ConvolutionParams& p, const std::vector<TensorShape>& in,
-                              std::vector<TensorShape>& out) {
+Status Convolution::shapeRule(const ConvolutionParams& p, const Shapes& in, Shapes& out) {
   constexpr const char* kLayer = "convolution";
   KILN_RETURN_IF_ERROR(shape::checkFloatInputs(kLayer, in));
   const Dims& x = in[0].dims;

@@ -41,8 +41,7 @@ Status deconvAxis(const char* axis, int64_t in, int32_t kernel, int32_t stride, 
 
 const InputCount Deconvolution::inputs = {2, 3, "x, W[, bias]"};
 
-Status Deconvolution::shapeRule(const DeconvolutionParams& p, const std::vector<TensorShape>& in,
-                                std::vector<TensorShape>& out) {
+Status Deconvolution::shapeRule(const DeconvolutionParams& p, const Shapes& in, Shapes& out) {
   KILN_RETURN_IF_ERROR(shape::checkFloatInputs(kLayer, in));
   const Dims& x = in[0].dims;
   const Dims& w = in[1].dims;

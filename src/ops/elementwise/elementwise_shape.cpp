@@ -9,8 +9,7 @@ namespace kiln::ops {
 
 const InputCount Elementwise::inputs = {2, 2, "a, b"};
 
-Status Elementwise::shapeRule(const ElementwiseParams& p, const std::vector<TensorShape>& in,
-                              std::vector<TensorShape>& out) {
+Status Elementwise::shapeRule(const ElementwiseParams& p, const Shapes& in, Shapes& out) {
   const char* layer = "elementwise";
   KILN_RETURN_IF_ERROR(shape::checkEnum(layer, "unknown op", p.op));
   if (in[0].type != in[1].type)

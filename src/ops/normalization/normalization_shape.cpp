@@ -10,8 +10,7 @@ namespace kiln::ops {
 
 const InputCount Normalization::inputs = {3, 3, "x, scale, bias"};
 
-Status Normalization::shapeRule(const NormalizationParams& p, const std::vector<TensorShape>& in,
-                                std::vector<TensorShape>& out) {
+Status Normalization::shapeRule(const NormalizationParams& p, const Shapes& in, Shapes& out) {
   constexpr const char* kLayer = "normalization";
   KILN_RETURN_IF_ERROR(shape::checkFloatInputs(kLayer, in));
   const Dims& x = in[0].dims;

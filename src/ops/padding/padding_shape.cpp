@@ -9,8 +9,7 @@ namespace kiln::ops {
 
 const InputCount Padding::inputs = {1, 1, "x"};
 
-Status Padding::shapeRule(const PaddingParams& p, const std::vector<TensorShape>& in,
-                          std::vector<TensorShape>& out) {
+Status Padding::shapeRule(const PaddingParams& p, const Shapes& in, Shapes& out) {
   const char* layer = "padding";
   KILN_RETURN_IF_ERROR(shape::checkEnum(layer, "unknown mode", p.mode));
   const Dims& d = in[0].dims;

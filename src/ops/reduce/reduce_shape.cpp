@@ -9,8 +9,7 @@ namespace kiln::ops {
 
 const InputCount Reduce::inputs = {1, 1, "x"};
 
-Status Reduce::shapeRule(const ReduceParams& p, const std::vector<TensorShape>& in,
-                         std::vector<TensorShape>& out) {
+Status Reduce::shapeRule(const ReduceParams& p, const Shapes& in, Shapes& out) {
   KILN_RETURN_IF_ERROR(shape::checkEnum("reduce", "unknown op", p.op));
   const bool argmax = p.op == ReduceOp::kARGMAX;
   const DataType t = in[0].type;

@@ -32,8 +32,7 @@ bool reformatConversionAllowed(DataType from, DataType to) {
 
 const InputCount Reformat::inputs = {1, 1, "x"};
 
-Status Reformat::shapeRule(const ReformatParams& p, const std::vector<TensorShape>& in,
-                           std::vector<TensorShape>& out) {
+Status Reformat::shapeRule(const ReformatParams& p, const Shapes& in, Shapes& out) {
   KILN_RETURN_IF_ERROR(shape::checkEnum("reformat", "invalid output type", p.outputType));
   KILN_RETURN_IF_ERROR(shape::checkEnum("reformat", "invalid output format", p.outputFormat));
   if (p.outputFormat == TensorFormat::kCHANNELS_LAST && in[0].dims.nbDims != 4)

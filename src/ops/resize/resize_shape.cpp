@@ -10,8 +10,7 @@ namespace kiln::ops {
 
 const InputCount Resize::inputs = {1, 1, "x"};
 
-Status Resize::shapeRule(const ResizeParams& p, const std::vector<TensorShape>& in,
-                         std::vector<TensorShape>& out) {
+Status Resize::shapeRule(const ResizeParams& p, const Shapes& in, Shapes& out) {
   constexpr const char* kLayer = "resize";
   KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[0], 0));
   const Dims& x = in[0].dims;

@@ -10,8 +10,7 @@ namespace kiln::ops {
 
 const InputCount RoiAlign::inputs = {3, 3, "X, rois, batch_indices"};
 
-Status RoiAlign::shapeRule(const RoiAlignParams& p, const std::vector<TensorShape>& in,
-                           std::vector<TensorShape>& out) {
+Status RoiAlign::shapeRule(const RoiAlignParams& p, const Shapes& in, Shapes& out) {
   constexpr const char* kLayer = "roi_align";
   KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[0], 0));
   KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[1], 1));
