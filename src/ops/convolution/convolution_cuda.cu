@@ -45,7 +45,7 @@ struct ConvOp {
 std::unique_ptr<Kernel> createConvolutionReference(const KernelConfig& c, std::string* whyNot) {
   ConvGeometry g;
   if (!readConvolution(c, "reference", &g, whyNot)) return nullptr;
-  return std::make_unique<ConvReferenceKernel<ConvOp>>(g, "dense_conv_ref");
+  return makeConvReferenceKernel<ConvOp>(g, "dense_conv_ref");
 }
 
 }  // namespace kiln::cuda

@@ -46,7 +46,7 @@ struct DeconvOp {
 std::unique_ptr<Kernel> createDeconvolutionReference(const KernelConfig& c, std::string* whyNot) {
   ConvGeometry g;
   if (!readDeconvolution(c, "reference", &g, whyNot)) return nullptr;
-  return std::make_unique<ConvReferenceKernel<DeconvOp>>(g, "dense_deconv_ref");
+  return makeConvReferenceKernel<DeconvOp>(g, "dense_deconv_ref");
 }
 
 }  // namespace kiln::cuda

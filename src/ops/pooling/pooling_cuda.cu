@@ -10,6 +10,7 @@
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/float_layer_checks.h"
 #include "backends/cuda/rank4_index.cuh"
+#include "backends/cuda/typed_kernel.cuh"
 #include "ops/op.h"
 #include "ops/pooling/pooling_semantics.h"
 
@@ -97,27 +98,15 @@ struct PoolOp {
   }
 };
 
-class PoolReference final : public Kernel {
- public:
-  explicit PoolReference(const PoolGeometry& g) : g_(g) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    Status s = unsupportedFloatType(g_.type);
-    dispatchFloat(g_.type, [&](auto tag) {
-      using T = decltype(tag);
-      s = launchElements(PoolOp<T>{static_cast<const T*>(in[0]), static_cast<T*>(out[0]), g_},
-                         g_.n * g_.c * g_.oh * g_.ow, ctx, "dense_pool_ref");
-    });
-    return s;
-  }
-
- private:
-  PoolGeometry g_;
-};
-
 std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
   PoolGeometry g;
   if (!readPooling(c, "reference", &g, whyNot)) return nullptr;
-  return std::make_unique<PoolReference>(g);
+  return makeTypedKernel<FloatTypes>(
+      g.type, [g](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        using T = decltype(tag);
+        return launchElements(PoolOp<T>{static_cast<const T*>(in[0]), static_cast<T*>(out[0]), g},
+                              g.n * g.c * g.oh * g.ow, ctx, "dense_pool_ref");
+      });
 }
 
 }  // namespace

@@ -1,0 +1,64 @@
+// The kernel of most of kiln's own CUDA tactics: a launch that depends only on the storage type T
+// of the layer's elements. The tactic writes that launch as a lambda when it makes the kernel,
+//   return makeTypedKernel<FloatTypes>(type, [g](auto tag, const void* const* in, void* const* out,
+//                                                const RunContext& ctx) {
+//     using T = decltype(tag);
+//     return launchElements(MyOp<T>{static_cast<const T*>(in[0]), static_cast<T*>(out[0]), g},
+//                           count, ctx, "my_op");
+//   });
+// holding by value whatever it prepared (geometry, counts); run() picks T from `type` and calls it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "backends/cuda/type_dispatch.cuh"
+
+namespace kiln::cuda {
+
+// The storage types a typed kernel runs for (type_dispatch.cuh, elements.cuh).
+struct FloatTypes {  // fp32, fp16, bf16
+  template <class F>
+  static bool dispatch(DataType t, F&& f) {
+    return dispatchFloat(t, f);
+  }
+};
+struct FloatOrIntTypes {  // and int32, int64
+  template <class F>
+  static bool dispatch(DataType t, F&& f) {
+    return dispatchFloatOrInt(t, f);
+  }
+};
+struct FloatIntOrBoolTypes {  // and bool as uint8_t
+  template <class F>
+  static bool dispatch(DataType t, F&& f) {
+    return dispatchFloatIntOrBool(t, f);
+  }
+};
+
+// launch(T{}, in, out, ctx) -> Status enqueues the layer for storage type T. A type outside
+// Types (one its tactic's validation refused) fails run().
+template <class Types, class Launch>
+class TypedKernel final : public Kernel {
+ public:
+  TypedKernel(DataType type, Launch launch) : type_(type), launch_(std::move(launch)) {}
+  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
+    Status s = Status::ok();
+    if (!Types::dispatch(type_, [&](auto t) { s = launch_(t, in, out, ctx); }))
+      return internalError(std::string("kiln's CUDA kernels: unsupported type ") +
+                           dataTypeName(type_));
+    return s;
+  }
+
+ private:
+  DataType type_;
+  Launch launch_;
+};
+
+template <class Types, class Launch>
+std::unique_ptr<Kernel> makeTypedKernel(DataType type, Launch launch) {
+  return std::make_unique<TypedKernel<Types, Launch>>(type, std::move(launch));
+}
+
+}  // namespace kiln::cuda
