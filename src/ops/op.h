@@ -12,6 +12,14 @@
 //                the plan reader re-runs it on every step.
 //   cpuTactics   the CPU backend's implementations, fastest first, the plain reference last.
 //   cudaTactics  the CUDA backend's (defined in the unit's *_cuda.* files, built with CUDA only).
+//
+// A unit ends each backend's file with its tactic table and the accessor, defined by its
+// qualified name (no namespace to reopen):
+//   constexpr Tactic kTactics[] = {{"fast", &createFast}, {"reference", &createReference}};
+//   }  // namespace
+//   }  // namespace kiln::cpu
+//   std::span<const kiln::Tactic> kiln::ops::Softmax::cpuTactics() { return cpu::kTactics; }
+// Plans and timing caches record tactics by name: a name, once used, never changes.
 #pragma once
 
 #include <span>

@@ -79,15 +79,11 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
       });
 }
 
-constexpr Tactic kTactics[] = {
-    {"reference", &createReference},
-};
+constexpr Tactic kTactics[] = {{"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cuda::activation
 
-namespace kiln::ops {
-
-std::span<const Tactic> Activation::cudaTactics() { return cuda::activation::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Activation::cudaTactics() {
+  return cuda::activation::kTactics;
+}

@@ -309,18 +309,11 @@ KernelPtr createReference(const KernelConfig& config, std::string* whyNot) {
   return std::make_unique<ConvReference>(g);
 }
 
-constexpr Tactic kConvolutionTactics[] = {
-    {"im2col_sgemm", createIm2colSgemm},
-    {"direct_1x1", createDirect1x1},
-    {"reference", createReference},
-};
+constexpr Tactic kTactics[] = {{"im2col_sgemm", &createIm2colSgemm},
+                               {"direct_1x1", &createDirect1x1},
+                               {"reference", &createReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Convolution::cpuTactics() { return cpu::kConvolutionTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Convolution::cpuTactics() { return cpu::kTactics; }

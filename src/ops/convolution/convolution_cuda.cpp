@@ -27,18 +27,10 @@ std::unique_ptr<Kernel> createCudnn(const KernelConfig& c, std::string* whyNot) 
   return createCudnnConvolution(g, false, whyNot);
 }
 
+// Fastest first, kiln's reference last; plans and timing caches record these names.
+constexpr Tactic kTactics[] = {{"cudnn", &createCudnn}, {"reference", &createConvolutionReference}};
+
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-// Fastest first, kiln's reference last; plans and timing caches record these names.
-std::span<const Tactic> Convolution::cudaTactics() {
-  static constexpr Tactic kTactics[] = {
-      {"cudnn", cuda::createCudnn},
-      {"reference", cuda::createConvolutionReference},
-  };
-  return kTactics;
-}
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Convolution::cudaTactics() { return cuda::kTactics; }

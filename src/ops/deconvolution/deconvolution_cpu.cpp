@@ -205,11 +205,6 @@ constexpr Tactic kTactics[] = {{"sgemm_col2im", &createSgemmCol2im},
                                {"reference", &createReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Deconvolution::cpuTactics() { return cpu::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Deconvolution::cpuTactics() { return cpu::kTactics; }

@@ -30,18 +30,11 @@ std::unique_ptr<Kernel> createCudnn(const KernelConfig& c, std::string* whyNot) 
   return createCudnnConvolution(g, true, whyNot);
 }
 
+// Fastest first, kiln's reference last; plans and timing caches record these names.
+constexpr Tactic kTactics[] = {{"cudnn", &createCudnn},
+                               {"reference", &createDeconvolutionReference}};
+
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-// Fastest first, kiln's reference last; plans and timing caches record these names.
-std::span<const Tactic> Deconvolution::cudaTactics() {
-  static constexpr Tactic kTactics[] = {
-      {"cudnn", cuda::createCudnn},
-      {"reference", cuda::createDeconvolutionReference},
-  };
-  return kTactics;
-}
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Deconvolution::cudaTactics() { return cuda::kTactics; }

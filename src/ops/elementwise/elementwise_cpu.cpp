@@ -257,18 +257,11 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
                                            c.outputs[0].dims);
 }
 
-constexpr Tactic kTactics[] = {
-    {"same_shape", &createSameShape},
-    {"scalar_broadcast", &createScalar},
-    {"reference", &createReference},
-};
+constexpr Tactic kTactics[] = {{"same_shape", &createSameShape},
+                               {"scalar_broadcast", &createScalar},
+                               {"reference", &createReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Elementwise::cpuTactics() { return cpu::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Elementwise::cpuTactics() { return cpu::kTactics; }

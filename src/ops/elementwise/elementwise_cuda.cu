@@ -239,17 +239,13 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
       });
 }
 
-constexpr Tactic kTactics[] = {
-    {"same_shape", &createSameShape},
-    {"scalar_broadcast", &createScalar},
-    {"reference", &createReference},
-};
+constexpr Tactic kTactics[] = {{"same_shape", &createSameShape},
+                               {"scalar_broadcast", &createScalar},
+                               {"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cuda::elementwise
 
-namespace kiln::ops {
-
-std::span<const Tactic> Elementwise::cudaTactics() { return cuda::elementwise::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Elementwise::cudaTactics() {
+  return cuda::elementwise::kTactics;
+}

@@ -18,14 +18,9 @@ KernelPtr createExpand(const KernelConfig& c, std::string* whyNot) {
                            [&](int32_t i, int64_t j) { return ops::expand::source(j, in.d[i]); });
 }
 
-constexpr Tactic kExpandTactics[] = {{"reference", &createExpand}};
+constexpr Tactic kTactics[] = {{"reference", &createExpand}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Expand::cpuTactics() { return cpu::kExpandTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Expand::cpuTactics() { return cpu::kTactics; }

@@ -133,17 +133,9 @@ KernelPtr createGemmReference(const KernelConfig& config, std::string* whyNot) {
   return std::make_unique<GemmReference>(gemmGeometry(config, *p));
 }
 
-constexpr Tactic kGemmTactics[] = {
-    {"sgemm", createGemmSgemm},
-    {"reference", createGemmReference},
-};
+constexpr Tactic kTactics[] = {{"sgemm", &createGemmSgemm}, {"reference", &createGemmReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Gemm::cpuTactics() { return cpu::kGemmTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Gemm::cpuTactics() { return cpu::kTactics; }

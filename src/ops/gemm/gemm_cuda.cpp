@@ -82,18 +82,10 @@ std::unique_ptr<Kernel> createCublas(const KernelConfig& c, std::string* whyNot)
   return std::make_unique<GemmCublas>(g);
 }
 
+// Fastest first, kiln's reference last; plans and timing caches record these names.
+constexpr Tactic kTactics[] = {{"cublas", &createCublas}, {"reference", &createGemmReference}};
+
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-// Fastest first, kiln's reference last; plans and timing caches record these names.
-std::span<const Tactic> Gemm::cudaTactics() {
-  static constexpr Tactic kTactics[] = {
-      {"cublas", cuda::createCublas},
-      {"reference", cuda::createGemmReference},
-  };
-  return kTactics;
-}
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Gemm::cudaTactics() { return cuda::kTactics; }

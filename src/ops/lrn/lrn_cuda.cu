@@ -54,15 +54,9 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
       });
 }
 
-constexpr Tactic kTactics[] = {
-    {"reference", &createReference},
-};
+constexpr Tactic kTactics[] = {{"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cuda::lrn
 
-namespace kiln::ops {
-
-std::span<const Tactic> LRN::cudaTactics() { return cuda::lrn::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::LRN::cudaTactics() { return cuda::lrn::kTactics; }

@@ -166,17 +166,10 @@ KernelPtr createMatmulReference(const KernelConfig& config, std::string* whyNot)
   return std::make_unique<MatmulReference>(planMatmul(config, *p));
 }
 
-constexpr Tactic kMatrixMultiplyTactics[] = {
-    {"sgemm", createMatmulSgemm},
-    {"reference", createMatmulReference},
-};
+constexpr Tactic kTactics[] = {{"sgemm", &createMatmulSgemm},
+                               {"reference", &createMatmulReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> MatrixMultiply::cpuTactics() { return cpu::kMatrixMultiplyTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::MatrixMultiply::cpuTactics() { return cpu::kTactics; }

@@ -139,18 +139,10 @@ std::unique_ptr<Kernel> createCublas(const KernelConfig& c, std::string* whyNot)
                                         batched);
 }
 
+// Fastest first, kiln's reference last; plans and timing caches record these names.
+constexpr Tactic kTactics[] = {{"cublas", &createCublas}, {"reference", &createMatmulReference}};
+
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-// Fastest first, kiln's reference last; plans and timing caches record these names.
-std::span<const Tactic> MatrixMultiply::cudaTactics() {
-  static constexpr Tactic kTactics[] = {
-      {"cublas", cuda::createCublas},
-      {"reference", cuda::createMatmulReference},
-  };
-  return kTactics;
-}
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::MatrixMultiply::cudaTactics() { return cuda::kTactics; }

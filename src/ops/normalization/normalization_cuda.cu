@@ -128,16 +128,11 @@ std::unique_ptr<Kernel> createSlices(const KernelConfig& c, std::string* whyNot)
       });
 }
 
-constexpr Tactic kTactics[] = {
-    {"block_per_slice", &createSlices},
-    {"reference", &createReference},
-};
+constexpr Tactic kTactics[] = {{"block_per_slice", &createSlices}, {"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cuda::normalization
 
-namespace kiln::ops {
-
-std::span<const Tactic> Normalization::cudaTactics() { return cuda::normalization::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Normalization::cudaTactics() {
+  return cuda::normalization::kTactics;
+}

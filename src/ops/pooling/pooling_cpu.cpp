@@ -133,16 +133,9 @@ KernelPtr createReference(const KernelConfig& config, std::string* whyNot) {
   return std::make_unique<PoolReference>(g);
 }
 
-constexpr Tactic kPoolingTactics[] = {
-    {"reference", createReference},
-};
+constexpr Tactic kTactics[] = {{"reference", &createReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Pooling::cpuTactics() { return cpu::kPoolingTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Pooling::cpuTactics() { return cpu::kTactics; }

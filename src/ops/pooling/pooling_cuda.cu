@@ -109,17 +109,10 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
       });
 }
 
+// kiln's reference only (no library tactic); plans and timing caches record the name.
+constexpr Tactic kTactics[] = {{"reference", &createReference}};
+
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-// kiln's reference only (no library tactic); plans and timing caches record the name.
-std::span<const Tactic> Pooling::cudaTactics() {
-  static constexpr Tactic kTactics[] = {
-      {"reference", cuda::createReference},
-  };
-  return kTactics;
-}
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Pooling::cudaTactics() { return cuda::kTactics; }

@@ -250,16 +250,9 @@ std::unique_ptr<Kernel> createRows(const KernelConfig& c, std::string* whyNot) {
       });
 }
 
-constexpr Tactic kTactics[] = {
-    {"contiguous_rows", &createRows},
-    {"reference", &createReference},
-};
+constexpr Tactic kTactics[] = {{"contiguous_rows", &createRows}, {"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cuda::reduce
 
-namespace kiln::ops {
-
-std::span<const Tactic> Reduce::cudaTactics() { return cuda::reduce::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Reduce::cudaTactics() { return cuda::reduce::kTactics; }

@@ -162,16 +162,9 @@ std::unique_ptr<Kernel> createRows(const KernelConfig& c, std::string* whyNot) {
       });
 }
 
-constexpr Tactic kTactics[] = {
-    {"contiguous_rows", &createRows},
-    {"reference", &createReference},
-};
+constexpr Tactic kTactics[] = {{"contiguous_rows", &createRows}, {"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cuda::softmax
 
-namespace kiln::ops {
-
-std::span<const Tactic> Softmax::cudaTactics() { return cuda::softmax::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Softmax::cudaTactics() { return cuda::softmax::kTactics; }

@@ -18,14 +18,9 @@ KernelPtr createTile(const KernelConfig& c, std::string* whyNot) {
                            [&](int32_t i, int64_t j) { return ops::tile::source(j, in.d[i]); });
 }
 
-constexpr Tactic kTileTactics[] = {{"reference", &createTile}};
+constexpr Tactic kTactics[] = {{"reference", &createTile}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Tile::cpuTactics() { return cpu::kTileTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Tile::cpuTactics() { return cpu::kTactics; }
