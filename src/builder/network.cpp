@@ -228,17 +228,26 @@ ILayer* NetworkImpl::addConvolution(ITensor& input, const ConvolutionParams& par
   }
   const Dims wDims =
       makeDims({params.outChannels, in.d[1] / params.groups, params.kernelH, params.kernelW});
+  return addWithWeights(LayerType::kCONVOLUTION, params, x, wDims, params.outChannels, kernel,
+                        bias);
+}
+
+ILayer* NetworkImpl::addWithWeights(LayerType type, LayerParams params, int32_t x,
+                                    const Dims& wDims, int32_t outChannels, const Weights& kernel,
+                                    const Weights& bias) {
+  const std::string call = std::string("add") + layerTypeName(type);
+  const std::string base =
+      std::string(layerTypeName(type)) + "_" + std::to_string(graph_.nodes.size());
   Status s;
-  const std::string base = "Convolution_" + std::to_string(graph_.nodes.size());
   const int32_t w = addConstantTensor(wDims, kernel, base + "_kernel", s);
-  if (w < 0) return fail(s.withContext("addConvolution kernel"));
+  if (w < 0) return fail(s.withContext(call + " kernel"));
   std::vector<int32_t> inputs{x, w};
   if (bias.count != 0) {
-    const int32_t b = addConstantTensor(makeDims({params.outChannels}), bias, base + "_bias", s);
-    if (b < 0) return fail(s.withContext("addConvolution bias"));
+    const int32_t b = addConstantTensor(makeDims({outChannels}), bias, base + "_bias", s);
+    if (b < 0) return fail(s.withContext(call + " bias"));
     inputs.push_back(b);
   }
-  return addBuiltin(LayerType::kCONVOLUTION, params, std::move(inputs));
+  return addBuiltin(type, std::move(params), std::move(inputs));
 }
 
 ILayer* NetworkImpl::addPooling(ITensor& input, const PoolingParams& params) {
@@ -419,17 +428,8 @@ ILayer* NetworkImpl::addDeconvolution(ITensor& input, const DeconvolutionParams&
   }
   const Dims wDims =
       makeDims({in.d[1], params.outChannels / params.groups, params.kernelH, params.kernelW});
-  Status s;
-  const std::string base = "Deconvolution_" + std::to_string(graph_.nodes.size());
-  const int32_t w = addConstantTensor(wDims, kernel, base + "_kernel", s);
-  if (w < 0) return fail(s.withContext("addDeconvolution kernel"));
-  std::vector<int32_t> inputs{x, w};
-  if (bias.count != 0) {
-    const int32_t b = addConstantTensor(makeDims({params.outChannels}), bias, base + "_bias", s);
-    if (b < 0) return fail(s.withContext("addDeconvolution bias"));
-    inputs.push_back(b);
-  }
-  return addBuiltin(LayerType::kDECONVOLUTION, params, std::move(inputs));
+  return addWithWeights(LayerType::kDECONVOLUTION, params, x, wDims, params.outChannels, kernel,
+                        bias);
 }
 
 ILayer* NetworkImpl::addNormalization(ITensor& input, ITensor& scale, ITensor& bias,
