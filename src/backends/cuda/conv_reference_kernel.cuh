@@ -23,4 +23,14 @@ std::unique_ptr<Kernel> makeConvReferenceKernel(const ConvGeometry& g, const cha
       });
 }
 
+// The "reference" tactic of convolution (P = ConvolutionParams) or deconvolution
+// (DeconvolutionParams), whose element function is Op.
+template <class P, template <typename> class Op>
+std::unique_ptr<Kernel> createConvReference(const KernelConfig& c, const char* name,
+                                            std::string* whyNot) {
+  ConvGeometry g;
+  if (!readConvGeometry<P>(c, "reference", &g, whyNot)) return nullptr;
+  return makeConvReferenceKernel<Op>(g, name);
+}
+
 }  // namespace kiln::cuda
