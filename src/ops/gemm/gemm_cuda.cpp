@@ -51,10 +51,8 @@ class GemmCublas final : public Kernel {
   bool usesLibraries() const override { return true; }
 
   Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    if (ctx.emulate) return unsupported("cuBLAS needs a GPU");
-    void* hv = nullptr;
-    KILN_RETURN_IF_ERROR(ctx.libraries->cublas(ctx.stream, hv));
-    auto h = static_cast<cublasHandle_t>(hv);
+    cublasHandle_t h = nullptr;
+    KILN_RETURN_IF_ERROR(cublasHandleFor(ctx, h));
     if (g_.hasC) KILN_RETURN_IF_ERROR(fillScaledC(out[0], in[2], g_, ctx));
     const float alpha = g_.alpha, beta = g_.hasC ? 1.f : 0.f;
     const cudaDataType_t t = cublasDataType(g_.type);
