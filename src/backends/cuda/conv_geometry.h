@@ -32,18 +32,9 @@ struct ConvGeometry {
 // DeconvolutionParams) of a configuration that passed validation.
 template <class P>
 void fillConvGeometry(const KernelConfig& c, const P& p, ConvGeometry* g) {
-  const Dims& x = c.inputs[0].dims;
-  const Dims& y = c.outputs[0].dims;
-  g->type = c.inputs[0].type;
-  g->channelsLast = c.inputs[0].format == TensorFormat::kCHANNELS_LAST;
+  fillSpatialGeometry(c, g);
   g->hasBias = c.inputs.size() == 3;
-  g->n = x.d[0];
-  g->c = x.d[1];
-  g->h = x.d[2];
-  g->w = x.d[3];
-  g->k = y.d[1];
-  g->oh = y.d[2];
-  g->ow = y.d[3];
+  g->k = c.outputs[0].dims.d[1];
   g->kh = p.kernelH;
   g->kw = p.kernelW;
   g->sh = p.strideH;

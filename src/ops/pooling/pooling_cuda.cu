@@ -34,16 +34,7 @@ bool readPooling(const KernelConfig& c, const char* tactic, PoolGeometry* g, std
   const auto* p =
       validateFloatLayer<PoolingParams>(c, LayerType::kPOOLING, "pooling", tactic, true, whyNot);
   if (!p) return false;
-  const Dims& x = c.inputs[0].dims;
-  const Dims& y = c.outputs[0].dims;
-  g->type = c.inputs[0].type;
-  g->channelsLast = c.inputs[0].format == TensorFormat::kCHANNELS_LAST;
-  g->n = x.d[0];
-  g->c = x.d[1];
-  g->h = x.d[2];
-  g->w = x.d[3];
-  g->oh = y.d[2];
-  g->ow = y.d[3];
+  fillSpatialGeometry(c, g);
   g->isMax = p->type == PoolingType::kMAX || p->type == PoolingType::kGLOBAL_MAX;
   if (p->type == PoolingType::kGLOBAL_MAX || p->type == PoolingType::kGLOBAL_AVERAGE) {
     // One window over the whole image: count = h * w, as the CPU divides by the plane.
