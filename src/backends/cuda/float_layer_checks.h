@@ -50,9 +50,6 @@ void fillSpatialGeometry(const KernelConfig& c, G* g) {
   g->ow = y.d[3];
 }
 
-// What a float kernel's run() returns for a type that validation would have refused.
-Status unsupportedFloatType(DataType t);
-
 // Whether a dim or size fits the int that cuDNN and cuBLAS take.
 inline bool fitsInt32(int64_t v) { return v >= 0 && v <= INT32_MAX; }
 

@@ -37,18 +37,24 @@ struct FloatIntOrBoolTypes {  // and bool as uint8_t
   }
 };
 
-// launch(T{}, in, out, ctx) -> Status enqueues the layer for storage type T. A type outside
-// Types (one its tactic's validation refused) fails run().
+// launch(T{}) -> Status for the storage type T of `type`; a type outside Types (one that
+// validation refused before) fails.
+template <class Types, class Launch>
+Status launchTyped(DataType type, Launch&& launch) {
+  Status s = Status::ok();
+  if (!Types::dispatch(type, [&](auto t) { s = launch(t); }))
+    return internalError(std::string("kiln's CUDA kernels: unsupported type ") +
+                         dataTypeName(type));
+  return s;
+}
+
+// launch(T{}, in, out, ctx) -> Status enqueues the layer for storage type T.
 template <class Types, class Launch>
 class TypedKernel final : public Kernel {
  public:
   TypedKernel(DataType type, Launch launch) : type_(type), launch_(std::move(launch)) {}
   Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    Status s = Status::ok();
-    if (!Types::dispatch(type_, [&](auto t) { s = launch_(t, in, out, ctx); }))
-      return internalError(std::string("kiln's CUDA kernels: unsupported type ") +
-                           dataTypeName(type_));
-    return s;
+    return launchTyped<Types>(type_, [&](auto t) { return launch_(t, in, out, ctx); });
   }
 
  private:

@@ -4,7 +4,6 @@
 // writes beta * C before the cuBLAS call. op(A), op(B) and C's broadcast are the CPU's
 // (gemm_semantics.h).
 #include "backends/cuda/elements.cuh"
-#include "backends/cuda/float_layer_checks.h"
 #include "backends/cuda/typed_kernel.cuh"
 #include "ops/gemm/gemm_cuda.h"
 #include "ops/gemm/gemm_semantics.h"
@@ -64,13 +63,11 @@ std::unique_ptr<Kernel> createGemmReference(const KernelConfig& c, std::string* 
 }
 
 Status fillScaledC(void* y, const void* cData, const GemmGeometry& g, const RunContext& ctx) {
-  Status s = unsupportedFloatType(g.type);
-  dispatchFloat(g.type, [&](auto tag) {
+  return launchTyped<FloatTypes>(g.type, [&](auto tag) {
     using T = decltype(tag);
-    s = launchElements(ScaledCOp<T>{static_cast<const T*>(cData), static_cast<T*>(y), g}, g.m * g.n,
-                       ctx, "dense_gemm_c");
+    return launchElements(ScaledCOp<T>{static_cast<const T*>(cData), static_cast<T*>(y), g},
+                          g.m * g.n, ctx, "dense_gemm_c");
   });
-  return s;
 }
 
 }  // namespace kiln::cuda
