@@ -23,54 +23,28 @@ struct ConvGeometry {
   bool hasBias = false;
 };
 
-// Fills *g from the configuration, or says why the configuration is unusable. Shapes are
-// re-inferred and compared with the outputs, so a corrupted plan cannot steer run() out of
-// bounds.
+// Fills *g from the configuration, or says why the configuration is unusable (see
+// validateFp32Linear: shapes are re-inferred and compared with the outputs, so a corrupted plan
+// cannot steer run() out of bounds).
 bool readGeometry(const KernelConfig& config, const char* tactic, ConvGeometry* g,
                   std::string* whyNot) {
-  const auto* p = std::get_if<ConvolutionParams>(&config.params);
-  if (!p || config.type != LayerType::kCONVOLUTION) {
+  if (config.type != LayerType::kCONVOLUTION) {
     *whyNot = std::string(tactic) + ": not a convolution configuration";
     return false;
   }
-  if (config.outputs.size() != 1) {
-    *whyNot = std::string(tactic) + ": convolution has 1 output, config has " +
-              std::to_string(config.outputs.size());
-    return false;
-  }
-  auto check = [&](const PluginTensorDesc& d, const std::string& what) {
-    if (d.type == DataType::kFLOAT && d.format == TensorFormat::kLINEAR &&
-        d.device == DeviceKind::kCPU)
-      return true;
-    *whyNot = what + " is " + dataTypeName(d.type) + " " + formatName(d.format) + "; " + tactic +
-              " supports fp32 linear CPU tensors only";
-    return false;
-  };
-  std::vector<TensorShape> in;
-  for (size_t i = 0; i < config.inputs.size(); ++i) {
-    if (!check(config.inputs[i], "input " + std::to_string(i))) return false;
-    in.push_back({config.inputs[i].dims, config.inputs[i].type});
-  }
-  if (!check(config.outputs[0], "output 0")) return false;
-  std::vector<TensorShape> out;
-  Status s = ops::Convolution::infer(*p, in, out);
-  if (!s.isOk()) {
-    *whyNot = std::string(tactic) + ": " + s.message();
-    return false;
-  }
-  if (out[0].dims != config.outputs[0].dims) {
-    *whyNot = std::string(tactic) + ": output dims in the configuration disagree with the inputs";
-    return false;
-  }
+  const auto* p = validateFp32Linear<ConvolutionParams>(config, "convolution", tactic,
+                                                        ops::Convolution::infer, whyNot);
+  if (!p) return false;
   const Dims& x = config.inputs[0].dims;
+  const Dims& y = config.outputs[0].dims;
   g->p = *p;
   g->batch = x.d[0];
   g->channels = x.d[1];
   g->height = x.d[2];
   g->width = x.d[3];
   g->outChannels = p->outChannels;
-  g->outHeight = out[0].dims.d[2];
-  g->outWidth = out[0].dims.d[3];
+  g->outHeight = y.d[2];
+  g->outWidth = y.d[3];
   g->groupChannels = g->channels / p->groups;
   g->groupOutChannels = g->outChannels / p->groups;
   g->patch = g->groupChannels * p->kernelH * p->kernelW;
@@ -85,10 +59,7 @@ class ConvReference final : public Kernel {
   explicit ConvReference(const ConvGeometry& g) : g_(g) {}
 
   Status run(const void* const* inputs, void* const* outputs, void*) const override {
-    const auto* x = static_cast<const float*>(inputs[0]);
-    const auto* w = static_cast<const float*>(inputs[1]);
-    const auto* bias = g_.hasBias ? static_cast<const float*>(inputs[2]) : nullptr;
-    auto* y = static_cast<float*>(outputs[0]);
+    const auto [x, w, bias, y] = fp32Buffers(inputs, outputs, g_.hasBias);
     const ConvolutionParams& p = g_.p;
     for (int64_t n = 0; n < g_.batch; ++n) {
       for (int64_t k = 0; k < g_.outChannels; ++k) {
@@ -181,10 +152,7 @@ class ConvIm2colSgemm final : public ConvGemmBase {
   size_t workspaceSize() const override { return ws_; }
 
   Status run(const void* const* inputs, void* const* outputs, void* workspace) const override {
-    const auto* x = static_cast<const float*>(inputs[0]);
-    const auto* w = static_cast<const float*>(inputs[1]);
-    const auto* bias = g_.hasBias ? static_cast<const float*>(inputs[2]) : nullptr;
-    auto* y = static_cast<float*>(outputs[0]);
+    const auto [x, w, bias, y] = fp32Buffers(inputs, outputs, g_.hasBias);
     auto* columns = static_cast<float*>(workspace);
     void* gemmWorkspace = static_cast<char*>(workspace) + wsColumns_;
     const int64_t pixels = g_.outHeight * g_.outWidth;
@@ -266,10 +234,7 @@ class ConvDirect1x1 final : public ConvGemmBase {
   }
 
   Status run(const void* const* inputs, void* const* outputs, void* workspace) const override {
-    const auto* x = static_cast<const float*>(inputs[0]);
-    const auto* w = static_cast<const float*>(inputs[1]);
-    const auto* bias = g_.hasBias ? static_cast<const float*>(inputs[2]) : nullptr;
-    auto* y = static_cast<float*>(outputs[0]);
+    const auto [x, w, bias, y] = fp32Buffers(inputs, outputs, g_.hasBias);
     const int64_t pixels = g_.height * g_.width;
     for (int64_t n = 0; n < g_.batch; ++n) {
       float* yn = y + n * g_.outChannels * pixels;

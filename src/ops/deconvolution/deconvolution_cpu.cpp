@@ -28,10 +28,7 @@ class DeconvReference final : public Kernel {
   explicit DeconvReference(const DeconvGeometry& g) : g_(g) {}
 
   Status run(const void* const* inputs, void* const* outputs, void*) const override {
-    const auto* x = static_cast<const float*>(inputs[0]);
-    const auto* w = static_cast<const float*>(inputs[1]);
-    const auto* bias = g_.hasBias ? static_cast<const float*>(inputs[2]) : nullptr;
-    auto* y = static_cast<float*>(outputs[0]);
+    const auto [x, w, bias, y] = fp32Buffers(inputs, outputs, g_.hasBias);
     const DeconvolutionParams& p = g_.p;
     const int64_t kernel = static_cast<int64_t>(p.kernelH) * p.kernelW;
     for (int64_t n = 0; n < g_.batch; ++n) {
@@ -131,10 +128,7 @@ class DeconvSgemmCol2im final : public Kernel {
   size_t workspaceSize() const override { return ws_; }
 
   Status run(const void* const* inputs, void* const* outputs, void* workspace) const override {
-    const auto* x = static_cast<const float*>(inputs[0]);
-    const auto* w = static_cast<const float*>(inputs[1]);
-    const auto* bias = g_.hasBias ? static_cast<const float*>(inputs[2]) : nullptr;
-    auto* y = static_cast<float*>(outputs[0]);
+    const auto [x, w, bias, y] = fp32Buffers(inputs, outputs, g_.hasBias);
     auto* columns = static_cast<float*>(workspace);
     void* gemmWorkspace = static_cast<char*>(workspace) + wsColumns_;
     const int64_t pixels = g_.height * g_.width;

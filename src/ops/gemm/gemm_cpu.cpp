@@ -48,10 +48,7 @@ class GemmReference final : public Kernel {
   explicit GemmReference(const GemmGeometry& g) : g_(g) {}
 
   Status run(const void* const* inputs, void* const* outputs, void*) const override {
-    const auto* a = static_cast<const float*>(inputs[0]);
-    const auto* b = static_cast<const float*>(inputs[1]);
-    const auto* c = g_.hasC ? static_cast<const float*>(inputs[2]) : nullptr;
-    auto* y = static_cast<float*>(outputs[0]);
+    const auto [a, b, c, y] = fp32Buffers(inputs, outputs, g_.hasC);
     const GemmParams& p = g_.p;
     for (int64_t i = 0; i < g_.m; ++i)
       for (int64_t j = 0; j < g_.n; ++j) {
