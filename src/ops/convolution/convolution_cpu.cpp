@@ -54,48 +54,40 @@ bool readGeometry(const KernelConfig& config, const char* tactic, ConvGeometry* 
 
 // Plain loops with double accumulation: obviously right, the yardstick for the others. The index
 // rule is the CUDA kernels' (convolution_semantics.h).
-class ConvReference final : public Kernel {
- public:
-  explicit ConvReference(const ConvGeometry& g) : g_(g) {}
-
-  Status run(const void* const* inputs, void* const* outputs, void*) const override {
-    const auto [x, w, bias, y] = fp32Buffers(inputs, outputs, g_.hasBias);
-    const ConvolutionParams& p = g_.p;
-    for (int64_t n = 0; n < g_.batch; ++n) {
-      for (int64_t k = 0; k < g_.outChannels; ++k) {
-        const int64_t c0 =
-            ops::convolution::groupFirstChannel(k, g_.groupOutChannels, g_.groupChannels);
-        const float* wk = w + k * g_.patch;
-        for (int64_t oh = 0; oh < g_.outHeight; ++oh) {
-          for (int64_t ow = 0; ow < g_.outWidth; ++ow) {
-            double sum = bias ? bias[k] : 0.0;
-            for (int64_t c = 0; c < g_.groupChannels; ++c) {
-              const float* xc = x + ((n * g_.channels) + c0 + c) * g_.height * g_.width;
-              for (int64_t r = 0; r < p.kernelH; ++r) {
-                const int64_t ih =
-                    ops::convolution::inputIndex(oh, r, p.strideH, p.padTop, p.dilationH);
-                if (KILN_CONVOLUTION_IS_PADDING(ih, g_.height)) continue;
-                for (int64_t q = 0; q < p.kernelW; ++q) {
-                  const int64_t iw =
-                      ops::convolution::inputIndex(ow, q, p.strideW, p.padLeft, p.dilationW);
-                  if (KILN_CONVOLUTION_IS_PADDING(iw, g_.width)) continue;
-                  sum += static_cast<double>(xc[ih * g_.width + iw]) *
-                         wk[(c * p.kernelH + r) * p.kernelW + q];
-                }
+Status convReference(const ConvGeometry& g, const void* const* inputs, void* const* outputs) {
+  const auto [x, w, bias, y] = fp32Buffers(inputs, outputs, g.hasBias);
+  const ConvolutionParams& p = g.p;
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t k = 0; k < g.outChannels; ++k) {
+      const int64_t c0 =
+          ops::convolution::groupFirstChannel(k, g.groupOutChannels, g.groupChannels);
+      const float* wk = w + k * g.patch;
+      for (int64_t oh = 0; oh < g.outHeight; ++oh) {
+        for (int64_t ow = 0; ow < g.outWidth; ++ow) {
+          double sum = bias ? bias[k] : 0.0;
+          for (int64_t c = 0; c < g.groupChannels; ++c) {
+            const float* xc = x + ((n * g.channels) + c0 + c) * g.height * g.width;
+            for (int64_t r = 0; r < p.kernelH; ++r) {
+              const int64_t ih =
+                  ops::convolution::inputIndex(oh, r, p.strideH, p.padTop, p.dilationH);
+              if (KILN_CONVOLUTION_IS_PADDING(ih, g.height)) continue;
+              for (int64_t q = 0; q < p.kernelW; ++q) {
+                const int64_t iw =
+                    ops::convolution::inputIndex(ow, q, p.strideW, p.padLeft, p.dilationW);
+                if (KILN_CONVOLUTION_IS_PADDING(iw, g.width)) continue;
+                sum += static_cast<double>(xc[ih * g.width + iw]) *
+                       wk[(c * p.kernelH + r) * p.kernelW + q];
               }
             }
-            y[((n * g_.outChannels + k) * g_.outHeight + oh) * g_.outWidth + ow] =
-                static_cast<float>(sum);
           }
+          y[((n * g.outChannels + k) * g.outHeight + oh) * g.outWidth + ow] =
+              static_cast<float>(sum);
         }
       }
     }
-    return Status::ok();
   }
-
- private:
-  ConvGeometry g_;
-};
+  return Status::ok();
+}
 
 // Shared by the sgemm-based kernels: per group, weights [Kg, patch] are the left operand (packed
 // once when constant) and the output rows of that group are C.
@@ -271,7 +263,7 @@ KernelPtr createDirect1x1(const KernelConfig& config, std::string* whyNot) {
 KernelPtr createReference(const KernelConfig& config, std::string* whyNot) {
   ConvGeometry g;
   if (!readGeometry(config, "reference", &g, whyNot)) return nullptr;
-  return std::make_unique<ConvReference>(g);
+  return makeReferenceKernel<convReference>(g);
 }
 
 constexpr Tactic kTactics[] = {{"im2col_sgemm", &createIm2colSgemm},
