@@ -62,4 +62,22 @@ struct Op;
 KILN_BUILTIN_OPS(KILN_DECLARE_OP)
 #undef KILN_DECLARE_OP
 
+// f(Op{}) with Op the ops::Op<T> that `type` names (its members are static: the argument only
+// carries the type), or otherwise() for kCONSTANT, kPLUGIN and invalid values: the one switch
+// over the op list that each dispatch by LayerType goes through (op_table.cpp).
+template <class F, class Otherwise>
+auto withOp(LayerType type, F&& f, Otherwise&& otherwise) {
+  switch (type) {
+#define KILN_WITH_OP_CASE(ENUM, VALUE, NAME) \
+  case LayerType::k##ENUM:                   \
+    return f(NAME{});
+    KILN_BUILTIN_OPS(KILN_WITH_OP_CASE)
+#undef KILN_WITH_OP_CASE
+    case LayerType::kCONSTANT:
+    case LayerType::kPLUGIN:
+      break;
+  }
+  return otherwise();
+}
+
 }  // namespace kiln::ops
