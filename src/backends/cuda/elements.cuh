@@ -66,24 +66,6 @@ Status launchElements(const Op& op, int64_t count, const RunContext& ctx, const 
   return Status::ok();
 }
 
-// Calls f(T{}) with T the storage type of a floating-point DataType; false for other types.
-template <typename F>
-bool dispatchFloat(DataType type, F&& f) {
-  switch (type) {
-    case DataType::kFLOAT:
-      f(float{});
-      return true;
-    case DataType::kHALF:
-      f(__half{});
-      return true;
-    case DataType::kBF16:
-      f(__nv_bfloat16{});
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Row-major strides of logical dims; element offset of a logical index under a format
 // (channels-last: rank 4, memory order N, H, W, C).
 struct Shape {

@@ -9,33 +9,43 @@
 // holding by value whatever it prepared (geometry, counts); run() picks T from `type` and calls it.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 
-#include "backends/cuda/type_dispatch.cuh"
+#include "backends/cuda/elements.cuh"
 
 namespace kiln::cuda {
 
-// The storage types a typed kernel runs for (type_dispatch.cuh, elements.cuh).
-struct FloatTypes {  // fp32, fp16, bf16
+// A DataType and the storage type of its elements in kiln's CUDA kernels.
+template <DataType kType, class T>
+struct Stored {
+  static constexpr DataType type = kType;
+  using Storage = T;
+};
+
+// The element types a typed kernel runs for: dispatch(t, f) calls f(T{}) with T the storage type
+// of `t`, or returns false for a type outside the set.
+template <class... Entries>
+struct ElementTypes {
   template <class F>
   static bool dispatch(DataType t, F&& f) {
-    return dispatchFloat(t, f);
+    return ((t == Entries::type && (f(typename Entries::Storage{}), true)) || ...);
   }
 };
-struct FloatOrIntTypes {  // and int32, int64
-  template <class F>
-  static bool dispatch(DataType t, F&& f) {
-    return dispatchFloatOrInt(t, f);
-  }
-};
-struct FloatIntOrBoolTypes {  // and bool as uint8_t
-  template <class F>
-  static bool dispatch(DataType t, F&& f) {
-    return dispatchFloatIntOrBool(t, f);
-  }
-};
+
+using FloatTypes = ElementTypes<Stored<DataType::kFLOAT, float>, Stored<DataType::kHALF, __half>,
+                                Stored<DataType::kBF16, __nv_bfloat16>>;
+using FloatOrIntTypes =
+    ElementTypes<Stored<DataType::kFLOAT, float>, Stored<DataType::kHALF, __half>,
+                 Stored<DataType::kBF16, __nv_bfloat16>, Stored<DataType::kINT32, int32_t>,
+                 Stored<DataType::kINT64, int64_t>>;
+// Bool is stored as uint8_t.
+using FloatIntOrBoolTypes =
+    ElementTypes<Stored<DataType::kFLOAT, float>, Stored<DataType::kHALF, __half>,
+                 Stored<DataType::kBF16, __nv_bfloat16>, Stored<DataType::kINT32, int32_t>,
+                 Stored<DataType::kINT64, int64_t>, Stored<DataType::kBOOL, uint8_t>>;
 
 // launch(T{}) -> Status for the storage type T of `type`; a type outside Types (one that
 // validation refused before) fails.
