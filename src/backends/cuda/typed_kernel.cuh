@@ -46,6 +46,11 @@ using FloatIntOrBoolTypes =
     ElementTypes<Stored<DataType::kFLOAT, float>, Stored<DataType::kHALF, __half>,
                  Stored<DataType::kBF16, __nv_bfloat16>, Stored<DataType::kINT32, int32_t>,
                  Stored<DataType::kINT64, int64_t>, Stored<DataType::kBOOL, uint8_t>>;
+// Every DataType.
+using AllTypes = ElementTypes<Stored<DataType::kFLOAT, float>, Stored<DataType::kHALF, __half>,
+                              Stored<DataType::kBF16, __nv_bfloat16>,
+                              Stored<DataType::kINT8, int8_t>, Stored<DataType::kINT32, int32_t>,
+                              Stored<DataType::kINT64, int64_t>, Stored<DataType::kBOOL, uint8_t>>;
 
 // launch(T{}) -> Status for the storage type T of `type`; a type outside Types (one that
 // validation refused before) fails.
