@@ -15,26 +15,11 @@
 #include <utility>
 
 #include "backends/cuda/elements.cuh"
+#include "core/element_types.h"
 
 namespace kiln::cuda {
 
-// A DataType and the storage type of its elements in kiln's CUDA kernels.
-template <DataType kType, class T>
-struct Stored {
-  static constexpr DataType type = kType;
-  using Storage = T;
-};
-
-// The element types a typed kernel runs for: dispatch(t, f) calls f(T{}) with T the storage type
-// of `t`, or returns false for a type outside the set.
-template <class... Entries>
-struct ElementTypes {
-  template <class F>
-  static bool dispatch(DataType t, F&& f) {
-    return ((t == Entries::type && (f(typename Entries::Storage{}), true)) || ...);
-  }
-};
-
+// The element types of kiln's CUDA kernels (core/element_types.h).
 using FloatTypes = ElementTypes<Stored<DataType::kFLOAT, float>, Stored<DataType::kHALF, __half>,
                                 Stored<DataType::kBF16, __nv_bfloat16>>;
 using FloatOrIntTypes =
