@@ -45,7 +45,9 @@ class ContextResources {
 
 class Backend : public IDevice {
  public:
-  virtual const char* name() const = 0;  // "CPU", "CUDA": for messages
+  // "CPU", "CUDA": for messages. A backend is named by the kind of device it runs on (there is
+  // one backend per kind, see backendFor).
+  const char* name() const { return getKind() == DeviceKind::kCUDA ? "CUDA" : "CPU"; }
   // Build targets ("cpu"; "cuda", "cuda:N"): whether `target` names this backend; resolving it
   // checks that the device is there and says what the plan records ("cpu", "cuda:sm_90").
   virtual bool buildsFor(const std::string& target) const = 0;

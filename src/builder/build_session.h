@@ -79,6 +79,9 @@ class BuildSession {
   // (or converting a constant once, at build time) when its home has another one.
   Status want(int32_t g, DataType type, TensorFormat format, int32_t& out);
   int32_t addTensor(BuildTensor tensor);
+  // The tensor a step writes for graph tensor `g` (a node's output): named after it and made its
+  // home.
+  int32_t addNodeOutput(int32_t g, BuildTensor tensor);
   std::string uniqueName(const std::string& base);
 
   // plugin_selection.cpp

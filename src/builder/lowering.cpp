@@ -33,6 +33,13 @@ int32_t BuildSession::addTensor(BuildTensor tensor) {
   return static_cast<int32_t>(tensors_.size()) - 1;
 }
 
+int32_t BuildSession::addNodeOutput(int32_t g, BuildTensor tensor) {
+  tensor.name = uniqueName(graph_.tensors[g].name);
+  const int32_t b = addTensor(std::move(tensor));
+  home_[g] = b;
+  return b;
+}
+
 Status BuildSession::lower() {
   // Everything given is built: the passes (passes/pipeline.h) already removed what no output
   // needs.
@@ -195,12 +202,9 @@ Status BuildSession::lowerBuiltin(const GraphNode& node) {
   step.inputs = std::move(inputs);
   for (size_t o = 0; o < outputs.size(); ++o) {
     BuildTensor t;
-    t.name = uniqueName(graph_.tensors[node.outputs[o]].name);
     t.dims = outputs[o].dims;
     t.type = outputs[o].type;
-    const int32_t b = addTensor(std::move(t));
-    home_[node.outputs[o]] = b;
-    step.outputs.push_back(b);
+    step.outputs.push_back(addNodeOutput(node.outputs[o], std::move(t)));
   }
   steps_.push_back(std::move(step));
   return Status::ok();

@@ -10,6 +10,16 @@ namespace kiln {
 
 // ---- handles ------------------------------------------------------------------------------------
 
+namespace {
+
+// The tensor at position i of a layer's inputs or outputs; nullptr outside the list.
+ITensor* tensorAt(const NetworkImpl& net, const std::vector<int32_t>& list, int32_t i) {
+  if (i < 0 || i >= static_cast<int32_t>(list.size())) return nullptr;
+  return net.getTensorHandle(list[i]);
+}
+
+}  // namespace
+
 const char* TensorImpl::getName() const { return net_.graph().tensors[index_].name.c_str(); }
 bool TensorImpl::setName(const char* name) { return name && net_.renameTensor(index_, name); }
 Dims TensorImpl::getDimensions() const { return net_.graph().tensors[index_].shape.dims; }
@@ -24,17 +34,13 @@ int32_t LayerImpl::getNbInputs() const {
   return static_cast<int32_t>(net_.graph().nodes[index_].inputs.size());
 }
 ITensor* LayerImpl::getInput(int32_t i) const {
-  const auto& in = net_.graph().nodes[index_].inputs;
-  if (i < 0 || i >= static_cast<int32_t>(in.size())) return nullptr;
-  return net_.getTensorHandle(in[i]);
+  return tensorAt(net_, net_.graph().nodes[index_].inputs, i);
 }
 int32_t LayerImpl::getNbOutputs() const {
   return static_cast<int32_t>(net_.graph().nodes[index_].outputs.size());
 }
 ITensor* LayerImpl::getOutput(int32_t i) const {
-  const auto& out = net_.graph().nodes[index_].outputs;
-  if (i < 0 || i >= static_cast<int32_t>(out.size())) return nullptr;
-  return net_.getTensorHandle(out[i]);
+  return tensorAt(net_, net_.graph().nodes[index_].outputs, i);
 }
 
 // ---- network ------------------------------------------------------------------------------------
@@ -65,36 +71,47 @@ ITensor* NetworkImpl::getTensorHandle(int32_t index) const {
   return tensors_[index].get();
 }
 
-std::string NetworkImpl::uniqueLayerName(const std::string& base) {
+namespace {
+
+using NameIndex = std::unordered_map<std::string, int32_t>;
+
+// `base`, else base_1, base_2, ...: the first name `names` does not hold.
+std::string uniqueName(const NameIndex& names, const std::string& base) {
   std::string name = base;
-  for (int i = 1; layerNames_.count(name); ++i) name = base + "_" + std::to_string(i);
+  for (int i = 1; names.count(name); ++i) name = base + "_" + std::to_string(i);
   return name;
 }
 
-std::string NetworkImpl::uniqueTensorName(const std::string& base) {
-  std::string name = base;
-  for (int i = 1; tensorNames_.count(name); ++i) name = base + "_" + std::to_string(i);
-  return name;
-}
-
-bool NetworkImpl::renameTensor(int32_t index, const std::string& name) {
+// Renames entry `index`, now called `current`, to `name` in `names`: false when `name` is empty
+// or another entry's; true (nothing to do) when it is already this entry's.
+bool renameEntry(NameIndex& names, int32_t index, std::string& current, const std::string& name) {
   if (name.empty()) return false;
-  auto it = tensorNames_.find(name);
-  if (it != tensorNames_.end()) return it->second == index;
-  tensorNames_.erase(graph_.tensors[index].name);
-  graph_.tensors[index].name = name;
-  tensorNames_[name] = index;
+  auto it = names.find(name);
+  if (it != names.end()) return it->second == index;
+  names.erase(current);
+  current = name;
+  names[name] = index;
   return true;
 }
 
+}  // namespace
+
+std::string NetworkImpl::uniqueLayerName(const std::string& base) {
+  return uniqueName(layerNames_, base);
+}
+
+std::string NetworkImpl::uniqueTensorName(const std::string& base) {
+  return uniqueName(tensorNames_, base);
+}
+
+bool NetworkImpl::renameTensor(int32_t index, const std::string& name) {
+  return renameEntry(tensorNames_, index, graph_.tensors[index].name, name);
+}
+
 bool NetworkImpl::renameLayer(int32_t index, const std::string& name) {
-  if (name.empty()) return false;
-  auto it = layerNames_.find(name);
-  if (it != layerNames_.end()) return it->second == index;
-  layerNames_.erase(graph_.nodes[index].name);
-  graph_.nodes[index].name = name;
-  if (graph_.nodes[index].plugin) graph_.nodes[index].plugin->setLayer(name);
-  layerNames_[name] = index;
+  GraphNode& node = graph_.nodes[index];
+  if (!renameEntry(layerNames_, index, node.name, name)) return false;
+  if (node.plugin) node.plugin->setLayer(name);  // its errors name the layer
   return true;
 }
 
@@ -228,17 +245,26 @@ ILayer* NetworkImpl::addConvolution(ITensor& input, const ConvolutionParams& par
   }
   const Dims wDims =
       makeDims({params.outChannels, in.d[1] / params.groups, params.kernelH, params.kernelW});
+  return addWithWeights(LayerType::kCONVOLUTION, params, x, wDims, params.outChannels, kernel,
+                        bias);
+}
+
+ILayer* NetworkImpl::addWithWeights(LayerType type, LayerParams params, int32_t x,
+                                    const Dims& wDims, int32_t outChannels, const Weights& kernel,
+                                    const Weights& bias) {
+  const std::string call = std::string("add") + layerTypeName(type);
+  const std::string base =
+      std::string(layerTypeName(type)) + "_" + std::to_string(graph_.nodes.size());
   Status s;
-  const std::string base = "Convolution_" + std::to_string(graph_.nodes.size());
   const int32_t w = addConstantTensor(wDims, kernel, base + "_kernel", s);
-  if (w < 0) return fail(s.withContext("addConvolution kernel"));
+  if (w < 0) return fail(s.withContext(call + " kernel"));
   std::vector<int32_t> inputs{x, w};
   if (bias.count != 0) {
-    const int32_t b = addConstantTensor(makeDims({params.outChannels}), bias, base + "_bias", s);
-    if (b < 0) return fail(s.withContext("addConvolution bias"));
+    const int32_t b = addConstantTensor(makeDims({outChannels}), bias, base + "_bias", s);
+    if (b < 0) return fail(s.withContext(call + " bias"));
     inputs.push_back(b);
   }
-  return addBuiltin(LayerType::kCONVOLUTION, params, std::move(inputs));
+  return addBuiltin(type, std::move(params), std::move(inputs));
 }
 
 ILayer* NetworkImpl::addPooling(ITensor& input, const PoolingParams& params) {
@@ -419,17 +445,8 @@ ILayer* NetworkImpl::addDeconvolution(ITensor& input, const DeconvolutionParams&
   }
   const Dims wDims =
       makeDims({in.d[1], params.outChannels / params.groups, params.kernelH, params.kernelW});
-  Status s;
-  const std::string base = "Deconvolution_" + std::to_string(graph_.nodes.size());
-  const int32_t w = addConstantTensor(wDims, kernel, base + "_kernel", s);
-  if (w < 0) return fail(s.withContext("addDeconvolution kernel"));
-  std::vector<int32_t> inputs{x, w};
-  if (bias.count != 0) {
-    const int32_t b = addConstantTensor(makeDims({params.outChannels}), bias, base + "_bias", s);
-    if (b < 0) return fail(s.withContext("addDeconvolution bias"));
-    inputs.push_back(b);
-  }
-  return addBuiltin(LayerType::kDECONVOLUTION, params, std::move(inputs));
+  return addWithWeights(LayerType::kDECONVOLUTION, params, x, wDims, params.outChannels, kernel,
+                        bias);
 }
 
 ILayer* NetworkImpl::addNormalization(ITensor& input, ITensor& scale, ITensor& bias,

@@ -109,6 +109,10 @@ class NetworkImpl final : public INetworkDefinition {
   int32_t addConstantTensor(const Dims& dims, const Weights& weights, const std::string& name,
                             Status& status);
   ILayer* addBuiltin(LayerType type, LayerParams params, std::vector<int32_t> inputs);
+  // A convolution or deconvolution of input x: its kernel (wDims) and, when given, its bias
+  // ([outChannels]) become constant inputs 1 and 2, named after the layer.
+  ILayer* addWithWeights(LayerType type, LayerParams params, int32_t x, const Dims& wDims,
+                         int32_t outChannels, const Weights& kernel, const Weights& bias);
   ILayer* addNode(GraphNode node, const std::vector<TensorShape>& outputs);
   std::string uniqueLayerName(const std::string& base);
   std::string uniqueTensorName(const std::string& base);

@@ -13,10 +13,12 @@ namespace kiln::plan {
 namespace detail {
 namespace {
 
-Status checkCount(size_t n, const char* what) {
+// A list's length as a u32, refused when the list is too long for the plan format.
+Status writeCount(ByteWriter& w, size_t n, const char* what) {
   if (n > std::numeric_limits<uint32_t>::max())
     return invalidArgument(std::string("writePlan: too many ") + what + " (" + std::to_string(n) +
                            ") for the plan format");
+  w.u32(static_cast<uint32_t>(n));
   return Status::ok();
 }
 
@@ -29,15 +31,13 @@ Status writeString(ByteWriter& w, const std::string& s, size_t maxBytes, const c
 }
 
 Status writeIndexList(ByteWriter& w, const std::vector<int32_t>& list, const char* what) {
-  KILN_RETURN_IF_ERROR(checkCount(list.size(), what));
-  w.u32(static_cast<uint32_t>(list.size()));
+  KILN_RETURN_IF_ERROR(writeCount(w, list.size(), what));
   for (int32_t v : list) w.i32(v);
   return Status::ok();
 }
 
 Status writeTensors(ByteWriter& w, const Plan& plan) {
-  KILN_RETURN_IF_ERROR(checkCount(plan.tensors.size(), "tensors"));
-  w.u32(static_cast<uint32_t>(plan.tensors.size()));
+  KILN_RETURN_IF_ERROR(writeCount(w, plan.tensors.size(), "tensors"));
   for (const Tensor& t : plan.tensors) {
     KILN_RETURN_IF_ERROR(writeString(w, t.name, kMaxStringBytes, "a tensor name"));
     writeDims(w, t.dims);
@@ -51,8 +51,7 @@ Status writeTensors(ByteWriter& w, const Plan& plan) {
 }
 
 Status writeSteps(ByteWriter& w, const Plan& plan) {
-  KILN_RETURN_IF_ERROR(checkCount(plan.steps.size(), "steps"));
-  w.u32(static_cast<uint32_t>(plan.steps.size()));
+  KILN_RETURN_IF_ERROR(writeCount(w, plan.steps.size(), "steps"));
   for (const Step& s : plan.steps) {
     KILN_RETURN_IF_ERROR(writeString(w, s.layerName, kMaxStringBytes, "a layer name"));
     w.u32(static_cast<uint32_t>(s.type));
@@ -64,8 +63,7 @@ Status writeSteps(ByteWriter& w, const Plan& plan) {
     w.f64(s.medianMs);
     w.u64(s.workspaceBytes);
     w.i32(s.pluginIndex);
-    KILN_RETURN_IF_ERROR(checkCount(s.candidates.size(), "candidates"));
-    w.u32(static_cast<uint32_t>(s.candidates.size()));
+    KILN_RETURN_IF_ERROR(writeCount(w, s.candidates.size(), "candidates"));
     for (const Candidate& c : s.candidates) {
       KILN_RETURN_IF_ERROR(writeString(w, c.name, kMaxStringBytes, "a candidate name"));
       w.f64(c.medianMs);
@@ -77,8 +75,7 @@ Status writeSteps(ByteWriter& w, const Plan& plan) {
 }
 
 Status writeWeights(ByteWriter& w, const Plan& plan) {
-  KILN_RETURN_IF_ERROR(checkCount(plan.weights.size(), "weights"));
-  w.u32(static_cast<uint32_t>(plan.weights.size()));
+  KILN_RETURN_IF_ERROR(writeCount(w, plan.weights.size(), "weights"));
   for (size_t i = 0; i < plan.weights.size(); ++i) {
     if (!plan.weights[i])
       return invalidArgument("writePlan: weights " + std::to_string(i) + " are null");
@@ -88,8 +85,7 @@ Status writeWeights(ByteWriter& w, const Plan& plan) {
 }
 
 Status writePlugins(ByteWriter& w, const Plan& plan) {
-  KILN_RETURN_IF_ERROR(checkCount(plan.plugins.size(), "plugin records"));
-  w.u32(static_cast<uint32_t>(plan.plugins.size()));
+  KILN_RETURN_IF_ERROR(writeCount(w, plan.plugins.size(), "plugin records"));
   for (const PluginRecord& p : plan.plugins) {
     KILN_RETURN_IF_ERROR(writeString(w, p.name, kMaxStringBytes, "a plugin name"));
     KILN_RETURN_IF_ERROR(writeString(w, p.version, kMaxStringBytes, "a plugin version"));

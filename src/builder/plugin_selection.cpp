@@ -277,13 +277,10 @@ Status BuildSession::lowerPlugin(const GraphNode& node) {
   }
   for (size_t o = 0; o < outputs.size(); ++o) {
     BuildTensor t;
-    t.name = uniqueName(graph_.tensors[node.outputs[o]].name);
     t.dims = outputs[o].dims;
     t.type = chosen[nbIn + o].type;
     t.format = chosen[nbIn + o].format;
-    const int32_t b = addTensor(std::move(t));
-    home_[node.outputs[o]] = b;
-    step.outputs.push_back(b);
+    step.outputs.push_back(addNodeOutput(node.outputs[o], std::move(t)));
   }
   steps_.push_back(std::move(step));
   return Status::ok();

@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cstring>
+#include <type_traits>
 
 namespace kiln {
 
@@ -83,49 +84,24 @@ Status ByteReader::u8(uint8_t& v, const char* field) {
   return Status::ok();
 }
 
-Status ByteReader::u32(uint32_t& v, const char* field) {
-  KILN_RETURN_IF_ERROR(need(4, field));
-  v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(data_[pos_ + i]) << (8 * i);
-  pos_ += 4;
+template <class T>
+Status ByteReader::littleEndian(T& v, const char* field) {
+  using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  static_assert(sizeof(T) == sizeof(U));
+  KILN_RETURN_IF_ERROR(need(sizeof(U), field));
+  U u = 0;
+  for (size_t i = 0; i < sizeof(U); ++i) u |= static_cast<U>(data_[pos_ + i]) << (8 * i);
+  pos_ += sizeof(U);
+  v = std::bit_cast<T>(u);
   return Status::ok();
 }
 
-Status ByteReader::u64(uint64_t& v, const char* field) {
-  KILN_RETURN_IF_ERROR(need(8, field));
-  v = 0;
-  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(data_[pos_ + i]) << (8 * i);
-  pos_ += 8;
-  return Status::ok();
-}
-
-Status ByteReader::i32(int32_t& v, const char* field) {
-  uint32_t u = 0;
-  KILN_RETURN_IF_ERROR(u32(u, field));
-  v = static_cast<int32_t>(u);
-  return Status::ok();
-}
-
-Status ByteReader::i64(int64_t& v, const char* field) {
-  uint64_t u = 0;
-  KILN_RETURN_IF_ERROR(u64(u, field));
-  v = static_cast<int64_t>(u);
-  return Status::ok();
-}
-
-Status ByteReader::f32(float& v, const char* field) {
-  uint32_t u = 0;
-  KILN_RETURN_IF_ERROR(u32(u, field));
-  v = std::bit_cast<float>(u);
-  return Status::ok();
-}
-
-Status ByteReader::f64(double& v, const char* field) {
-  uint64_t u = 0;
-  KILN_RETURN_IF_ERROR(u64(u, field));
-  v = std::bit_cast<double>(u);
-  return Status::ok();
-}
+Status ByteReader::u32(uint32_t& v, const char* field) { return littleEndian(v, field); }
+Status ByteReader::u64(uint64_t& v, const char* field) { return littleEndian(v, field); }
+Status ByteReader::i32(int32_t& v, const char* field) { return littleEndian(v, field); }
+Status ByteReader::i64(int64_t& v, const char* field) { return littleEndian(v, field); }
+Status ByteReader::f32(float& v, const char* field) { return littleEndian(v, field); }
+Status ByteReader::f64(double& v, const char* field) { return littleEndian(v, field); }
 
 Status ByteReader::boolean(bool& v, const char* field) {
   const size_t at = offset();

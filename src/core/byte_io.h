@@ -100,6 +100,10 @@ class ByteReader {
   Status errorAt(size_t at, const std::string& what) const;
 
  private:
+  // The next sizeof(T) (4 or 8) bytes, little-endian, as T: an integer, or a float's IEEE bits.
+  template <class T>
+  Status littleEndian(T& v, const char* field);
+
   Status need(uint64_t n, const char* field) const;
   std::string context(const char* field) const;
 

@@ -1,5 +1,6 @@
 #include "core/plan_codec.h"
 
+#include <iterator>
 #include <string>
 #include <variant>
 
@@ -9,21 +10,11 @@
 namespace kiln::plan {
 
 const char* sectionName(uint32_t tag) {
-  switch (static_cast<SectionTag>(tag)) {
-    case SectionTag::kTENSORS:
-      return "tensors";
-    case SectionTag::kSTEPS:
-      return "steps";
-    case SectionTag::kWEIGHTS:
-      return "weights";
-    case SectionTag::kPLUGINS:
-      return "plugins";
-    case SectionTag::kIO:
-      return "io";
-    case SectionTag::kMEMORY:
-      return "memory";
-  }
-  return "unknown";
+  // Tags count from 1 (kTENSORS).
+  static constexpr const char* kNames[] = {"tensors", "steps", "weights",
+                                           "plugins", "io",    "memory"};
+  static_assert(std::size(kNames) == kSectionCount);
+  return tag >= 1 && tag <= kSectionCount ? kNames[tag - 1] : "unknown";
 }
 
 std::string quotedName(const std::string& s) {

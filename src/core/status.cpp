@@ -1,29 +1,17 @@
 #include "kiln/status.h"
 
+#include <iterator>
+
+#include "core/enum_names.h"
+
 namespace kiln {
 
 const char* statusCodeName(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk:
-      return "ok";
-    case StatusCode::kInvalidArgument:
-      return "invalid argument";
-    case StatusCode::kNotFound:
-      return "not found";
-    case StatusCode::kUnsupported:
-      return "unsupported";
-    case StatusCode::kCorruptData:
-      return "corrupt data";
-    case StatusCode::kPluginFailure:
-      return "plugin failure";
-    case StatusCode::kIoError:
-      return "i/o error";
-    case StatusCode::kInternal:
-      return "internal error";
-    case StatusCode::kDeviceError:
-      return "device error";
-  }
-  return "unknown";
+  static constexpr const char* kNames[] = {"ok",          "invalid argument", "not found",
+                                           "unsupported", "corrupt data",     "plugin failure",
+                                           "i/o error",   "internal error",   "device error"};
+  static_assert(std::size(kNames) == static_cast<size_t>(StatusCode::kDeviceError) + 1);
+  return enumName(code, kNames, "unknown");
 }
 
 std::string Status::toString() const {

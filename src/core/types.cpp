@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 
+#include "core/enum_names.h"
 #include "kiln/float16.h"
 #include "kiln/layers.h"
 #include "kiln/plugin.h"
@@ -28,33 +30,16 @@ size_t dataTypeSize(DataType type) {
 }
 
 const char* dataTypeName(DataType type) {
-  switch (type) {
-    case DataType::kFLOAT:
-      return "fp32";
-    case DataType::kHALF:
-      return "fp16";
-    case DataType::kBF16:
-      return "bf16";
-    case DataType::kINT8:
-      return "int8";
-    case DataType::kINT32:
-      return "int32";
-    case DataType::kINT64:
-      return "int64";
-    case DataType::kBOOL:
-      return "bool";
-  }
-  return "invalid";
+  static constexpr const char* kNames[] = {"fp32",  "fp16",  "bf16", "int8",
+                                           "int32", "int64", "bool"};
+  static_assert(std::size(kNames) == kDataTypeCount);
+  return enumName(type, kNames, "invalid");
 }
 
 const char* formatName(TensorFormat format) {
-  switch (format) {
-    case TensorFormat::kLINEAR:
-      return "linear";
-    case TensorFormat::kCHANNELS_LAST:
-      return "channels_last";
-  }
-  return "invalid";
+  static constexpr const char* kNames[] = {"linear", "channels_last"};
+  static_assert(std::size(kNames) == kTensorFormatCount);
+  return enumName(format, kNames, "invalid");
 }
 
 int64_t volume(const Dims& dims) {
@@ -151,25 +136,10 @@ const char* layerTypeName(LayerType type) {
 }
 
 const char* pluginFieldTypeName(PluginFieldType type) {
-  switch (type) {
-    case PluginFieldType::kFLOAT32:
-      return "float32";
-    case PluginFieldType::kFLOAT64:
-      return "float64";
-    case PluginFieldType::kINT8:
-      return "int8";
-    case PluginFieldType::kINT16:
-      return "int16";
-    case PluginFieldType::kINT32:
-      return "int32";
-    case PluginFieldType::kINT64:
-      return "int64";
-    case PluginFieldType::kSTRING:
-      return "string";
-    case PluginFieldType::kDIMS:
-      return "dims";
-  }
-  return "invalid";
+  static constexpr const char* kNames[] = {"float32", "float64", "int8",   "int16",
+                                           "int32",   "int64",   "string", "dims"};
+  static_assert(std::size(kNames) == static_cast<size_t>(PluginFieldType::kDIMS) + 1);
+  return enumName(type, kNames, "invalid");
 }
 
 }  // namespace kiln

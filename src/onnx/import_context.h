@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -137,6 +138,20 @@ void addReduceImporters(ImporterTable& t);
 void addMiscImporters(ImporterTable& t);
 
 // Small helpers shared by importers.
+
+// The value that `name` stands for in a table of (name, value) pairs, such as the choices of a
+// string attribute; false when it is none of the names.
+template <class V>
+bool lookupName(const std::string& name, std::initializer_list<std::pair<const char*, V>> table,
+                V& out) {
+  for (const auto& [n, v] : table) {
+    if (name == n) {
+      out = v;
+      return true;
+    }
+  }
+  return false;
+}
 Dims dimsOf(const std::vector<int64_t>& v);
 std::vector<int64_t> toInts(const ConstTensor& c);
 ConstTensor intsConstant(const std::vector<int64_t>& v, DataType type = DataType::kINT64);

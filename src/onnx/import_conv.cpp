@@ -37,30 +37,56 @@ Status batchNormScaleShift(ImportContext& ctx, const onnx::NodeProto& bn, int64_
   return Status::ok();
 }
 
-Status importConv(NodeContext& n) {
-  KILN_RETURN_IF_ERROR(n.requireInputs(2, 3));
+// What Conv and ConvTranspose start from: input 0 (a 1-D one seen as [N, C, 1, L]), its dims,
+// the constant weights (input 1) and their dims as 4-D.
+struct ConvInputs {
   ITensor* in = nullptr;
   bool oneD = false;
-  KILN_RETURN_IF_ERROR(windowInput(n, in, oneD));
-  const Dims x = in->getDimensions();
+  Dims x;
   const ConstTensor* w = nullptr;
-  KILN_RETURN_IF_ERROR(weights(n, 1, w));
-  Dims wd = w->dims;
-  if (oneD && wd.nbDims == 3) wd = makeDims({wd.d[0], wd.d[1], 1, wd.d[2]});
-  if (wd.nbDims != 4) return n.unsupportedError("weights must be 3-D or 4-D");
-  auto ks = n.attrInts("kernel_shape", {wd.d[2], wd.d[3]});
-  if (oneD && ks.size() == 1) ks = {1, ks[0]};
-  if (ks.size() != 2 || ks[0] != wd.d[2] || ks[1] != wd.d[3])
+  Dims wd;
+};
+
+Status convInputs(NodeContext& n, ConvInputs& c) {
+  KILN_RETURN_IF_ERROR(n.requireInputs(2, 3));
+  KILN_RETURN_IF_ERROR(windowInput(n, c.in, c.oneD));
+  c.x = c.in->getDimensions();
+  KILN_RETURN_IF_ERROR(weights(n, 1, c.w));
+  c.wd = c.w->dims;
+  if (c.oneD && c.wd.nbDims == 3) c.wd = makeDims({c.wd.d[0], c.wd.d[1], 1, c.wd.d[2]});
+  if (c.wd.nbDims != 4) return n.unsupportedError("weights must be 3-D or 4-D");
+  return Status::ok();
+}
+
+// kernel_shape, which must match the weights, and the window over the input.
+Status convWindow(NodeContext& n, const ConvInputs& c, bool transposed, std::vector<int64_t>& ks,
+                  Window& win) {
+  ks = n.attrInts("kernel_shape", {c.wd.d[2], c.wd.d[3]});
+  if (c.oneD && ks.size() == 1) ks = {1, ks[0]};
+  if (ks.size() != 2 || ks[0] != c.wd.d[2] || ks[1] != c.wd.d[3])
     return n.error("kernel_shape does not match the weights");
-  Window win;
-  KILN_RETURN_IF_ERROR(readWindow(n, x, ks, win, false, oneD));
-  ConvolutionParams p;
-  p.outChannels = int32_t(w->dims.d[0]);
+  return readWindow(n, c.x, ks, win, transposed, c.oneD);
+}
+
+// The window fields ConvolutionParams and DeconvolutionParams share.
+template <class P>
+void setWindowParams(const std::vector<int64_t>& ks, const Window& win, P& p) {
   p.kernelH = int32_t(ks[0]), p.kernelW = int32_t(ks[1]);
   p.strideH = int32_t(win.stride[0]), p.strideW = int32_t(win.stride[1]);
   p.dilationH = int32_t(win.dilation[0]), p.dilationW = int32_t(win.dilation[1]);
   p.padTop = int32_t(win.padBegin[0]), p.padLeft = int32_t(win.padBegin[1]);
   p.padBottom = int32_t(win.padEnd[0]), p.padRight = int32_t(win.padEnd[1]);
+}
+
+Status importConv(NodeContext& n) {
+  ConvInputs c;
+  KILN_RETURN_IF_ERROR(convInputs(n, c));
+  std::vector<int64_t> ks;
+  Window win;
+  KILN_RETURN_IF_ERROR(convWindow(n, c, false, ks, win));
+  ConvolutionParams p;
+  p.outChannels = int32_t(c.w->dims.d[0]);
+  setWindowParams(ks, win, p);
   p.groups = int32_t(n.attrInt("group", 1));
   std::vector<float> bias;
   if (n.hasInput(2)) {
@@ -69,33 +95,22 @@ Status importConv(NodeContext& n) {
     if (b->count() != p.outChannels) return n.error("bias must have one value per output channel");
     bias = b->f;
   }
-  Weights kw{DataType::kFLOAT, w->f.data(), w->count()};
+  Weights kw{DataType::kFLOAT, c.w->f.data(), c.w->count()};
   Weights bw{DataType::kFLOAT, bias.data(), int64_t(bias.size())};
-  return setWindowOutput(n, n.net().addConvolution(*in, p, kw, bw), oneD);
+  return setWindowOutput(n, n.net().addConvolution(*c.in, p, kw, bw), c.oneD);
 }
 
 Status importConvTranspose(NodeContext& n) {
-  KILN_RETURN_IF_ERROR(n.requireInputs(2, 3));
-  ITensor* in = nullptr;
-  bool oneD = false;
-  KILN_RETURN_IF_ERROR(windowInput(n, in, oneD));
-  const Dims x = in->getDimensions();
-  const ConstTensor* w = nullptr;
-  KILN_RETURN_IF_ERROR(weights(n, 1, w));
-  Dims wd = w->dims;
-  if (oneD && wd.nbDims == 3) wd = makeDims({wd.d[0], wd.d[1], 1, wd.d[2]});
-  if (wd.nbDims != 4) return n.unsupportedError("weights must be 3-D or 4-D");
+  ConvInputs c;
+  KILN_RETURN_IF_ERROR(convInputs(n, c));
   const int64_t groups = n.attrInt("group", 1);
-  auto ks = n.attrInts("kernel_shape", {wd.d[2], wd.d[3]});
-  if (oneD && ks.size() == 1) ks = {1, ks[0]};
-  if (ks.size() != 2 || ks[0] != wd.d[2] || ks[1] != wd.d[3])
-    return n.error("kernel_shape does not match the weights");
+  std::vector<int64_t> ks;
   Window win;
-  KILN_RETURN_IF_ERROR(readWindow(n, x, ks, win, true, oneD));
+  KILN_RETURN_IF_ERROR(convWindow(n, c, true, ks, win));
   auto outPad =
-      n.attrInts("output_padding", oneD ? std::vector<int64_t>{0} : std::vector<int64_t>{0, 0});
+      n.attrInts("output_padding", c.oneD ? std::vector<int64_t>{0} : std::vector<int64_t>{0, 0});
   auto outShape = n.attrInts("output_shape");
-  if (oneD) {
+  if (c.oneD) {
     if (outPad.size() != 1) return n.error("output_padding must have 1 value");
     outPad = {0, outPad[0]};
     if (outShape.size() == 1) outShape = {1, outShape[0]};
@@ -105,10 +120,10 @@ Status importConvTranspose(NodeContext& n) {
   const std::string autoPad = n.attrString("auto_pad", "NOTSET");
   if (!outShape.empty() || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     if (outShape.size() == 4) outShape = {outShape[2], outShape[3]};
-    if (outShape.empty()) outShape = {x.d[2] * win.stride[0], x.d[3] * win.stride[1]};
+    if (outShape.empty()) outShape = {c.x.d[2] * win.stride[0], c.x.d[3] * win.stride[1]};
     if (outShape.size() != 2) return n.error("output_shape must have 2 (or 4) values");
     for (int k = 0; k < 2; ++k) {
-      const int64_t total = win.stride[k] * (x.d[2 + k] - 1) + outPad[k] +
+      const int64_t total = win.stride[k] * (c.x.d[2 + k] - 1) + outPad[k] +
                             (win.kernel[k] - 1) * win.dilation[k] + 1 - outShape[k];
       if (total < 0) {
         // Larger than the natural size: the extra goes to output_padding.
@@ -123,12 +138,8 @@ Status importConvTranspose(NodeContext& n) {
     }
   }
   DeconvolutionParams p;
-  p.outChannels = int32_t(wd.d[1] * groups);
-  p.kernelH = int32_t(ks[0]), p.kernelW = int32_t(ks[1]);
-  p.strideH = int32_t(win.stride[0]), p.strideW = int32_t(win.stride[1]);
-  p.dilationH = int32_t(win.dilation[0]), p.dilationW = int32_t(win.dilation[1]);
-  p.padTop = int32_t(win.padBegin[0]), p.padLeft = int32_t(win.padBegin[1]);
-  p.padBottom = int32_t(win.padEnd[0]), p.padRight = int32_t(win.padEnd[1]);
+  p.outChannels = int32_t(c.wd.d[1] * groups);
+  setWindowParams(ks, win, p);
   p.groups = int32_t(groups);
   p.outputPaddingH = int32_t(outPad[0]), p.outputPaddingW = int32_t(outPad[1]);
   std::vector<float> bias;
@@ -137,9 +148,9 @@ Status importConvTranspose(NodeContext& n) {
     KILN_RETURN_IF_ERROR(weights(n, 2, b));
     bias = b->f;
   }
-  Weights kw{DataType::kFLOAT, w->f.data(), w->count()};
+  Weights kw{DataType::kFLOAT, c.w->f.data(), c.w->count()};
   Weights bw{DataType::kFLOAT, bias.data(), int64_t(bias.size())};
-  return setWindowOutput(n, n.net().addDeconvolution(*in, p, kw, bw), oneD);
+  return setWindowOutput(n, n.net().addDeconvolution(*c.in, p, kw, bw), c.oneD);
 }
 
 // A [C] vector as a constant shaped [1, C, 1, ...] for broadcasting against an NC... tensor.

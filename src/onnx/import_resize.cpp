@@ -8,11 +8,11 @@ namespace {
 
 Status modeOf(NodeContext& n, ResizeParams& p) {
   const std::string mode = n.attrString("mode", "nearest");
-  if (mode == "nearest")
-    p.mode = ResizeMode::kNEAREST;
-  else if (mode == "linear" || mode == "bilinear")
-    p.mode = ResizeMode::kLINEAR;
-  else
+  if (!lookupName(mode,
+                  {{"nearest", ResizeMode::kNEAREST},
+                   {"linear", ResizeMode::kLINEAR},
+                   {"bilinear", ResizeMode::kLINEAR}},
+                  p.mode))
     return n.unsupportedError("mode '" + mode + "' is not supported (nearest and linear are)");
   return Status::ok();
 }
@@ -100,28 +100,21 @@ Status importResize(NodeContext& n) {
     return n.error("only one of scales and sizes may be given");
   if (sizes.empty() && scales.empty()) return n.error("one of scales and sizes must be given");
   const std::string ct = n.attrString("coordinate_transformation_mode", "half_pixel");
-  if (ct == "half_pixel")
-    p.coordinates = ResizeCoordinates::kHALF_PIXEL;
-  else if (ct == "asymmetric")
-    p.coordinates = ResizeCoordinates::kASYMMETRIC;
-  else if (ct == "align_corners")
-    p.coordinates = ResizeCoordinates::kALIGN_CORNERS;
-  else if (ct == "pytorch_half_pixel")
-    p.coordinates = ResizeCoordinates::kPYTORCH_HALF_PIXEL;
-  else if (ct == "tf_half_pixel_for_nn")
-    p.coordinates = ResizeCoordinates::kTF_HALF_PIXEL_FOR_NN;
-  else
+  if (!lookupName(ct,
+                  {{"half_pixel", ResizeCoordinates::kHALF_PIXEL},
+                   {"asymmetric", ResizeCoordinates::kASYMMETRIC},
+                   {"align_corners", ResizeCoordinates::kALIGN_CORNERS},
+                   {"pytorch_half_pixel", ResizeCoordinates::kPYTORCH_HALF_PIXEL},
+                   {"tf_half_pixel_for_nn", ResizeCoordinates::kTF_HALF_PIXEL_FOR_NN}},
+                  p.coordinates))
     return n.unsupportedError("coordinate_transformation_mode '" + ct + "' is not supported");
   const std::string nm = n.attrString("nearest_mode", "round_prefer_floor");
-  if (nm == "round_prefer_floor")
-    p.rounding = ResizeRounding::kROUND_PREFER_FLOOR;
-  else if (nm == "round_prefer_ceil")
-    p.rounding = ResizeRounding::kROUND_PREFER_CEIL;
-  else if (nm == "floor")
-    p.rounding = ResizeRounding::kFLOOR;
-  else if (nm == "ceil")
-    p.rounding = ResizeRounding::kCEIL;
-  else
+  if (!lookupName(nm,
+                  {{"round_prefer_floor", ResizeRounding::kROUND_PREFER_FLOOR},
+                   {"round_prefer_ceil", ResizeRounding::kROUND_PREFER_CEIL},
+                   {"floor", ResizeRounding::kFLOOR},
+                   {"ceil", ResizeRounding::kCEIL}},
+                  p.rounding))
     return n.error("unknown nearest_mode '" + nm + "'");
   if (n.attrInt("exclude_outside", 0) != 0)
     return n.unsupportedError("exclude_outside is not supported");

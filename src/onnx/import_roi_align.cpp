@@ -8,11 +8,7 @@ Status importRoiAlign(NodeContext& n) {
   KILN_RETURN_IF_ERROR(n.requireInputs(3, 3));
   RoiAlignParams p;
   const std::string mode = n.attrString("mode", "avg");
-  if (mode == "avg")
-    p.mode = RoiAlignMode::kAVERAGE;
-  else if (mode == "max")
-    p.mode = RoiAlignMode::kMAX;
-  else
+  if (!lookupName(mode, {{"avg", RoiAlignMode::kAVERAGE}, {"max", RoiAlignMode::kMAX}}, p.mode))
     return n.error("unknown mode '" + mode + "'");
   p.outputHeight = int32_t(n.attrInt("output_height", 1));
   p.outputWidth = int32_t(n.attrInt("output_width", 1));
@@ -21,11 +17,7 @@ Status importRoiAlign(NodeContext& n) {
   // Opset 10 had only what opset 16 calls output_half_pixel.
   const std::string ct = n.attrString("coordinate_transformation_mode",
                                       n.opset() >= 16 ? "half_pixel" : "output_half_pixel");
-  if (ct == "half_pixel")
-    p.halfPixel = true;
-  else if (ct == "output_half_pixel")
-    p.halfPixel = false;
-  else
+  if (!lookupName(ct, {{"half_pixel", true}, {"output_half_pixel", false}}, p.halfPixel))
     return n.error("unknown coordinate_transformation_mode '" + ct + "'");
   if (p.outputHeight < 1 || p.outputWidth < 1 || p.samplingRatio < 0)
     return n.error("output_height/width must be positive and sampling_ratio not negative");

@@ -305,13 +305,11 @@ Status importPad(NodeContext& n) {
   std::vector<int64_t> pads;
   PaddingParams p;
   const std::string mode = n.attrString("mode", "constant");
-  if (mode == "constant")
-    p.mode = PaddingMode::kCONSTANT;
-  else if (mode == "reflect")
-    p.mode = PaddingMode::kREFLECT;
-  else if (mode == "edge")
-    p.mode = PaddingMode::kEDGE;
-  else
+  if (!lookupName(mode,
+                  {{"constant", PaddingMode::kCONSTANT},
+                   {"reflect", PaddingMode::kREFLECT},
+                   {"edge", PaddingMode::kEDGE}},
+                  p.mode))
     return n.unsupportedError("mode '" + mode + "' is not supported");
   if (n.opset() < 11) {
     KILN_RETURN_IF_ERROR(n.requireInputs(1, 1));

@@ -17,6 +17,14 @@
 //                fp16 instead of fp32 where the target has a kernel).
 //   cpuTactics   the CPU backend's implementations, fastest first, the plain reference last.
 //   cudaTactics  the CUDA backend's (defined in the unit's *_cuda.* files, built with CUDA only).
+//
+// A unit ends each backend's file with its tactic table and the accessor, defined by its
+// qualified name (no namespace to reopen):
+//   constexpr Tactic kTactics[] = {{"fast", &createFast}, {"reference", &createReference}};
+//   }  // namespace
+//   }  // namespace kiln::cpu
+//   std::span<const kiln::Tactic> kiln::ops::Softmax::cpuTactics() { return cpu::kTactics; }
+// Plans and timing caches record tactics by name: a name, once used, never changes.
 #pragma once
 
 #include <span>
@@ -38,6 +46,9 @@ struct InputCount {
   const char* names;
 };
 
+// The shapes a shape rule takes (one per input) and gives (one per output).
+using Shapes = std::vector<TensorShape>;
+
 template <LayerType T>
 struct Op;
 
@@ -48,10 +59,8 @@ struct Op;
     static constexpr LayerType type = LayerType::k##ENUM;                                 \
     static constexpr const char* name = #NAME;                                            \
     static const InputCount inputs;                                                       \
-    static Status shapeRule(const Params& params, const std::vector<TensorShape>& inputs, \
-                            std::vector<TensorShape>& outputs);                           \
-    static Status infer(const Params& params, const std::vector<TensorShape>& inputs,     \
-                        std::vector<TensorShape>& outputs);                               \
+    static Status shapeRule(const Params& params, const Shapes& inputs, Shapes& outputs); \
+    static Status infer(const Params& params, const Shapes& inputs, Shapes& outputs);     \
     static bool computeTypes(const Params& params, std::vector<DataType>& types,          \
                              std::string& why);                                           \
     static std::span<const Tactic> cpuTactics();                                          \
@@ -60,5 +69,23 @@ struct Op;
   using NAME = Op<LayerType::k##ENUM>;
 KILN_BUILTIN_OPS(KILN_DECLARE_OP)
 #undef KILN_DECLARE_OP
+
+// f(Op{}) with Op the ops::Op<T> that `type` names (its members are static: the argument only
+// carries the type), or otherwise() for kCONSTANT, kPLUGIN and invalid values: the one switch
+// over the op list that each dispatch by LayerType goes through (op_table.cpp).
+template <class F, class Otherwise>
+auto withOp(LayerType type, F&& f, Otherwise&& otherwise) {
+  switch (type) {
+#define KILN_WITH_OP_CASE(ENUM, VALUE, NAME) \
+  case LayerType::k##ENUM:                   \
+    return f(NAME{});
+    KILN_BUILTIN_OPS(KILN_WITH_OP_CASE)
+#undef KILN_WITH_OP_CASE
+    case LayerType::kCONSTANT:
+    case LayerType::kPLUGIN:
+      break;
+  }
+  return otherwise();
+}
 
 }  // namespace kiln::ops

@@ -24,25 +24,18 @@ Status inferAs(const LayerParams& params, const std::vector<TensorShape>& in,
 
 Status inferLayerOutputs(LayerType type, const LayerParams& params,
                          const std::vector<TensorShape>& in, std::vector<TensorShape>& out) {
-  switch (type) {
-#define KILN_INFER_CASE(ENUM, VALUE, NAME) \
-  case LayerType::k##ENUM:                 \
-    return inferAs<ops::NAME>(params, in, out);
-    KILN_BUILTIN_OPS(KILN_INFER_CASE)
-#undef KILN_INFER_CASE
-    case LayerType::kCONSTANT:
-    case LayerType::kPLUGIN:
-      break;
-  }
-  return invalidArgument(std::string(layerTypeName(type)) +
-                         " layers have no built-in shape inference");
+  return ops::withOp(
+      type, [&](auto op) { return inferAs<decltype(op)>(params, in, out); },
+      [&] {
+        return invalidArgument(std::string(layerTypeName(type)) +
+                               " layers have no built-in shape inference");
+      });
 }
 
 namespace ops {
 
 #define KILN_DEFINE_INFER(ENUM, VALUE, NAME)                                                  \
-  Status NAME::infer(const Params& params, const std::vector<TensorShape>& in,                \
-                     std::vector<TensorShape>& out) {                                         \
+  Status NAME::infer(const Params& params, const Shapes& in, Shapes& out) {                   \
     KILN_RETURN_IF_ERROR(shape::checkInputs(name, inputs.min, inputs.max, inputs.names, in)); \
     return shapeRule(params, in, out);                                                        \
   }
@@ -68,17 +61,9 @@ bool computeTypes(LayerType type, const LayerParams& params, std::vector<DataTyp
 }
 
 std::span<const Tactic> cpuTactics(LayerType type) {
-  switch (type) {
-#define KILN_CPU_TACTICS_CASE(ENUM, VALUE, NAME) \
-  case LayerType::k##ENUM:                       \
-    return NAME::cpuTactics();
-    KILN_BUILTIN_OPS(KILN_CPU_TACTICS_CASE)
-#undef KILN_CPU_TACTICS_CASE
-    case LayerType::kCONSTANT:
-    case LayerType::kPLUGIN:
-      break;
-  }
-  return {};
+  return withOp(
+      type, [](auto op) { return decltype(op)::cpuTactics(); },
+      [] { return std::span<const Tactic>(); });
 }
 
 const Tactic* findTactic(std::span<const Tactic> tactics, std::string_view name) {

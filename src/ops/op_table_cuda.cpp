@@ -6,17 +6,9 @@
 namespace kiln::ops {
 
 std::span<const Tactic> cudaTactics(LayerType type) {
-  switch (type) {
-#define KILN_CUDA_TACTICS_CASE(ENUM, VALUE, NAME) \
-  case LayerType::k##ENUM:                        \
-    return NAME::cudaTactics();
-    KILN_BUILTIN_OPS(KILN_CUDA_TACTICS_CASE)
-#undef KILN_CUDA_TACTICS_CASE
-    case LayerType::kCONSTANT:
-    case LayerType::kPLUGIN:
-      break;
-  }
-  return {};
+  return withOp(
+      type, [](auto op) { return decltype(op)::cudaTactics(); },
+      [] { return std::span<const Tactic>(); });
 }
 
 }  // namespace kiln::ops

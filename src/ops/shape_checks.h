@@ -114,6 +114,17 @@ inline Status checkPerChannel(const char* layer, const char* what, const Dims& d
   return Status::ok();
 }
 
+// An enum parameter holds one of its values, 0 to enumCount - 1 (kiln/ops/<op>.h): one from a
+// corrupt plan or an integer cast may not. Else "<layer>: <what> <value>" ("activation: unknown
+// activation type 18").
+template <class E>
+Status checkEnum(const char* layer, const char* what, E value) {
+  const auto v = static_cast<int32_t>(value);
+  if (v < 0 || v >= enumCount(E{}))
+    return invalidArgument(std::string(layer) + ": " + what + " " + std::to_string(v));
+  return Status::ok();
+}
+
 // Maps a possibly negative axis into [0, rank), or fails naming the layer.
 inline Status normalizeAxis(const char* layer, int32_t axis, int32_t rank, int32_t* out) {
   if (axis < -rank || axis >= rank)

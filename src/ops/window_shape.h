@@ -1,5 +1,5 @@
-// The sliding window of convolution and pooling along one spatial axis: its parameters checked,
-// and its output extent.
+// The sliding window of convolution, deconvolution and pooling along one spatial axis: its
+// parameters checked, and its output extent; and the channel groups of (de)convolution.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,24 @@ inline Status checkWindow(const char* layer, const char* axis, int32_t kernel, i
   if (padBegin < 0 || padEnd < 0)
     return invalidArgument(where + "padding along " + axis + " is (" + str(padBegin) + ", " +
                            str(padEnd) + "), must be >= 0");
+  return Status::ok();
+}
+
+// The channel groups of convolution and deconvolution: groups and outChannels at least 1, and
+// groups dividing both the input channels (x is [N,C,H,W]) and outChannels.
+inline Status checkGroups(const char* layer, int32_t groups, int32_t outChannels, const Dims& x) {
+  const std::string where = std::string(layer) + ": ";
+  if (groups < 1) return invalidArgument(where + "groups is " + str(groups) + ", must be >= 1");
+  if (outChannels < 1)
+    return invalidArgument(where + "outChannels is " + str(outChannels) + ", must be >= 1");
+  const int64_t channels = x.d[1];
+  if (channels < 1) return invalidArgument(where + "input has no channels: " + dimsString(x));
+  if (channels % groups != 0)
+    return invalidArgument(where + "groups " + str(groups) + " does not divide the " +
+                           str(channels) + " input channels");
+  if (outChannels % groups != 0)
+    return invalidArgument(where + "groups " + str(groups) + " does not divide outChannels " +
+                           str(outChannels));
   return Status::ok();
 }
 

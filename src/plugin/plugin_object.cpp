@@ -98,47 +98,45 @@ std::string creatorError(IPluginCreator& creator) {
 
 }  // namespace
 
-Status PluginObject::create(IPluginCreator& creator, const std::string& pluginNamespace,
-                            const std::string& layer, const PluginFieldCollection& fields,
-                            std::shared_ptr<PluginObject>& out) {
+Status PluginObject::fromCreator(IPluginCreator& creator, const char* call,
+                                 const std::function<IPlugin*()>& make, PluginRole role,
+                                 const std::string& pluginNamespace, const std::string& layer,
+                                 std::shared_ptr<PluginObject>& out) {
   const std::string name = orEmpty(creator.getPluginName());
   const std::string version = orEmpty(creator.getPluginVersion());
-  IPlugin* plugin = creator.createPlugin(layer.c_str(), &fields);
+  IPlugin* plugin = make();
   const int64_t id = plugin ? Tracer::instance().newObjectId() : -1;
-  traceCreatorCall(name.c_str(), version.c_str(), pluginNamespace, layer, "createPlugin", id,
+  traceCreatorCall(name.c_str(), version.c_str(), pluginNamespace, layer, call, id,
                    plugin ? kPLUGIN_SUCCESS : kPLUGIN_FAILURE);
   if (!plugin) {
     return pluginFailure("plugin " + name + " version " + version + " namespace '" +
-                         pluginNamespace + "' (layer '" + layer +
-                         "'): createPlugin() failed in phase " + phaseName(currentPhase()) + ": " +
+                         pluginNamespace + "' (layer '" + layer + "'): " + call +
+                         "() failed in phase " + phaseName(currentPhase()) + ": " +
                          creatorError(creator));
   }
-  out.reset(new PluginObject(plugin, id, PluginRole::kDefinition, name, version, pluginNamespace,
-                             layer, false));
+  out.reset(new PluginObject(plugin, id, role, name, version, pluginNamespace, layer,
+                             role == PluginRole::kEngine));
   out->plugin_->setPluginNamespace(out->namespace_.c_str());
   out->trace("setPluginNamespace", kPLUGIN_SUCCESS);
   return Status::ok();
 }
 
+Status PluginObject::create(IPluginCreator& creator, const std::string& pluginNamespace,
+                            const std::string& layer, const PluginFieldCollection& fields,
+                            std::shared_ptr<PluginObject>& out) {
+  return fromCreator(
+      creator, "createPlugin", [&] { return creator.createPlugin(layer.c_str(), &fields); },
+      PluginRole::kDefinition, pluginNamespace, layer, out);
+}
+
 Status PluginObject::deserialize(IPluginCreator& creator, const std::string& pluginNamespace,
                                  const std::string& layer, const void* data, size_t length,
                                  std::shared_ptr<PluginObject>& out) {
-  const std::string name = orEmpty(creator.getPluginName());
-  const std::string version = orEmpty(creator.getPluginVersion());
-  IPlugin* plugin = creator.deserializePlugin(layer.c_str(), data, length);
-  const int64_t id = plugin ? Tracer::instance().newObjectId() : -1;
-  traceCreatorCall(name.c_str(), version.c_str(), pluginNamespace, layer, "deserializePlugin", id,
-                   plugin ? kPLUGIN_SUCCESS : kPLUGIN_FAILURE);
-  if (!plugin) {
-    return pluginFailure("plugin " + name + " version " + version + " namespace '" +
-                         pluginNamespace + "' (layer '" + layer +
-                         "'): deserializePlugin() failed in phase " + phaseName(currentPhase()) +
-                         ": " + creatorError(creator));
-  }
-  std::shared_ptr<PluginObject> object(new PluginObject(plugin, id, PluginRole::kEngine, name,
-                                                        version, pluginNamespace, layer, true));
-  object->plugin_->setPluginNamespace(object->namespace_.c_str());
-  object->trace("setPluginNamespace", kPLUGIN_SUCCESS);
+  std::shared_ptr<PluginObject> object;
+  KILN_RETURN_IF_ERROR(fromCreator(
+      creator, "deserializePlugin",
+      [&] { return creator.deserializePlugin(layer.c_str(), data, length); }, PluginRole::kEngine,
+      pluginNamespace, layer, object));
 
   // Guarantee 6: what we got must serialize back to exactly the bytes it came from.
   std::vector<uint8_t> again;

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -97,6 +98,14 @@ class PluginObject {
  private:
   PluginObject(IPlugin* plugin, int64_t id, PluginRole role, std::string name, std::string version,
                std::string pluginNamespace, std::string layer, bool fromDeserialize);
+
+  // The object that a creator call (`call`: createPlugin or deserializePlugin, which `make` makes)
+  // gives, the call traced and the object's namespace set; a failure names the plugin, version,
+  // namespace, layer and phase. kEngine objects are the ones from deserializePlugin.
+  static Status fromCreator(IPluginCreator& creator, const char* call,
+                            const std::function<IPlugin*()>& make, PluginRole role,
+                            const std::string& pluginNamespace, const std::string& layer,
+                            std::shared_ptr<PluginObject>& out);
 
   // Traces a call on this object and turns a failure into a Status naming everything.
   Status traced(const char* call, int32_t status, int64_t result = -1) const;

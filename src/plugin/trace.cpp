@@ -21,6 +21,16 @@ void appendKey(std::string& out, const char* key) {
   out += "\":";
 }
 
+// ,"key":"value" and ,"key":number.
+void appendField(std::string& out, const char* key, std::string_view value) {
+  appendKey(out, key);
+  appendJsonString(out, value);
+}
+void appendField(std::string& out, const char* key, int64_t value) {
+  appendKey(out, key);
+  out += std::to_string(value);
+}
+
 }  // namespace
 
 const char* tracePhaseName(TracePhase phase) {
@@ -45,28 +55,17 @@ std::string formatTraceEvent(const TraceEvent& event, int64_t seq, int64_t threa
   out.reserve(160);
   out += "{\"seq\":";
   out += std::to_string(seq);
-  appendKey(out, "phase");
-  appendJsonString(out, tracePhaseName(event.phase));
-  appendKey(out, "plugin");
-  appendJsonString(out, text(event.plugin));
-  appendKey(out, "version");
-  appendJsonString(out, text(event.version));
-  appendKey(out, "ns");
-  appendJsonString(out, text(event.ns));
-  appendKey(out, "layer");
-  appendJsonString(out, text(event.layer));
-  appendKey(out, "call");
-  appendJsonString(out, text(event.call));
+  appendField(out, "phase", tracePhaseName(event.phase));
+  appendField(out, "plugin", text(event.plugin));
+  appendField(out, "version", text(event.version));
+  appendField(out, "ns", text(event.ns));
+  appendField(out, "layer", text(event.layer));
+  appendField(out, "call", text(event.call));
   appendKey(out, "object");
   out += event.object < 0 ? std::string("null") : std::to_string(event.object);
-  if (event.result >= 0) {
-    appendKey(out, "result");
-    out += std::to_string(event.result);
-  }
-  appendKey(out, "status");
-  out += std::to_string(event.status);
-  appendKey(out, "thread");
-  out += std::to_string(thread);
+  if (event.result >= 0) appendField(out, "result", event.result);
+  appendField(out, "status", event.status);
+  appendField(out, "thread", thread);
   out += '}';
   return out;
 }

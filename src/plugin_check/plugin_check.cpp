@@ -26,6 +26,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/enum_names.h"
 #include "core/plan.h"
 #include "kiln/builder.h"
 #include "kiln/float16.h"
@@ -799,15 +800,8 @@ void Checker::run() {
 }  // namespace
 
 const char* pluginCheckOutcomeName(PluginCheckOutcome outcome) {
-  switch (outcome) {
-    case PluginCheckOutcome::kPass:
-      return "pass";
-    case PluginCheckOutcome::kFail:
-      return "FAIL";
-    case PluginCheckOutcome::kSkip:
-      return "skip";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"pass", "FAIL", "skip"};
+  return enumName(outcome, kNames, "?");
 }
 
 PluginCheckInput PluginCheckInput::random(const Dims& dims, DataType type, double low,

@@ -69,21 +69,32 @@ Status readIndexList(ByteReader& r, std::vector<int32_t>& list, const char* coun
   return Status::ok();
 }
 
-Status readTensors(ByteReader& r, Plan& plan) {
+// A section's list: its count (refused unless every item could take minItemBytes), then each
+// item, read by readItem with the reader's context naming it ("tensor 3").
+template <class T, class ReadItem>
+Status readItems(ByteReader& r, std::vector<T>& items, size_t minItemBytes, const char* countField,
+                 const char* item, ReadItem&& readItem) {
   uint32_t n = 0;
-  KILN_RETURN_IF_ERROR(r.count(n, kMinTensorBytes, "tensor count"));
-  plan.tensors.resize(n);
+  KILN_RETURN_IF_ERROR(r.count(n, minItemBytes, countField));
+  items.resize(n);
   for (uint32_t i = 0; i < n; ++i) {
-    Tensor& t = plan.tensors[i];
-    r.setItem("tensor", i);
-    KILN_RETURN_IF_ERROR(r.string(t.name, kMaxStringBytes, "name"));
-    KILN_RETURN_IF_ERROR(readDims(r, t.dims, "dims"));
-    KILN_RETURN_IF_ERROR(r.enumValue(t.type, kDataTypeCount, "data type"));
-    KILN_RETURN_IF_ERROR(r.enumValue(t.format, kTensorFormatCount, "format"));
-    KILN_RETURN_IF_ERROR(r.enumValue(t.kind, kTensorKindCount, "tensor kind"));
-    KILN_RETURN_IF_ERROR(r.i32(t.weightIndex, "weight index"));
-    KILN_RETURN_IF_ERROR(r.u64(t.arenaOffset, "arena offset"));
+    r.setItem(item, i);
+    KILN_RETURN_IF_ERROR(readItem(items[i]));
   }
+  return Status::ok();
+}
+
+Status readTensors(ByteReader& r, Plan& plan) {
+  KILN_RETURN_IF_ERROR(
+      readItems(r, plan.tensors, kMinTensorBytes, "tensor count", "tensor", [&](Tensor& t) {
+        KILN_RETURN_IF_ERROR(r.string(t.name, kMaxStringBytes, "name"));
+        KILN_RETURN_IF_ERROR(readDims(r, t.dims, "dims"));
+        KILN_RETURN_IF_ERROR(r.enumValue(t.type, kDataTypeCount, "data type"));
+        KILN_RETURN_IF_ERROR(r.enumValue(t.format, kTensorFormatCount, "format"));
+        KILN_RETURN_IF_ERROR(r.enumValue(t.kind, kTensorKindCount, "tensor kind"));
+        KILN_RETURN_IF_ERROR(r.i32(t.weightIndex, "weight index"));
+        return r.u64(t.arenaOffset, "arena offset");
+      }));
   return endOfSection(r);
 }
 
@@ -100,12 +111,7 @@ Status readCandidates(ByteReader& r, Step& s) {
 }
 
 Status readSteps(ByteReader& r, Plan& plan) {
-  uint32_t n = 0;
-  KILN_RETURN_IF_ERROR(r.count(n, kMinStepBytes, "step count"));
-  plan.steps.resize(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    Step& s = plan.steps[i];
-    r.setItem("step", i);
+  KILN_RETURN_IF_ERROR(readItems(r, plan.steps, kMinStepBytes, "step count", "step", [&](Step& s) {
     KILN_RETURN_IF_ERROR(r.string(s.layerName, kMaxStringBytes, "layer name"));
     KILN_RETURN_IF_ERROR(r.enumValue(s.type, kLayerTypeCount, "layer type"));
     KILN_RETURN_IF_ERROR(readLayerParams(r, s.type, s.params));
@@ -115,39 +121,34 @@ Status readSteps(ByteReader& r, Plan& plan) {
     KILN_RETURN_IF_ERROR(r.f64(s.medianMs, "time"));
     KILN_RETURN_IF_ERROR(r.u64(s.workspaceBytes, "workspace size"));
     KILN_RETURN_IF_ERROR(r.i32(s.pluginIndex, "plugin index"));
-    KILN_RETURN_IF_ERROR(readCandidates(r, s));
-  }
+    return readCandidates(r, s);
+  }));
   return endOfSection(r);
 }
 
 Status readWeights(ByteReader& r, Plan& plan) {
-  uint32_t n = 0;
-  KILN_RETURN_IF_ERROR(r.count(n, kMinWeightBytes, "weights count"));
-  plan.weights.resize(n);
-  std::vector<uint8_t> bytes;
-  for (uint32_t i = 0; i < n; ++i) {
-    r.setItem("weights", i);
-    KILN_RETURN_IF_ERROR(r.blob(bytes, "bytes"));
-    plan.weights[i] = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
-    bytes = {};
-  }
+  using Bytes = std::shared_ptr<const std::vector<uint8_t>>;
+  KILN_RETURN_IF_ERROR(
+      readItems(r, plan.weights, kMinWeightBytes, "weights count", "weights", [&](Bytes& w) {
+        std::vector<uint8_t> bytes;
+        KILN_RETURN_IF_ERROR(r.blob(bytes, "bytes"));
+        w = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+        return Status::ok();
+      }));
   return endOfSection(r);
 }
 
 Status readPlugins(ByteReader& r, Plan& plan) {
-  uint32_t n = 0;
-  KILN_RETURN_IF_ERROR(r.count(n, kMinPluginBytes, "plugin record count"));
-  plan.plugins.resize(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    PluginRecord& p = plan.plugins[i];
-    r.setItem("plugin record", i);
-    KILN_RETURN_IF_ERROR(r.string(p.name, kMaxStringBytes, "name"));
-    KILN_RETURN_IF_ERROR(r.string(p.version, kMaxStringBytes, "version"));
-    KILN_RETURN_IF_ERROR(r.string(p.pluginNamespace, kMaxStringBytes, "namespace"));
-    KILN_RETURN_IF_ERROR(r.blob(p.data, "serialized data"));
-    KILN_RETURN_IF_ERROR(r.string(p.libraryName, kMaxStringBytes, "library name"));
-    KILN_RETURN_IF_ERROR(r.string(p.libraryHash, kMaxStringBytes, "library hash"));
-  }
+  KILN_RETURN_IF_ERROR(
+      readItems(r, plan.plugins, kMinPluginBytes, "plugin record count", "plugin record",
+                [&](PluginRecord& p) {
+                  KILN_RETURN_IF_ERROR(r.string(p.name, kMaxStringBytes, "name"));
+                  KILN_RETURN_IF_ERROR(r.string(p.version, kMaxStringBytes, "version"));
+                  KILN_RETURN_IF_ERROR(r.string(p.pluginNamespace, kMaxStringBytes, "namespace"));
+                  KILN_RETURN_IF_ERROR(r.blob(p.data, "serialized data"));
+                  KILN_RETURN_IF_ERROR(r.string(p.libraryName, kMaxStringBytes, "library name"));
+                  return r.string(p.libraryHash, kMaxStringBytes, "library hash");
+                }));
   return endOfSection(r);
 }
 

@@ -49,13 +49,6 @@ class AxisMap {
     }
   }
 
-  // An identity table for an axis of n elements.
-  static std::vector<int64_t> iota(int64_t n) {
-    std::vector<int64_t> t(static_cast<size_t>(n));
-    for (int64_t j = 0; j < n; ++j) t[static_cast<size_t>(j)] = j;
-    return t;
-  }
-
  private:
   template <class T>
   void copy(const T* in, T* out) const {
@@ -111,5 +104,21 @@ class AxisMapKernel final : public Kernel {
  private:
   AxisMap map_;
 };
+
+// The kernel of a mover whose output coordinate j along axis i reads input coordinate
+// source(i, j), or the fill value (`fill`: the element's bytes) where source gives -1. Its tables
+// are built here, once, when a tactic makes the kernel.
+template <class Source>
+KernelPtr makeAxisMapKernel(const Dims& in, const Dims& out, DataType type, Source source,
+                            uint64_t fill = 0) {
+  std::vector<std::vector<int64_t>> tables(static_cast<size_t>(out.nbDims));
+  for (int32_t i = 0; i < out.nbDims; ++i) {
+    auto& t = tables[static_cast<size_t>(i)];
+    t.resize(static_cast<size_t>(out.d[i]));
+    for (int64_t j = 0; j < out.d[i]; ++j) t[static_cast<size_t>(j)] = source(i, j);
+  }
+  return std::make_unique<AxisMapKernel>(
+      AxisMap(in, out, std::move(tables), dataTypeSize(type), fill));
+}
 
 }  // namespace kiln::cpu

@@ -84,7 +84,6 @@ class CpuContextResources final : public ContextResources {
 class CpuBackend final : public Backend {
  public:
   DeviceKind getKind() const override { return DeviceKind::kCPU; }
-  const char* name() const override { return "CPU"; }
 
   Status allocate(size_t bytes, const char* what,
                   std::unique_ptr<IDeviceBuffer>& buffer) const override {
@@ -163,11 +162,11 @@ class CpuBackend final : public Backend {
   }
 };
 
+// Stateless, so constant-initialized: there before any static object that might ask for it.
+constinit const CpuBackend kCpuBackend;
+
 }  // namespace
 
-const Backend& cpuBackend() {
-  static const CpuBackend backend;
-  return backend;
-}
+const Backend& cpuBackend() { return kCpuBackend; }
 
 }  // namespace kiln

@@ -2,6 +2,9 @@
 // and need nothing from the RunContext, so they implement the three-argument run().
 #pragma once
 
+#include <memory>
+#include <utility>
+
 #include "backends/kernel.h"
 
 namespace kiln::cpu {
@@ -14,5 +17,24 @@ class Kernel : public kiln::Kernel {
     return run(inputs, outputs, workspace);
   }
 };
+
+// The kernel of a plain reference, whose run is a function of what its tactic read (the layer's
+// geometry): kRun(geometry, inputs, outputs).
+template <class Geometry, auto kRun>
+class ReferenceKernel final : public Kernel {
+ public:
+  explicit ReferenceKernel(Geometry g) : g_(std::move(g)) {}
+  Status run(const void* const* inputs, void* const* outputs, void*) const override {
+    return kRun(g_, inputs, outputs);
+  }
+
+ private:
+  Geometry g_;
+};
+
+template <auto kRun, class Geometry>
+KernelPtr makeReferenceKernel(Geometry g) {
+  return std::make_unique<ReferenceKernel<Geometry, kRun>>(std::move(g));
+}
 
 }  // namespace kiln::cpu

@@ -212,6 +212,17 @@ size_t packBBufferFloats(const Variant& v, int64_t n, int64_t k) {
   return static_cast<size_t>(roundUp(std::min(n, kNC), v.nr) * std::min(k, kKC));
 }
 
+// A whole operand packed as the concatenation of its k blocks of KC: block p0 starts at
+// p0 * padded (`padded`: its rows (A) or columns (B) rounded up to whole strips) and is written by
+// packBlock(p0, kc, dst).
+template <class PackBlock>
+std::vector<float> packWhole(int64_t padded, int64_t k, PackBlock&& packBlock) {
+  std::vector<float> data(static_cast<size_t>(padded * k), 0.f);
+  for (int64_t p0 = 0; p0 < k; p0 += kKC)
+    packBlock(p0, std::min(kKC, k - p0), data.data() + p0 * padded);
+  return data;
+}
+
 }  // namespace
 
 const char* sgemmVariantName() { return variant().name; }
@@ -221,32 +232,18 @@ const char* sgemmVariantName() { return variant().name; }
 // packABlock writes for a block of mc rows, so sgemm() can point into it.
 PackedMatrix PackedMatrix::packA(int64_t m, int64_t k, MatrixRef a) {
   const Variant& v = variant();
-  PackedMatrix pm;
-  pm.rows_ = m;
-  pm.cols_ = k;
-  pm.isA_ = true;
-  const int64_t mp = roundUp(m, v.mr);
-  pm.data_.assign(static_cast<size_t>(mp * k), 0.f);
-  for (int64_t p0 = 0; p0 < k; p0 += kKC) {
-    const int64_t kc = std::min(kKC, k - p0);
-    packABlock(a, m, 0, m, p0, kc, v.mr, pm.data_.data() + p0 * mp);
-  }
-  return pm;
+  return PackedMatrix(m, k, true,
+                      packWhole(roundUp(m, v.mr), k, [&](int64_t p0, int64_t kc, float* dst) {
+                        packABlock(a, m, 0, m, p0, kc, v.mr, dst);
+                      }));
 }
 
 PackedMatrix PackedMatrix::packB(int64_t k, int64_t n, MatrixRef b) {
   const Variant& v = variant();
-  PackedMatrix pm;
-  pm.rows_ = k;
-  pm.cols_ = n;
-  pm.isA_ = false;
-  const int64_t np = roundUp(n, v.nr);
-  pm.data_.assign(static_cast<size_t>(np * k), 0.f);
-  for (int64_t p0 = 0; p0 < k; p0 += kKC) {
-    const int64_t kc = std::min(kKC, k - p0);
-    packBBlock(b, n, p0, kc, 0, n, v.nr, pm.data_.data() + p0 * np);
-  }
-  return pm;
+  return PackedMatrix(k, n, false,
+                      packWhole(roundUp(n, v.nr), k, [&](int64_t p0, int64_t kc, float* dst) {
+                        packBBlock(b, n, p0, kc, 0, n, v.nr, dst);
+                      }));
 }
 
 size_t sgemmWorkspaceSize(int64_t m, int64_t n, int64_t k) {

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace kiln::cpu {
@@ -40,6 +41,9 @@ class PackedMatrix {
   const float* data() const { return data_.data(); }
 
  private:
+  PackedMatrix(int64_t rows, int64_t cols, bool isA, std::vector<float> data)
+      : data_(std::move(data)), rows_(rows), cols_(cols), isA_(isA) {}
+
   std::vector<float> data_;
   int64_t rows_ = 0, cols_ = 0;
   bool isA_ = true;

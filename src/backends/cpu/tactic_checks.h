@@ -71,6 +71,20 @@ struct ChannelLayout {
   }
 };
 
+// The fp32 buffers of a run of a layer with inputs 0 and 1, an optional input 2 (nullptr when
+// absent) and output 0: convolution and deconvolution (x, weights, bias), gemm (A, B, C).
+struct Fp32Buffers {
+  const float* in0;
+  const float* in1;
+  const float* in2;
+  float* out;
+};
+inline Fp32Buffers fp32Buffers(const void* const* inputs, void* const* outputs, bool hasInput2) {
+  return {static_cast<const float*>(inputs[0]), static_cast<const float*>(inputs[1]),
+          hasInput2 ? static_cast<const float*>(inputs[2]) : nullptr,
+          static_cast<float*>(outputs[0])};
+}
+
 // The bytes of constant input i (weights), or nullptr when it is not a constant.
 inline const void* constantInput(const KernelConfig& config, size_t i) {
   return i < config.constantInputs.size() ? config.constantInputs[i] : nullptr;

@@ -122,4 +122,10 @@ class MapKernel final : public Kernel {
   const char* name_;
 };
 
+// A MapKernel with the (stateless) Rule over elements of `type`; `name` names its launch.
+template <class Rule>
+KernelPtr makeMapKernel(const AxisMap& m, DataType type, const char* name) {
+  return std::make_unique<MapKernel<Rule>>(m, Rule{}, dataTypeSize(type), name);
+}
+
 }  // namespace kiln::cuda

@@ -1,12 +1,15 @@
 // The geometry that the CUDA tactics of convolution and deconvolution work from: their reference
 // kernels (src/ops/convolution/convolution_cuda.cu, src/ops/deconvolution/deconvolution_cuda.cu)
 // and the cuDNN tactic both share (cudnn_convolution.cpp). Filled from a validated configuration
-// (float_layer_checks.h). Plain C++ (no CUDA header): trivially copyable, so the element functors
-// carry it to the device by value.
+// (float_layer_checks.h) by readConvGeometry. Plain C++ (no CUDA header): trivially copyable, so
+// the element functors carry it to the device by value.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <type_traits>
 
+#include "backends/cuda/float_layer_checks.h"
 #include "backends/cuda/kernel.h"
 
 namespace kiln::cuda {
@@ -29,18 +32,9 @@ struct ConvGeometry {
 // DeconvolutionParams) of a configuration that passed validation.
 template <class P>
 void fillConvGeometry(const KernelConfig& c, const P& p, ConvGeometry* g) {
-  const Dims& x = c.inputs[0].dims;
-  const Dims& y = c.outputs[0].dims;
-  g->type = c.inputs[0].type;
-  g->channelsLast = c.inputs[0].format == TensorFormat::kCHANNELS_LAST;
+  fillSpatialGeometry(c, g);
   g->hasBias = c.inputs.size() == 3;
-  g->n = x.d[0];
-  g->c = x.d[1];
-  g->h = x.d[2];
-  g->w = x.d[3];
-  g->k = y.d[1];
-  g->oh = y.d[2];
-  g->ow = y.d[3];
+  g->k = c.outputs[0].dims.d[1];
   g->kh = p.kernelH;
   g->kw = p.kernelW;
   g->sh = p.strideH;
@@ -54,6 +48,25 @@ void fillConvGeometry(const KernelConfig& c, const P& p, ConvGeometry* g) {
   g->groups = p.groups;
   g->cg = g->c / p.groups;
   g->kg = g->k / p.groups;
+}
+
+// True with *g filled when the configuration is one that the CUDA tactics of a convolution (P =
+// ConvolutionParams) or a deconvolution (DeconvolutionParams) can run (float_layer_checks.h), else
+// false with *whyNot prefixed by `tactic`.
+template <class P>
+bool readConvGeometry(const KernelConfig& c, const char* tactic, ConvGeometry* g,
+                      std::string* whyNot) {
+  constexpr bool kDeconv = std::is_same_v<P, DeconvolutionParams>;
+  const P* p =
+      validateFloatLayer<P>(c, kDeconv ? LayerType::kDECONVOLUTION : LayerType::kCONVOLUTION,
+                            kDeconv ? "deconvolution" : "convolution", tactic, true, whyNot);
+  if (!p) return false;
+  fillConvGeometry(c, *p, g);
+  if constexpr (kDeconv) {
+    g->outPadH = p->outputPaddingH;
+    g->outPadW = p->outputPaddingW;
+  }
+  return true;
 }
 
 }  // namespace kiln::cuda

@@ -4,34 +4,33 @@
 #pragma once
 
 #include "backends/cuda/conv_geometry.h"
-#include "backends/cuda/elements.cuh"
-#include "backends/cuda/float_layer_checks.h"
+#include "backends/cuda/typed_kernel.cuh"
 
 namespace kiln::cuda {
 
 // Op<T>{x, w, bias, y, geometry} is the element function for storage type T; `name` names the
 // launch in errors.
 template <template <typename> class Op>
-class ConvReferenceKernel final : public Kernel {
- public:
-  ConvReferenceKernel(const ConvGeometry& g, const char* name) : g_(g), name_(name) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    Status s = unsupportedFloatType(g_.type);
-    const int64_t count = g_.n * g_.k * g_.oh * g_.ow;
-    dispatchFloat(g_.type, [&](auto tag) {
-      using T = decltype(tag);
-      const T* x = static_cast<const T*>(in[0]);
-      const T* w = static_cast<const T*>(in[1]);
-      const T* bias = g_.hasBias ? static_cast<const T*>(in[2]) : nullptr;
-      T* y = static_cast<T*>(out[0]);
-      s = launchElements(Op<T>{x, w, bias, y, g_}, count, ctx, name_);
-    });
-    return s;
-  }
+std::unique_ptr<Kernel> makeConvReferenceKernel(const ConvGeometry& g, const char* name) {
+  return makeTypedKernel<FloatTypes>(
+      g.type, [g, name](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        using T = decltype(tag);
+        const T* x = static_cast<const T*>(in[0]);
+        const T* w = static_cast<const T*>(in[1]);
+        const T* bias = g.hasBias ? static_cast<const T*>(in[2]) : nullptr;
+        T* y = static_cast<T*>(out[0]);
+        return launchElements(Op<T>{x, w, bias, y, g}, g.n * g.k * g.oh * g.ow, ctx, name);
+      });
+}
 
- private:
-  ConvGeometry g_;
-  const char* name_;
-};
+// The "reference" tactic of convolution (P = ConvolutionParams) or deconvolution
+// (DeconvolutionParams), whose element function is Op.
+template <class P, template <typename> class Op>
+std::unique_ptr<Kernel> createConvReference(const KernelConfig& c, const char* name,
+                                            std::string* whyNot) {
+  ConvGeometry g;
+  if (!readConvGeometry<P>(c, "reference", &g, whyNot)) return nullptr;
+  return makeConvReferenceKernel<Op>(g, name);
+}
 
 }  // namespace kiln::cuda

@@ -90,7 +90,6 @@ class CudaContext final : public ContextResources {
 class CudaBackend final : public Backend {
  public:
   DeviceKind getKind() const override { return DeviceKind::kCUDA; }
-  const char* name() const override { return "CUDA"; }
 
   Status allocate(size_t bytes, const char* what,
                   std::unique_ptr<IDeviceBuffer>& buffer) const override {
@@ -199,11 +198,11 @@ class CudaBackend final : public Backend {
   }
 };
 
+// Stateless, so constant-initialized: there before any static object that might ask for it.
+constinit const CudaBackend kCudaBackend;
+
 }  // namespace
 
-const Backend& cudaBackend() {
-  static const CudaBackend backend;
-  return backend;
-}
+const Backend& cudaBackend() { return kCudaBackend; }
 
 }  // namespace kiln

@@ -106,6 +106,27 @@ bool mathAllowed(DataType type, cudnnMathType_t m) {
   return m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH;  // the descriptor stays FMA
 }
 
+// The first of cuDNN's ranked algorithms `perf` that succeeded, uses a math type allowed for
+// `type` and needs at most kMaxWorkspace bytes (workspaceOf(algo, &bytes)), its bytes in
+// *bytesOut; -1 when none, with the ones that need more listed in *tried.
+template <class Perf, class WorkspaceOf>
+int firstUsable(const Perf* perf, int returned, DataType type, WorkspaceOf&& workspaceOf,
+                size_t* bytesOut, std::string* tried) {
+  for (int i = 0; i < returned; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS || !mathAllowed(type, perf[i].mathType)) continue;
+    size_t bytes = 0;
+    if (workspaceOf(perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS) continue;
+    if (bytes > kMaxWorkspace) {
+      *tried +=
+          " algo " + std::to_string(perf[i].algo) + " needs " + std::to_string(bytes) + " bytes;";
+      continue;
+    }
+    *bytesOut = bytes;
+    return i;
+  }
+  return -1;
+}
+
 class ConvCudnn final : public Kernel {
  public:
   ConvCudnn(const ConvGeometry& g, bool deconv) : g_(g), deconv_(deconv) {}
@@ -120,20 +141,15 @@ class ConvCudnn final : public Kernel {
         int returned = 0;
         KILN_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
             h, d_.x, d_.w, d_.conv, d_.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
-        for (int i = 0; i < returned; ++i) {
-          if (perf[i].status != CUDNN_STATUS_SUCCESS || !mathAllowed(g_.type, perf[i].mathType))
-            continue;
-          size_t bytes = 0;
-          if (cudnnGetConvolutionForwardWorkspaceSize(h, d_.x, d_.w, d_.conv, d_.y, perf[i].algo,
-                                                      &bytes) != CUDNN_STATUS_SUCCESS)
-            continue;
-          if (bytes > kMaxWorkspace) {
-            tried += " algo " + std::to_string(perf[i].algo) + " needs " + std::to_string(bytes) +
-                     " bytes;";
-            continue;
-          }
+        const int i = firstUsable(
+            perf, returned, g_.type,
+            [&](cudnnConvolutionFwdAlgo_t algo, size_t* bytes) {
+              return cudnnGetConvolutionForwardWorkspaceSize(h, d_.x, d_.w, d_.conv, d_.y, algo,
+                                                             bytes);
+            },
+            &cudnnBytes_, &tried);
+        if (i >= 0) {
           fwdAlgo_ = perf[i].algo;
-          cudnnBytes_ = bytes;
           return finish();
         }
       } else {
@@ -142,20 +158,15 @@ class ConvCudnn final : public Kernel {
         // Backward data: dy is kiln's input x, dx kiln's output y.
         KILN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
             h, d_.w, d_.x, d_.conv, d_.y, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf));
-        for (int i = 0; i < returned; ++i) {
-          if (perf[i].status != CUDNN_STATUS_SUCCESS || !mathAllowed(g_.type, perf[i].mathType))
-            continue;
-          size_t bytes = 0;
-          if (cudnnGetConvolutionBackwardDataWorkspaceSize(
-                  h, d_.w, d_.x, d_.conv, d_.y, perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS)
-            continue;
-          if (bytes > kMaxWorkspace) {
-            tried += " algo " + std::to_string(perf[i].algo) + " needs " + std::to_string(bytes) +
-                     " bytes;";
-            continue;
-          }
+        const int i = firstUsable(
+            perf, returned, g_.type,
+            [&](cudnnConvolutionBwdDataAlgo_t algo, size_t* bytes) {
+              return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d_.w, d_.x, d_.conv, d_.y,
+                                                                  algo, bytes);
+            },
+            &cudnnBytes_, &tried);
+        if (i >= 0) {
           bwdAlgo_ = perf[i].algo;
-          cudnnBytes_ = bytes;
           return finish();
         }
       }

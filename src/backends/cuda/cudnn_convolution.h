@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "backends/cuda/conv_geometry.h"
 #include "backends/cuda/kernel.h"
@@ -20,6 +21,15 @@ namespace kiln::cuda {
 // express, no algorithm within the workspace limit.
 std::unique_ptr<Kernel> createCudnnConvolution(const ConvGeometry& g, bool deconv,
                                                std::string* whyNot);
+
+// The "cudnn" tactic of convolution (P = ConvolutionParams) and deconvolution
+// (DeconvolutionParams).
+template <class P>
+std::unique_ptr<Kernel> createCudnnTactic(const KernelConfig& c, std::string* whyNot) {
+  ConvGeometry g;
+  if (!readConvGeometry<P>(c, "cudnn", &g, whyNot)) return nullptr;
+  return createCudnnConvolution(g, std::is_same_v<P, DeconvolutionParams>, whyNot);
+}
 
 // The kernels around the library call, enqueued on ctx.stream.
 // y [n, channels, plane] (or channels-last) += bias[channel], in float, rounded once.

@@ -2,7 +2,7 @@
 // after the library call and the NHWC filter packing before it. Every float type, both formats.
 #include "backends/cuda/cudnn_convolution.h"
 #include "backends/cuda/elements.cuh"
-#include "backends/cuda/float_layer_checks.h"
+#include "backends/cuda/typed_kernel.cuh"
 
 namespace kiln::cuda {
 namespace {
@@ -40,26 +40,22 @@ struct PackNhwcOp {
 
 Status addChannelBias(void* y, const void* bias, DataType type, int64_t n, int64_t channels,
                       int64_t plane, bool channelsLast, const RunContext& ctx) {
-  Status s = unsupportedFloatType(type);
-  dispatchFloat(type, [&](auto tag) {
+  return launchTyped<FloatTypes>(type, [&](auto tag) {
     using T = decltype(tag);
-    s = launchElements(
+    return launchElements(
         BiasOp<T>{static_cast<T*>(y), static_cast<const T*>(bias), channels, plane, channelsLast},
         n * channels * plane, ctx, "dense_add_bias");
   });
-  return s;
 }
 
 Status packFilterNhwc(void* dst, const void* src, DataType type, int64_t outer, int64_t inner,
                       int64_t kh, int64_t kw, const RunContext& ctx) {
-  Status s = unsupportedFloatType(type);
-  dispatchFloat(type, [&](auto tag) {
+  return launchTyped<FloatTypes>(type, [&](auto tag) {
     using T = decltype(tag);
-    s = launchElements(
+    return launchElements(
         PackNhwcOp<T>{static_cast<const T*>(src), static_cast<T*>(dst), inner, kh, kw},
         outer * inner * kh * kw, ctx, "dense_pack_filter_nhwc");
   });
-  return s;
 }
 
 }  // namespace kiln::cuda

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "backends/cuda/non_copyable.h"
 #include "kiln/status.h"
 
 namespace kiln::cuda {
@@ -51,12 +52,9 @@ class DeviceBuffer {
 };
 
 // A stream that destroys itself (non-blocking with respect to the legacy default stream).
-class StreamHandle {
+class StreamHandle : NonCopyable {
  public:
-  StreamHandle() = default;
   ~StreamHandle();
-  StreamHandle(const StreamHandle&) = delete;
-  StreamHandle& operator=(const StreamHandle&) = delete;
   Status create();
   void* get() const { return stream_; }
 
@@ -73,12 +71,9 @@ Status fillBytesAsync(void* device, int value, size_t bytes, void* stream);
 Status synchronize(void* stream);
 
 // Times work enqueued on a stream with a pair of events: start(), enqueue, stop() gives ms.
-class EventTimer {
+class EventTimer : NonCopyable {
  public:
-  EventTimer() = default;
   ~EventTimer();
-  EventTimer(const EventTimer&) = delete;
-  EventTimer& operator=(const EventTimer&) = delete;
   Status start(void* stream);
   // Records the end, waits for it and returns the elapsed milliseconds.
   Status stop(void* stream, double& ms);

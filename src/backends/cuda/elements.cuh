@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel.h"
@@ -22,27 +23,21 @@ namespace kiln::cuda {
 // Storage type <-> float. FP16/BF16 arithmetic happens in float, rounding once on store.
 template <typename T>
 __host__ __device__ inline float toFloat(T v) {
-  return static_cast<float>(v);
-}
-template <>
-__host__ __device__ inline float toFloat<__half>(__half v) {
-  return __half2float(v);
-}
-template <>
-__host__ __device__ inline float toFloat<__nv_bfloat16>(__nv_bfloat16 v) {
-  return __bfloat162float(v);
+  if constexpr (std::is_same_v<T, __half>)
+    return __half2float(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __bfloat162float(v);
+  else
+    return static_cast<float>(v);
 }
 template <typename T>
 __host__ __device__ inline T fromFloat(float v) {
-  return static_cast<T>(v);
-}
-template <>
-__host__ __device__ inline __half fromFloat<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__host__ __device__ inline __nv_bfloat16 fromFloat<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half_rn(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __float2bfloat16_rn(v);
+  else
+    return static_cast<T>(v);
 }
 
 template <typename Op>
@@ -69,24 +64,6 @@ Status launchElements(const Op& op, int64_t count, const RunContext& ctx, const 
                    static_cast<cudaStream_t>(ctx.stream)>>>(op, count);
   KILN_CHECK_LAUNCH(name);
   return Status::ok();
-}
-
-// Calls f(T{}) with T the storage type of a floating-point DataType; false for other types.
-template <typename F>
-bool dispatchFloat(DataType type, F&& f) {
-  switch (type) {
-    case DataType::kFLOAT:
-      f(float{});
-      return true;
-    case DataType::kHALF:
-      f(__half{});
-      return true;
-    case DataType::kBF16:
-      f(__nv_bfloat16{});
-      return true;
-    default:
-      return false;
-  }
 }
 
 // Row-major strides of logical dims; element offset of a logical index under a format

@@ -63,8 +63,4 @@ bool checkFloatLayer(const KernelConfig& c, LayerType type, const char* layer, c
   return true;
 }
 
-Status unsupportedFloatType(DataType t) {
-  return invalidArgument(std::string("dense kernels: unsupported type ") + dataTypeName(t));
-}
-
 }  // namespace kiln::cuda

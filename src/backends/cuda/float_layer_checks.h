@@ -33,8 +33,22 @@ const P* validateFloatLayer(const KernelConfig& c, LayerType type, const char* l
   return checkFloatLayer(c, type, layer, tactic, spatial, whyNot) ? p : nullptr;
 }
 
-// What a float kernel's run() returns for a type that validation would have refused.
-Status unsupportedFloatType(DataType t);
+// The fields of the geometry of a spatial layer (convolution, deconvolution, pooling) that come
+// from a validated configuration's input 0 [n, c, h, w] and output [., ., oh, ow]: G has type,
+// channelsLast, n, c, h, w, oh and ow.
+template <class G>
+void fillSpatialGeometry(const KernelConfig& c, G* g) {
+  const Dims& x = c.inputs[0].dims;
+  const Dims& y = c.outputs[0].dims;
+  g->type = c.inputs[0].type;
+  g->channelsLast = c.inputs[0].format == TensorFormat::kCHANNELS_LAST;
+  g->n = x.d[0];
+  g->c = x.d[1];
+  g->h = x.d[2];
+  g->w = x.d[3];
+  g->oh = y.d[2];
+  g->ow = y.d[3];
+}
 
 // Whether a dim or size fits the int that cuDNN and cuBLAS take.
 inline bool fitsInt32(int64_t v) { return v >= 0 && v <= INT32_MAX; }

@@ -4,16 +4,14 @@
 
 #include <functional>
 
+#include "backends/cuda/non_copyable.h"
 #include "kiln/status.h"
 
 namespace kiln::cuda {
 
-class CapturedGraph {
+class CapturedGraph : NonCopyable {
  public:
-  CapturedGraph() = default;
   ~CapturedGraph();
-  CapturedGraph(const CapturedGraph&) = delete;
-  CapturedGraph& operator=(const CapturedGraph&) = delete;
 
   // Captures what `enqueue` puts on `stream` (which must not be the legacy default stream) and
   // instantiates it. A failure inside `enqueue` ends the capture and is returned.

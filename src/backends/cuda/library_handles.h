@@ -5,16 +5,14 @@
 
 #include <mutex>
 
+#include "backends/cuda/non_copyable.h"
 #include "kiln/status.h"
 
 namespace kiln::cuda {
 
-class LibraryHandles {
+class LibraryHandles : NonCopyable {
  public:
-  LibraryHandles() = default;
   ~LibraryHandles();
-  LibraryHandles(const LibraryHandles&) = delete;
-  LibraryHandles& operator=(const LibraryHandles&) = delete;
 
   // The handle (cublasHandle_t / cudnnHandle_t as void*), created if needed and set to `stream`.
   Status cublas(void* stream, void*& handle);

@@ -1,5 +1,5 @@
 // Index arithmetic of kiln's per-element CUDA kernels over rank-4 tensors in either format
-// (convolution, deconvolution, pooling): the inverse of elements.cuh's offset4.
+// (convolution, deconvolution, pooling, reformat): the inverse of elements.cuh's offset4.
 #pragma once
 
 #include <cstdint>

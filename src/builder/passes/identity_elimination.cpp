@@ -92,24 +92,26 @@ int32_t passThrough(const Graph& g, const GraphNode& node, std::string& what) {
       if (!p || node.inputs.size() != 2) return -1;
       const int32_t a = node.inputs[0], b = node.inputs[1];
       const GraphTensor &ta = g.tensors[size_t(a)], &tb = g.tensors[size_t(b)];
-      switch (p->op) {
-        case ElementwiseOp::kADD:
-          if (same(a) && constantIsAll(tb, 0)) return passes(a, "it adds zero");
-          if (same(b) && constantIsAll(ta, 0)) return passes(b, "it adds zero");
-          return -1;
-        case ElementwiseOp::kSUB:
-          if (same(a) && constantIsAll(tb, 0)) return passes(a, "it subtracts zero");
-          return -1;
-        case ElementwiseOp::kMUL:
-          if (same(a) && constantIsAll(tb, 1)) return passes(a, "it multiplies by one");
-          if (same(b) && constantIsAll(ta, 1)) return passes(b, "it multiplies by one");
-          return -1;
-        case ElementwiseOp::kDIV:
-          if (same(a) && constantIsAll(tb, 1)) return passes(a, "it divides by one");
-          return -1;
-        default:
-          return -1;
+      // The ops with a neutral constant: x op neutral is x, and so is neutral op x when the op
+      // commutes.
+      struct Neutral {
+        ElementwiseOp op;
+        double value;
+        bool commutes;
+        const char* why;
+      };
+      static constexpr Neutral kNeutrals[] = {
+          {ElementwiseOp::kADD, 0, true, "it adds zero"},
+          {ElementwiseOp::kSUB, 0, false, "it subtracts zero"},
+          {ElementwiseOp::kMUL, 1, true, "it multiplies by one"},
+          {ElementwiseOp::kDIV, 1, false, "it divides by one"},
+      };
+      for (const Neutral& n : kNeutrals) {
+        if (n.op != p->op) continue;
+        if (same(a) && constantIsAll(tb, n.value)) return passes(a, n.why);
+        if (n.commutes && same(b) && constantIsAll(ta, n.value)) return passes(b, n.why);
       }
+      return -1;
     }
     case LayerType::kCONCATENATION:
       if (node.inputs.size() != 1 || !same(x)) return -1;

@@ -10,7 +10,7 @@
 #include "backends/config_checks.h"
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/strided_index.cuh"
-#include "backends/cuda/type_dispatch.cuh"
+#include "backends/cuda/typed_kernel.cuh"
 #include "ops/activation/activation_semantics.h"
 #include "ops/op.h"
 
@@ -52,27 +52,6 @@ struct ActivationOp {
   }
 };
 
-class ActivationKernel final : public Kernel {
- public:
-  ActivationKernel(DataType type, const ActivationParams& p, int64_t count)
-      : type_(type), p_(p), count_(count) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    Status s = Status::ok();
-    dispatchFloatIntOrBool(type_, [&](auto tag) {
-      using T = decltype(tag);
-      ActivationOp<T> f{static_cast<const T*>(in[0]), static_cast<T*>(out[0]), p_.type, p_.alpha,
-                        p_.beta};
-      s = launchElements(f, count_, ctx, "activation");
-    });
-    return s;
-  }
-
- private:
-  DataType type_;
-  ActivationParams p_;
-  int64_t count_;
-};
-
 std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
   const ActivationParams* p = config_checks::validate<ActivationParams>(
       c, DeviceKind::kCUDA, "activation", 1, &ops::Activation::infer, whyNot);
@@ -89,18 +68,22 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
                      formatName(y.format) + "; the kernel needs one layout for both");
     return nullptr;
   }
-  return std::make_unique<ActivationKernel>(t, *p, volume(x.dims));
+  const int64_t count = volume(x.dims);
+  return makeTypedKernel<FloatIntOrBoolTypes>(
+      t, [params = *p, count](auto tag, const void* const* in, void* const* out,
+                              const RunContext& ctx) {
+        using T = decltype(tag);
+        ActivationOp<T> f{static_cast<const T*>(in[0]), static_cast<T*>(out[0]), params.type,
+                          params.alpha, params.beta};
+        return launchElements(f, count, ctx, "activation");
+      });
 }
 
-constexpr Tactic kTactics[] = {
-    {"reference", &createReference},
-};
+constexpr Tactic kTactics[] = {{"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cuda::activation
 
-namespace kiln::ops {
-
-std::span<const Tactic> Activation::cudaTactics() { return cuda::activation::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Activation::cudaTactics() {
+  return cuda::activation::kTactics;
+}

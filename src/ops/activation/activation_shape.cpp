@@ -9,13 +9,8 @@ namespace kiln::ops {
 
 const InputCount Activation::inputs = {1, 1, "x"};
 
-Status Activation::shapeRule(const ActivationParams& p, const std::vector<TensorShape>& in,
-                             std::vector<TensorShape>& out) {
-  const char* layer = "activation";
-  const int32_t t = static_cast<int32_t>(p.type);
-  if (t < static_cast<int32_t>(ActivationType::kRELU) ||
-      t > static_cast<int32_t>(ActivationType::kNOT))
-    return invalidArgument("activation: unknown activation type " + std::to_string(t));
+Status Activation::shapeRule(const ActivationParams& p, const Shapes& in, Shapes& out) {
+  KILN_RETURN_IF_ERROR(shape::checkEnum("activation", "unknown activation type", p.type));
   const DataType type = in[0].type;
   if (p.type == ActivationType::kNOT) {
     if (type != DataType::kBOOL)

@@ -139,8 +139,4 @@ constexpr Tactic kTactics[] = {{"copy2d", &createCopy2D}, {"reference", &createR
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-std::span<const Tactic> Concatenation::cudaTactics() { return cuda::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Concatenation::cudaTactics() { return cuda::kTactics; }

@@ -9,8 +9,7 @@ namespace kiln::ops {
 
 const InputCount Concatenation::inputs = {1, -1, "x0, x1, ..."};
 
-Status Concatenation::shapeRule(const ConcatenationParams& p, const std::vector<TensorShape>& in,
-                                std::vector<TensorShape>& out) {
+Status Concatenation::shapeRule(const ConcatenationParams& p, const Shapes& in, Shapes& out) {
   const char* layer = "concatenation";
   const Dims& first = in[0].dims;
   if (first.nbDims < 1) return invalidArgument("concatenation: inputs must have rank >= 1");

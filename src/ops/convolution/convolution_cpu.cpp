@@ -23,54 +23,28 @@ struct ConvGeometry {
   bool hasBias = false;
 };
 
-// Fills *g from the configuration, or says why the configuration is unusable. Shapes are
-// re-inferred and compared with the outputs, so a corrupted plan cannot steer run() out of
-// bounds.
+// Fills *g from the configuration, or says why the configuration is unusable (see
+// validateFp32Linear: shapes are re-inferred and compared with the outputs, so a corrupted plan
+// cannot steer run() out of bounds).
 bool readGeometry(const KernelConfig& config, const char* tactic, ConvGeometry* g,
                   std::string* whyNot) {
-  const auto* p = std::get_if<ConvolutionParams>(&config.params);
-  if (!p || config.type != LayerType::kCONVOLUTION) {
+  if (config.type != LayerType::kCONVOLUTION) {
     *whyNot = std::string(tactic) + ": not a convolution configuration";
     return false;
   }
-  if (config.outputs.size() != 1) {
-    *whyNot = std::string(tactic) + ": convolution has 1 output, config has " +
-              std::to_string(config.outputs.size());
-    return false;
-  }
-  auto check = [&](const PluginTensorDesc& d, const std::string& what) {
-    if (d.type == DataType::kFLOAT && d.format == TensorFormat::kLINEAR &&
-        d.device == DeviceKind::kCPU)
-      return true;
-    *whyNot = what + " is " + dataTypeName(d.type) + " " + formatName(d.format) + "; " + tactic +
-              " supports fp32 linear CPU tensors only";
-    return false;
-  };
-  std::vector<TensorShape> in;
-  for (size_t i = 0; i < config.inputs.size(); ++i) {
-    if (!check(config.inputs[i], "input " + std::to_string(i))) return false;
-    in.push_back({config.inputs[i].dims, config.inputs[i].type});
-  }
-  if (!check(config.outputs[0], "output 0")) return false;
-  std::vector<TensorShape> out;
-  Status s = ops::Convolution::infer(*p, in, out);
-  if (!s.isOk()) {
-    *whyNot = std::string(tactic) + ": " + s.message();
-    return false;
-  }
-  if (out[0].dims != config.outputs[0].dims) {
-    *whyNot = std::string(tactic) + ": output dims in the configuration disagree with the inputs";
-    return false;
-  }
+  const auto* p = validateFp32Linear<ConvolutionParams>(config, "convolution", tactic,
+                                                        ops::Convolution::infer, whyNot);
+  if (!p) return false;
   const Dims& x = config.inputs[0].dims;
+  const Dims& y = config.outputs[0].dims;
   g->p = *p;
   g->batch = x.d[0];
   g->channels = x.d[1];
   g->height = x.d[2];
   g->width = x.d[3];
   g->outChannels = p->outChannels;
-  g->outHeight = out[0].dims.d[2];
-  g->outWidth = out[0].dims.d[3];
+  g->outHeight = y.d[2];
+  g->outWidth = y.d[3];
   g->groupChannels = g->channels / p->groups;
   g->groupOutChannels = g->outChannels / p->groups;
   g->patch = g->groupChannels * p->kernelH * p->kernelW;
@@ -80,51 +54,40 @@ bool readGeometry(const KernelConfig& config, const char* tactic, ConvGeometry* 
 
 // Plain loops with double accumulation: obviously right, the yardstick for the others. The index
 // rule is the CUDA kernels' (convolution_semantics.h).
-class ConvReference final : public Kernel {
- public:
-  explicit ConvReference(const ConvGeometry& g) : g_(g) {}
-
-  Status run(const void* const* inputs, void* const* outputs, void*) const override {
-    const auto* x = static_cast<const float*>(inputs[0]);
-    const auto* w = static_cast<const float*>(inputs[1]);
-    const auto* bias = g_.hasBias ? static_cast<const float*>(inputs[2]) : nullptr;
-    auto* y = static_cast<float*>(outputs[0]);
-    const ConvolutionParams& p = g_.p;
-    for (int64_t n = 0; n < g_.batch; ++n) {
-      for (int64_t k = 0; k < g_.outChannels; ++k) {
-        const int64_t c0 =
-            ops::convolution::groupFirstChannel(k, g_.groupOutChannels, g_.groupChannels);
-        const float* wk = w + k * g_.patch;
-        for (int64_t oh = 0; oh < g_.outHeight; ++oh) {
-          for (int64_t ow = 0; ow < g_.outWidth; ++ow) {
-            double sum = bias ? bias[k] : 0.0;
-            for (int64_t c = 0; c < g_.groupChannels; ++c) {
-              const float* xc = x + ((n * g_.channels) + c0 + c) * g_.height * g_.width;
-              for (int64_t r = 0; r < p.kernelH; ++r) {
-                const int64_t ih =
-                    ops::convolution::inputIndex(oh, r, p.strideH, p.padTop, p.dilationH);
-                if (KILN_CONVOLUTION_IS_PADDING(ih, g_.height)) continue;
-                for (int64_t q = 0; q < p.kernelW; ++q) {
-                  const int64_t iw =
-                      ops::convolution::inputIndex(ow, q, p.strideW, p.padLeft, p.dilationW);
-                  if (KILN_CONVOLUTION_IS_PADDING(iw, g_.width)) continue;
-                  sum += static_cast<double>(xc[ih * g_.width + iw]) *
-                         wk[(c * p.kernelH + r) * p.kernelW + q];
-                }
+Status convReference(const ConvGeometry& g, const void* const* inputs, void* const* outputs) {
+  const auto [x, w, bias, y] = fp32Buffers(inputs, outputs, g.hasBias);
+  const ConvolutionParams& p = g.p;
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t k = 0; k < g.outChannels; ++k) {
+      const int64_t c0 =
+          ops::convolution::groupFirstChannel(k, g.groupOutChannels, g.groupChannels);
+      const float* wk = w + k * g.patch;
+      for (int64_t oh = 0; oh < g.outHeight; ++oh) {
+        for (int64_t ow = 0; ow < g.outWidth; ++ow) {
+          double sum = bias ? bias[k] : 0.0;
+          for (int64_t c = 0; c < g.groupChannels; ++c) {
+            const float* xc = x + ((n * g.channels) + c0 + c) * g.height * g.width;
+            for (int64_t r = 0; r < p.kernelH; ++r) {
+              const int64_t ih =
+                  ops::convolution::inputIndex(oh, r, p.strideH, p.padTop, p.dilationH);
+              if (KILN_CONVOLUTION_IS_PADDING(ih, g.height)) continue;
+              for (int64_t q = 0; q < p.kernelW; ++q) {
+                const int64_t iw =
+                    ops::convolution::inputIndex(ow, q, p.strideW, p.padLeft, p.dilationW);
+                if (KILN_CONVOLUTION_IS_PADDING(iw, g.width)) continue;
+                sum += static_cast<double>(xc[ih * g.width + iw]) *
+                       wk[(c * p.kernelH + r) * p.kernelW + q];
               }
             }
-            y[((n * g_.outChannels + k) * g_.outHeight + oh) * g_.outWidth + ow] =
-                static_cast<float>(sum);
           }
+          y[((n * g.outChannels + k) * g.outHeight + oh) * g.outWidth + ow] =
+              static_cast<float>(sum);
         }
       }
     }
-    return Status::ok();
   }
-
- private:
-  ConvGeometry g_;
-};
+  return Status::ok();
+}
 
 // Shared by the sgemm-based kernels: per group, weights [Kg, patch] are the left operand (packed
 // once when constant) and the output rows of that group are C.
@@ -181,10 +144,7 @@ class ConvIm2colSgemm final : public ConvGemmBase {
   size_t workspaceSize() const override { return ws_; }
 
   Status run(const void* const* inputs, void* const* outputs, void* workspace) const override {
-    const auto* x = static_cast<const float*>(inputs[0]);
-    const auto* w = static_cast<const float*>(inputs[1]);
-    const auto* bias = g_.hasBias ? static_cast<const float*>(inputs[2]) : nullptr;
-    auto* y = static_cast<float*>(outputs[0]);
+    const auto [x, w, bias, y] = fp32Buffers(inputs, outputs, g_.hasBias);
     auto* columns = static_cast<float*>(workspace);
     void* gemmWorkspace = static_cast<char*>(workspace) + wsColumns_;
     const int64_t pixels = g_.outHeight * g_.outWidth;
@@ -266,10 +226,7 @@ class ConvDirect1x1 final : public ConvGemmBase {
   }
 
   Status run(const void* const* inputs, void* const* outputs, void* workspace) const override {
-    const auto* x = static_cast<const float*>(inputs[0]);
-    const auto* w = static_cast<const float*>(inputs[1]);
-    const auto* bias = g_.hasBias ? static_cast<const float*>(inputs[2]) : nullptr;
-    auto* y = static_cast<float*>(outputs[0]);
+    const auto [x, w, bias, y] = fp32Buffers(inputs, outputs, g_.hasBias);
     const int64_t pixels = g_.height * g_.width;
     for (int64_t n = 0; n < g_.batch; ++n) {
       float* yn = y + n * g_.outChannels * pixels;
@@ -306,21 +263,14 @@ KernelPtr createDirect1x1(const KernelConfig& config, std::string* whyNot) {
 KernelPtr createReference(const KernelConfig& config, std::string* whyNot) {
   ConvGeometry g;
   if (!readGeometry(config, "reference", &g, whyNot)) return nullptr;
-  return std::make_unique<ConvReference>(g);
+  return makeReferenceKernel<convReference>(g);
 }
 
-constexpr Tactic kConvolutionTactics[] = {
-    {"im2col_sgemm", createIm2colSgemm},
-    {"direct_1x1", createDirect1x1},
-    {"reference", createReference},
-};
+constexpr Tactic kTactics[] = {{"im2col_sgemm", &createIm2colSgemm},
+                               {"direct_1x1", &createDirect1x1},
+                               {"reference", &createReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Convolution::cpuTactics() { return cpu::kConvolutionTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Convolution::cpuTactics() { return cpu::kTactics; }

@@ -1,44 +1,19 @@
 // Convolution's CUDA tactics, fastest first, kiln's reference last: cuDNN
 // (cudnnConvolutionForward, backends/cuda/cudnn_convolution.cpp) and kiln's own per-element
-// kernel (convolution_cuda.cu). Plain C++ (no CUDA header).
-#include <string>
-
-#include "backends/cuda/cudnn_convolution.h"
-#include "backends/cuda/float_layer_checks.h"
+// kernel (convolution_cuda.cu). Both validate through readConvGeometry (conv_geometry.h), as
+// deconvolution's do. Plain C++ (no CUDA header).
 #include "ops/convolution/convolution_cuda.h"
+#include "backends/cuda/cudnn_convolution.h"
 #include "ops/op.h"
 
 namespace kiln::cuda {
-
-bool readConvolution(const KernelConfig& c, const char* tactic, ConvGeometry* g,
-                     std::string* whyNot) {
-  const auto* p = validateFloatLayer<ConvolutionParams>(c, LayerType::kCONVOLUTION, "convolution",
-                                                        tactic, true, whyNot);
-  if (!p) return false;
-  fillConvGeometry(c, *p, g);
-  return true;
-}
-
 namespace {
 
-std::unique_ptr<Kernel> createCudnn(const KernelConfig& c, std::string* whyNot) {
-  ConvGeometry g;
-  if (!readConvolution(c, "cudnn", &g, whyNot)) return nullptr;
-  return createCudnnConvolution(g, false, whyNot);
-}
+// Fastest first, kiln's reference last; plans and timing caches record these names.
+constexpr Tactic kTactics[] = {{"cudnn", &createCudnnTactic<ConvolutionParams>},
+                               {"reference", &createConvolutionReference}};
 
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-// Fastest first, kiln's reference last; plans and timing caches record these names.
-std::span<const Tactic> Convolution::cudaTactics() {
-  static constexpr Tactic kTactics[] = {
-      {"cudnn", cuda::createCudnn},
-      {"reference", cuda::createConvolutionReference},
-  };
-  return kTactics;
-}
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Convolution::cudaTactics() { return cuda::kTactics; }

@@ -43,9 +43,7 @@ struct ConvOp {
 }  // namespace
 
 std::unique_ptr<Kernel> createConvolutionReference(const KernelConfig& c, std::string* whyNot) {
-  ConvGeometry g;
-  if (!readConvolution(c, "reference", &g, whyNot)) return nullptr;
-  return std::make_unique<ConvReferenceKernel<ConvOp>>(g, "dense_conv_ref");
+  return createConvReference<ConvolutionParams, ConvOp>(c, "dense_conv_ref", whyNot);
 }
 
 }  // namespace kiln::cuda

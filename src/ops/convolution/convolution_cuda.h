@@ -1,19 +1,13 @@
-// What convolution's two CUDA files share: the validation (convolution_cuda.cpp, which also holds
-// the tactic list) and kiln's own reference kernel (convolution_cuda.cu). Plain C++.
+// Convolution's reference kernel (convolution_cuda.cu), for the tactic list (convolution_cuda.cpp).
+// Plain C++.
 #pragma once
 
 #include <memory>
 #include <string>
 
-#include "backends/cuda/conv_geometry.h"
 #include "backends/cuda/kernel.h"
 
 namespace kiln::cuda {
-
-// True with *g filled when the configuration is one convolution's CUDA tactics can run (see
-// backends/cuda/float_layer_checks.h), else false with *whyNot prefixed by `tactic`.
-bool readConvolution(const KernelConfig& c, const char* tactic, ConvGeometry* g,
-                     std::string* whyNot);
 
 // kiln's reference: one output element per index, every float type, both formats.
 std::unique_ptr<Kernel> createConvolutionReference(const KernelConfig& c, std::string* whyNot);

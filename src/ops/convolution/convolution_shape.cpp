@@ -10,11 +10,9 @@ namespace kiln::ops {
 
 const InputCount Convolution::inputs = {2, 3, "x, W[, bias]"};
 
-Status Convolution::shapeRule(const ConvolutionParams& p, const std::vector<TensorShape>& in,
-                              std::vector<TensorShape>& out) {
+Status Convolution::shapeRule(const ConvolutionParams& p, const Shapes& in, Shapes& out) {
   constexpr const char* kLayer = "convolution";
-  for (size_t i = 0; i < in.size(); ++i)
-    KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[i], i));
+  KILN_RETURN_IF_ERROR(shape::checkFloatInputs(kLayer, in));
   const Dims& x = in[0].dims;
   const Dims& w = in[1].dims;
   KILN_RETURN_IF_ERROR(shape::checkRank4(kLayer, "input 0 (x, [N,C,H,W])", x));
@@ -23,20 +21,9 @@ Status Convolution::shapeRule(const ConvolutionParams& p, const std::vector<Tens
       shape::checkWindow(kLayer, "H", p.kernelH, p.strideH, p.padTop, p.padBottom, p.dilationH));
   KILN_RETURN_IF_ERROR(
       shape::checkWindow(kLayer, "W", p.kernelW, p.strideW, p.padLeft, p.padRight, p.dilationW));
+  KILN_RETURN_IF_ERROR(shape::checkGroups(kLayer, p.groups, p.outChannels, x));
   const std::string where = std::string(kLayer) + ": ";
-  if (p.groups < 1)
-    return invalidArgument(where + "groups is " + shape::str(p.groups) + ", must be >= 1");
-  if (p.outChannels < 1)
-    return invalidArgument(where + "outChannels is " + shape::str(p.outChannels) +
-                           ", must be >= 1");
   const int64_t channels = x.d[1];
-  if (channels < 1) return invalidArgument(where + "input has no channels: " + dimsString(x));
-  if (channels % p.groups != 0)
-    return invalidArgument(where + "groups " + shape::str(p.groups) + " does not divide the " +
-                           shape::str(channels) + " input channels");
-  if (p.outChannels % p.groups != 0)
-    return invalidArgument(where + "groups " + shape::str(p.groups) +
-                           " does not divide outChannels " + shape::str(p.outChannels));
   if (w.d[0] != p.outChannels || w.d[1] != channels / p.groups || w.d[2] != p.kernelH ||
       w.d[3] != p.kernelW)
     return invalidArgument(where + "weights are " + dimsString(w) + ", expected [" +

@@ -23,52 +23,41 @@ struct DeconvGeometry {
   bool hasBias = false;
 };
 
-class DeconvReference final : public Kernel {
- public:
-  explicit DeconvReference(const DeconvGeometry& g) : g_(g) {}
-
-  Status run(const void* const* inputs, void* const* outputs, void*) const override {
-    const auto* x = static_cast<const float*>(inputs[0]);
-    const auto* w = static_cast<const float*>(inputs[1]);
-    const auto* bias = g_.hasBias ? static_cast<const float*>(inputs[2]) : nullptr;
-    auto* y = static_cast<float*>(outputs[0]);
-    const DeconvolutionParams& p = g_.p;
-    const int64_t kernel = static_cast<int64_t>(p.kernelH) * p.kernelW;
-    for (int64_t n = 0; n < g_.batch; ++n) {
-      for (int64_t k = 0; k < p.outChannels; ++k) {
-        const int64_t grp = k / g_.groupOutChannels;
-        const int64_t m = k % g_.groupOutChannels;
-        for (int64_t oh = 0; oh < g_.outHeight; ++oh) {
-          for (int64_t ow = 0; ow < g_.outWidth; ++ow) {
-            double sum = bias ? bias[k] : 0.0;
-            for (int64_t r = 0; r < p.kernelH; ++r) {
-              const int64_t ih = ops::deconvolution::sourceIndex(oh, r, p.strideH, p.padTop,
-                                                                 p.dilationH, g_.height);
-              if (ih < 0) continue;
-              for (int64_t q = 0; q < p.kernelW; ++q) {
-                const int64_t iw = ops::deconvolution::sourceIndex(ow, q, p.strideW, p.padLeft,
-                                                                   p.dilationW, g_.width);
-                if (iw < 0) continue;
-                for (int64_t c = 0; c < g_.groupChannels; ++c) {
-                  const int64_t ci = grp * g_.groupChannels + c;
-                  const float xv = x[((n * g_.channels + ci) * g_.height + ih) * g_.width + iw];
-                  const float wv = w[(ci * g_.groupOutChannels + m) * kernel + r * p.kernelW + q];
-                  sum += static_cast<double>(xv) * wv;
-                }
+Status deconvReference(const DeconvGeometry& g, const void* const* inputs, void* const* outputs) {
+  const auto [x, w, bias, y] = fp32Buffers(inputs, outputs, g.hasBias);
+  const DeconvolutionParams& p = g.p;
+  const int64_t kernel = static_cast<int64_t>(p.kernelH) * p.kernelW;
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t k = 0; k < p.outChannels; ++k) {
+      const int64_t grp = k / g.groupOutChannels;
+      const int64_t m = k % g.groupOutChannels;
+      for (int64_t oh = 0; oh < g.outHeight; ++oh) {
+        for (int64_t ow = 0; ow < g.outWidth; ++ow) {
+          double sum = bias ? bias[k] : 0.0;
+          for (int64_t r = 0; r < p.kernelH; ++r) {
+            const int64_t ih =
+                ops::deconvolution::sourceIndex(oh, r, p.strideH, p.padTop, p.dilationH, g.height);
+            if (ih < 0) continue;
+            for (int64_t q = 0; q < p.kernelW; ++q) {
+              const int64_t iw = ops::deconvolution::sourceIndex(ow, q, p.strideW, p.padLeft,
+                                                                 p.dilationW, g.width);
+              if (iw < 0) continue;
+              for (int64_t c = 0; c < g.groupChannels; ++c) {
+                const int64_t ci = grp * g.groupChannels + c;
+                const float xv = x[((n * g.channels + ci) * g.height + ih) * g.width + iw];
+                const float wv = w[(ci * g.groupOutChannels + m) * kernel + r * p.kernelW + q];
+                sum += static_cast<double>(xv) * wv;
               }
             }
-            y[((n * p.outChannels + k) * g_.outHeight + oh) * g_.outWidth + ow] =
-                static_cast<float>(sum);
           }
+          y[((n * p.outChannels + k) * g.outHeight + oh) * g.outWidth + ow] =
+              static_cast<float>(sum);
         }
       }
     }
-    return Status::ok();
   }
-
- private:
-  DeconvGeometry g_;
-};
+  return Status::ok();
+}
 
 // Fills *g from a configuration the tactics accept (validated shapes, fp32 linear), or says why
 // not. Shapes are re-inferred, so a corrupted plan cannot steer run() out of bounds.
@@ -104,7 +93,7 @@ bool readGeometry(const KernelConfig& c, DeconvGeometry* g, std::string* whyNot)
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   DeconvGeometry g;
   if (!readGeometry(c, &g, whyNot)) return nullptr;
-  return std::make_unique<DeconvReference>(g);
+  return makeReferenceKernel<deconvReference>(g);
 }
 
 // Per group, the weights [Cg, Mg*kH*kW] transposed times the input planes [Cg, pixels] give
@@ -131,10 +120,7 @@ class DeconvSgemmCol2im final : public Kernel {
   size_t workspaceSize() const override { return ws_; }
 
   Status run(const void* const* inputs, void* const* outputs, void* workspace) const override {
-    const auto* x = static_cast<const float*>(inputs[0]);
-    const auto* w = static_cast<const float*>(inputs[1]);
-    const auto* bias = g_.hasBias ? static_cast<const float*>(inputs[2]) : nullptr;
-    auto* y = static_cast<float*>(outputs[0]);
+    const auto [x, w, bias, y] = fp32Buffers(inputs, outputs, g_.hasBias);
     auto* columns = static_cast<float*>(workspace);
     void* gemmWorkspace = static_cast<char*>(workspace) + wsColumns_;
     const int64_t pixels = g_.height * g_.width;
@@ -205,11 +191,6 @@ constexpr Tactic kTactics[] = {{"sgemm_col2im", &createSgemmCol2im},
                                {"reference", &createReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Deconvolution::cpuTactics() { return cpu::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Deconvolution::cpuTactics() { return cpu::kTactics; }

@@ -44,9 +44,7 @@ struct DeconvOp {
 }  // namespace
 
 std::unique_ptr<Kernel> createDeconvolutionReference(const KernelConfig& c, std::string* whyNot) {
-  ConvGeometry g;
-  if (!readDeconvolution(c, "reference", &g, whyNot)) return nullptr;
-  return std::make_unique<ConvReferenceKernel<DeconvOp>>(g, "dense_deconv_ref");
+  return createConvReference<DeconvolutionParams, DeconvOp>(c, "dense_deconv_ref", whyNot);
 }
 
 }  // namespace kiln::cuda

@@ -4,26 +4,20 @@
 
 #include "ops/op.h"
 #include "ops/shape_checks.h"
+#include "ops/window_shape.h"
 
 namespace kiln::ops {
 namespace {
 
-// One spatial axis of a transposed convolution: the output extent, which must be positive.
+constexpr const char* kLayer = "deconvolution";
+
+// One spatial axis of a transposed convolution: the output extent, which must be positive. The
+// window parameters are checked as convolution's.
 Status deconvAxis(const char* axis, int64_t in, int32_t kernel, int32_t stride, int32_t padBegin,
                   int32_t padEnd, int32_t dilation, int32_t outputPadding, int64_t* out) {
-  const std::string where = std::string("deconvolution: ");
-  if (kernel < 1)
-    return invalidArgument(where + "kernel" + axis + " is " + shape::str(kernel) +
-                           ", must be >= 1");
-  if (stride < 1)
-    return invalidArgument(where + "stride" + axis + " is " + shape::str(stride) +
-                           ", must be >= 1");
-  if (dilation < 1)
-    return invalidArgument(where + "dilation" + axis + " is " + shape::str(dilation) +
-                           ", must be >= 1");
-  if (padBegin < 0 || padEnd < 0)
-    return invalidArgument(where + "padding along " + axis + " is (" + shape::str(padBegin) + ", " +
-                           shape::str(padEnd) + "), must be >= 0");
+  KILN_RETURN_IF_ERROR(
+      shape::checkWindow(kLayer, axis, kernel, stride, padBegin, padEnd, dilation));
+  const std::string where = std::string(kLayer) + ": ";
   if (outputPadding < 0)
     return invalidArgument(where + "output padding along " + axis + " is " +
                            shape::str(outputPadding) + ", must be >= 0");
@@ -47,11 +41,8 @@ Status deconvAxis(const char* axis, int64_t in, int32_t kernel, int32_t stride, 
 
 const InputCount Deconvolution::inputs = {2, 3, "x, W[, bias]"};
 
-Status Deconvolution::shapeRule(const DeconvolutionParams& p, const std::vector<TensorShape>& in,
-                                std::vector<TensorShape>& out) {
-  constexpr const char* kLayer = "deconvolution";
-  for (size_t i = 0; i < in.size(); ++i)
-    KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[i], i));
+Status Deconvolution::shapeRule(const DeconvolutionParams& p, const Shapes& in, Shapes& out) {
+  KILN_RETURN_IF_ERROR(shape::checkFloatInputs(kLayer, in));
   const Dims& x = in[0].dims;
   const Dims& w = in[1].dims;
   if (x.nbDims != 4)
@@ -59,20 +50,8 @@ Status Deconvolution::shapeRule(const DeconvolutionParams& p, const std::vector<
   if (w.nbDims != 4)
     return invalidArgument("deconvolution: input 1 (weights) must be [C,K/groups,kH,kW], got " +
                            dimsString(w));
-  if (p.groups < 1)
-    return invalidArgument("deconvolution: groups is " + shape::str(p.groups) + ", must be >= 1");
-  if (p.outChannels < 1)
-    return invalidArgument("deconvolution: outChannels is " + shape::str(p.outChannels) +
-                           ", must be >= 1");
+  KILN_RETURN_IF_ERROR(shape::checkGroups(kLayer, p.groups, p.outChannels, x));
   const int64_t channels = x.d[1];
-  if (channels < 1)
-    return invalidArgument("deconvolution: input has no channels: " + dimsString(x));
-  if (channels % p.groups != 0)
-    return invalidArgument("deconvolution: groups " + shape::str(p.groups) +
-                           " does not divide the " + shape::str(channels) + " input channels");
-  if (p.outChannels % p.groups != 0)
-    return invalidArgument("deconvolution: groups " + shape::str(p.groups) +
-                           " does not divide outChannels " + shape::str(p.outChannels));
   if (w.d[0] != channels || w.d[1] != p.outChannels / p.groups || w.d[2] != p.kernelH ||
       w.d[3] != p.kernelW)
     return invalidArgument("deconvolution: weights are " + dimsString(w) + ", expected [" +

@@ -7,10 +7,13 @@
 // add/sub/mul wrap, integer x / 0 is 0 and MIN / -1 wraps, comparisons write bool and are false on
 // NaN, equal on bool, prelu and pow on fp32 only). This backend takes fp32, int32 and int64 (and
 // bool for equal).
+#include <array>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "backends/cpu/tactic_checks.h"
+#include "core/element_types.h"
 #include "ops/elementwise/elementwise_semantics.h"
 #include "ops/op.h"
 
@@ -59,39 +62,31 @@ struct Loops {
   static constexpr BinaryLoops kLoops{&same, &scalarA, &scalarB, &strided};
 };
 
+// The loops of op kOp on T, or nullptr where the op is not defined on T: bool has equal only,
+// pow and prelu need a floating-point T.
+template <class T, ElementwiseOp kOp>
+constexpr const BinaryLoops* loopsIfDefined() {
+  constexpr bool kBool = std::is_same_v<T, uint8_t>;
+  constexpr bool kFloatOnly = kOp == ElementwiseOp::kPOW || kOp == ElementwiseOp::kPRELU;
+  if constexpr (kBool ? kOp == ElementwiseOp::kEQUAL : !kFloatOnly || std::is_floating_point_v<T>)
+    return &Loops<T, kOp>::kLoops;
+  else
+    return nullptr;
+}
+
+// Every op's loops on T, indexed by the op's value.
+template <class T, int... kOps>
+constexpr std::array<const BinaryLoops*, sizeof...(kOps)> loopTable(
+    std::integer_sequence<int, kOps...>) {
+  return {loopsIfDefined<T, static_cast<ElementwiseOp>(kOps)>()...};
+}
+
 template <class T>
 const BinaryLoops* loopsForOp(ElementwiseOp op) {
-  if constexpr (std::is_same_v<T, uint8_t>) {
-    return op == ElementwiseOp::kEQUAL ? &Loops<T, ElementwiseOp::kEQUAL>::kLoops : nullptr;
-  } else {
-    switch (op) {
-      case ElementwiseOp::kADD:
-        return &Loops<T, ElementwiseOp::kADD>::kLoops;
-      case ElementwiseOp::kSUB:
-        return &Loops<T, ElementwiseOp::kSUB>::kLoops;
-      case ElementwiseOp::kMUL:
-        return &Loops<T, ElementwiseOp::kMUL>::kLoops;
-      case ElementwiseOp::kDIV:
-        return &Loops<T, ElementwiseOp::kDIV>::kLoops;
-      case ElementwiseOp::kMAX:
-        return &Loops<T, ElementwiseOp::kMAX>::kLoops;
-      case ElementwiseOp::kMIN:
-        return &Loops<T, ElementwiseOp::kMIN>::kLoops;
-      case ElementwiseOp::kPOW:
-        if constexpr (std::is_floating_point_v<T>) return &Loops<T, ElementwiseOp::kPOW>::kLoops;
-        break;
-      case ElementwiseOp::kEQUAL:
-        return &Loops<T, ElementwiseOp::kEQUAL>::kLoops;
-      case ElementwiseOp::kLESS:
-        return &Loops<T, ElementwiseOp::kLESS>::kLoops;
-      case ElementwiseOp::kGREATER:
-        return &Loops<T, ElementwiseOp::kGREATER>::kLoops;
-      case ElementwiseOp::kPRELU:
-        if constexpr (std::is_floating_point_v<T>) return &Loops<T, ElementwiseOp::kPRELU>::kLoops;
-        break;
-    }
-    return nullptr;
-  }
+  static constexpr auto kTable =
+      loopTable<T>(std::make_integer_sequence<int, enumCount(ElementwiseOp{})>());
+  const auto i = static_cast<size_t>(op);
+  return i < kTable.size() ? kTable[i] : nullptr;
 }
 
 // What every elementwise tactic checks: a consistent configuration the backend has loops for.
@@ -107,24 +102,15 @@ bool check(const KernelConfig& c, std::string* whyNot, Checked* out) {
   out->params = validate<ElementwiseParams>(c, "elementwise", 2, &ops::Elementwise::infer, whyNot);
   if (!out->params || !allLinear(c, "elementwise", whyNot)) return false;
   const DataType t = c.inputs[0].type;
-  switch (t) {
-    case DataType::kFLOAT:
-      out->loops = loopsForOp<float>(out->params->op);
-      break;
-    case DataType::kINT32:
-      out->loops = loopsForOp<int32_t>(out->params->op);
-      break;
-    case DataType::kINT64:
-      out->loops = loopsForOp<int64_t>(out->params->op);
-      break;
-    case DataType::kBOOL:
-      out->loops = loopsForOp<uint8_t>(out->params->op);
-      break;
-    default:
-      setWhyNot(whyNot, std::string("elementwise: the CPU backend supports fp32, int32, "
-                                    "int64 (and bool for equal), got ") +
-                            dataTypeName(t));
-      return false;
+  using CpuTypes =
+      ElementTypes<Stored<DataType::kFLOAT, float>, Stored<DataType::kINT32, int32_t>,
+                   Stored<DataType::kINT64, int64_t>, Stored<DataType::kBOOL, uint8_t>>;
+  if (!CpuTypes::dispatch(
+          t, [&](auto tag) { out->loops = loopsForOp<decltype(tag)>(out->params->op); })) {
+    setWhyNot(whyNot, std::string("elementwise: the CPU backend supports fp32, int32, "
+                                  "int64 (and bool for equal), got ") +
+                          dataTypeName(t));
+    return false;
   }
   if (!out->loops) {
     const char* name = out->params->op == ElementwiseOp::kPOW ? "pow" : "this op";
@@ -257,18 +243,11 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
                                            c.outputs[0].dims);
 }
 
-constexpr Tactic kTactics[] = {
-    {"same_shape", &createSameShape},
-    {"scalar_broadcast", &createScalar},
-    {"reference", &createReference},
-};
+constexpr Tactic kTactics[] = {{"same_shape", &createSameShape},
+                               {"scalar_broadcast", &createScalar},
+                               {"reference", &createReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Elementwise::cpuTactics() { return cpu::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Elementwise::cpuTactics() { return cpu::kTactics; }

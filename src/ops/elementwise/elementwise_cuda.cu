@@ -17,7 +17,7 @@
 #include "backends/config_checks.h"
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/strided_index.cuh"
-#include "backends/cuda/type_dispatch.cuh"
+#include "backends/cuda/typed_kernel.cuh"
 #include "ops/elementwise/elementwise_semantics.h"
 #include "ops/op.h"
 
@@ -156,57 +156,22 @@ const ElementwiseParams* checkElementwise(const KernelConfig& c, std::string* wh
   return p;  // bool: inference already allows only equal
 }
 
-class FlatKernel final : public Kernel {
- public:
-  FlatKernel(DataType type, ElementwiseOp op, int64_t count, int64_t sa, int64_t sb)
-      : type_(type), op_(op), count_(count), sa_(sa), sb_(sb) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    Status s = Status::ok();
-    dispatchFloatIntOrBool(type_, [&](auto tag) {
-      using T = decltype(tag);
-      FlatBinary<T> f{static_cast<const T*>(in[0]),
-                      static_cast<const T*>(in[1]),
-                      out[0],
-                      sa_,
-                      sb_,
-                      op_,
-                      isComparison(op_)};
-      s = launchElements(f, count_, ctx, "elementwise_flat");
-    });
-    return s;
-  }
-
- private:
-  DataType type_;
-  ElementwiseOp op_;
-  int64_t count_, sa_, sb_;
-};
-
-class BroadcastKernel final : public Kernel {
- public:
-  BroadcastKernel(DataType type, ElementwiseOp op, int64_t count, const BroadcastGeometry& g)
-      : type_(type), op_(op), count_(count), g_(g) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    Status s = Status::ok();
-    dispatchFloatIntOrBool(type_, [&](auto tag) {
-      using T = decltype(tag);
-      BroadcastBinary<T> f{static_cast<const T*>(in[0]),
-                           static_cast<const T*>(in[1]),
-                           out[0],
-                           g_,
-                           op_,
-                           isComparison(op_)};
-      s = launchElements(f, count_, ctx, "elementwise_broadcast");
-    });
-    return s;
-  }
-
- private:
-  DataType type_;
-  ElementwiseOp op_;
-  int64_t count_;
-  BroadcastGeometry g_;
-};
+// out[i] = a[i * sa] op b[i * sb] over `count` elements (sa, sb in {0, 1}).
+std::unique_ptr<Kernel> makeFlatKernel(DataType type, ElementwiseOp op, int64_t count, int64_t sa,
+                                       int64_t sb) {
+  return makeTypedKernel<FloatIntOrBoolTypes>(
+      type, [=](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        using T = decltype(tag);
+        FlatBinary<T> f{static_cast<const T*>(in[0]),
+                        static_cast<const T*>(in[1]),
+                        out[0],
+                        sa,
+                        sb,
+                        op,
+                        isComparison(op)};
+        return launchElements(f, count, ctx, "elementwise_flat");
+      });
+}
 
 // Same dims and the same memory layout as the output (so the flat index addresses both).
 bool sameLayoutAsOutput(const KernelConfig& c, size_t input) {
@@ -226,7 +191,7 @@ std::unique_ptr<Kernel> createSameShape(const KernelConfig& c, std::string* whyN
                      " do not both have the output's dims and layout");
     return nullptr;
   }
-  return std::make_unique<FlatKernel>(c.inputs[0].type, p->op, volume(c.outputs[0].dims), 1, 1);
+  return makeFlatKernel(c.inputs[0].type, p->op, volume(c.outputs[0].dims), 1, 1);
 }
 
 std::unique_ptr<Kernel> createScalar(const KernelConfig& c, std::string* whyNot) {
@@ -234,9 +199,9 @@ std::unique_ptr<Kernel> createScalar(const KernelConfig& c, std::string* whyNot)
   if (!p) return nullptr;
   const int64_t n = volume(c.outputs[0].dims);
   if (volume(c.inputs[0].dims) == 1 && sameLayoutAsOutput(c, 1))
-    return std::make_unique<FlatKernel>(c.inputs[0].type, p->op, n, 0, 1);
+    return makeFlatKernel(c.inputs[0].type, p->op, n, 0, 1);
   if (volume(c.inputs[1].dims) == 1 && sameLayoutAsOutput(c, 0))
-    return std::make_unique<FlatKernel>(c.inputs[0].type, p->op, n, 1, 0);
+    return makeFlatKernel(c.inputs[0].type, p->op, n, 1, 0);
   fail(whyNot,
        "scalar_broadcast: neither input is a single value broadcast over the other, which has "
        "the output's dims and layout (" +
@@ -258,20 +223,29 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
     memoryStrides(c.inputs[k], own);
     ops::elementwise::broadcastStrides(c.inputs[k].dims, own, o.nbDims, inStrides[k]);
   }
-  return std::make_unique<BroadcastKernel>(c.inputs[0].type, p->op, volume(o), g);
+  const ElementwiseOp op = p->op;
+  const int64_t count = volume(o);
+  return makeTypedKernel<FloatIntOrBoolTypes>(
+      c.inputs[0].type,
+      [op, count, g](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        using T = decltype(tag);
+        BroadcastBinary<T> f{static_cast<const T*>(in[0]),
+                             static_cast<const T*>(in[1]),
+                             out[0],
+                             g,
+                             op,
+                             isComparison(op)};
+        return launchElements(f, count, ctx, "elementwise_broadcast");
+      });
 }
 
-constexpr Tactic kTactics[] = {
-    {"same_shape", &createSameShape},
-    {"scalar_broadcast", &createScalar},
-    {"reference", &createReference},
-};
+constexpr Tactic kTactics[] = {{"same_shape", &createSameShape},
+                               {"scalar_broadcast", &createScalar},
+                               {"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cuda::elementwise
 
-namespace kiln::ops {
-
-std::span<const Tactic> Elementwise::cudaTactics() { return cuda::elementwise::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Elementwise::cudaTactics() {
+  return cuda::elementwise::kTactics;
+}

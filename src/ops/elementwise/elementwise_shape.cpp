@@ -9,13 +9,9 @@ namespace kiln::ops {
 
 const InputCount Elementwise::inputs = {2, 2, "a, b"};
 
-Status Elementwise::shapeRule(const ElementwiseParams& p, const std::vector<TensorShape>& in,
-                              std::vector<TensorShape>& out) {
+Status Elementwise::shapeRule(const ElementwiseParams& p, const Shapes& in, Shapes& out) {
   const char* layer = "elementwise";
-  const int32_t op = static_cast<int32_t>(p.op);
-  if (op < static_cast<int32_t>(ElementwiseOp::kADD) ||
-      op > static_cast<int32_t>(ElementwiseOp::kPRELU))
-    return invalidArgument("elementwise: unknown op " + std::to_string(op));
+  KILN_RETURN_IF_ERROR(shape::checkEnum(layer, "unknown op", p.op));
   if (in[0].type != in[1].type)
     return invalidArgument(std::string("elementwise: inputs have different types (") +
                            dataTypeName(in[0].type) + " and " + dataTypeName(in[1].type) +

@@ -14,25 +14,13 @@ KernelPtr createExpand(const KernelConfig& c, std::string* whyNot) {
   if (!p || !allLinear(c, "expand", whyNot)) return nullptr;
   const Dims& out = c.outputs[0].dims;
   const Dims in = ops::expand::alignedInput(c.inputs[0].dims, out.nbDims);
-  std::vector<std::vector<int64_t>> tables(static_cast<size_t>(out.nbDims));
-  for (int32_t i = 0; i < out.nbDims; ++i) {
-    auto& t = tables[static_cast<size_t>(i)];
-    t.resize(static_cast<size_t>(out.d[i]));
-    for (int64_t j = 0; j < out.d[i]; ++j)
-      t[static_cast<size_t>(j)] = ops::expand::source(j, in.d[i]);
-  }
-  return std::make_unique<AxisMapKernel>(
-      AxisMap(in, out, std::move(tables), dataTypeSize(c.inputs[0].type)));
+  return makeAxisMapKernel(in, out, c.inputs[0].type,
+                           [&](int32_t i, int64_t j) { return ops::expand::source(j, in.d[i]); });
 }
 
-constexpr Tactic kExpandTactics[] = {{"reference", &createExpand}};
+constexpr Tactic kTactics[] = {{"reference", &createExpand}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Expand::cpuTactics() { return cpu::kExpandTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Expand::cpuTactics() { return cpu::kTactics; }

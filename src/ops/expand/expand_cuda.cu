@@ -21,8 +21,7 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   if (!p) return nullptr;
   const Dims& out = c.outputs[0].dims;
   const AxisMap m = identityMap(ops::expand::alignedInput(c.inputs[0].dims, out.nbDims), out);
-  return std::make_unique<MapKernel<ExpandRule>>(m, ExpandRule{}, dataTypeSize(c.inputs[0].type),
-                                                 "expand");
+  return makeMapKernel<ExpandRule>(m, c.inputs[0].type, "expand");
 }
 
 constexpr Tactic kTactics[] = {{"reference", &createReference}};
@@ -30,8 +29,4 @@ constexpr Tactic kTactics[] = {{"reference", &createReference}};
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-std::span<const Tactic> Expand::cudaTactics() { return cuda::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Expand::cudaTactics() { return cuda::kTactics; }

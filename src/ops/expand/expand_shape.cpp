@@ -10,8 +10,7 @@ namespace kiln::ops {
 
 const InputCount Expand::inputs = {1, 1, "x"};
 
-Status Expand::shapeRule(const ExpandParams& p, const std::vector<TensorShape>& in,
-                         std::vector<TensorShape>& out) {
+Status Expand::shapeRule(const ExpandParams& p, const Shapes& in, Shapes& out) {
   const char* layer = "expand";
   const Dims& d = in[0].dims;
   const Dims& s = p.shape;

@@ -64,11 +64,6 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
 constexpr Tactic kTactics[] = {{"reference", &createReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Gather::cpuTactics() { return cpu::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Gather::cpuTactics() { return cpu::kTactics; }

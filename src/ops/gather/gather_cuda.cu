@@ -98,8 +98,4 @@ constexpr Tactic kTactics[] = {{"reference", &createReference}};
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-std::span<const Tactic> Gather::cudaTactics() { return cuda::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Gather::cudaTactics() { return cuda::kTactics; }

@@ -9,8 +9,7 @@ namespace kiln::ops {
 
 const InputCount Gather::inputs = {2, 2, "data, indices"};
 
-Status Gather::shapeRule(const GatherParams& p, const std::vector<TensorShape>& in,
-                         std::vector<TensorShape>& out) {
+Status Gather::shapeRule(const GatherParams& p, const Shapes& in, Shapes& out) {
   const char* layer = "gather";
   const Dims& data = in[0].dims;
   const Dims& idx = in[1].dims;

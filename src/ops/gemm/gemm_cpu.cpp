@@ -43,34 +43,23 @@ GemmGeometry gemmGeometry(const KernelConfig& config, const GemmParams& p) {
   return g;
 }
 
-class GemmReference final : public Kernel {
- public:
-  explicit GemmReference(const GemmGeometry& g) : g_(g) {}
-
-  Status run(const void* const* inputs, void* const* outputs, void*) const override {
-    const auto* a = static_cast<const float*>(inputs[0]);
-    const auto* b = static_cast<const float*>(inputs[1]);
-    const auto* c = g_.hasC ? static_cast<const float*>(inputs[2]) : nullptr;
-    auto* y = static_cast<float*>(outputs[0]);
-    const GemmParams& p = g_.p;
-    for (int64_t i = 0; i < g_.m; ++i)
-      for (int64_t j = 0; j < g_.n; ++j) {
-        double sum = 0.0;
-        for (int64_t q = 0; q < g_.k; ++q) {
-          const float av = ops::gemm::elementA(a, p.transposeA, g_.lda, i, q);
-          const float bv = ops::gemm::elementB(b, p.transposeB, g_.ldb, q, j);
-          sum += static_cast<double>(av) * bv;
-        }
-        double v = static_cast<double>(p.alpha) * sum;
-        if (c) v += static_cast<double>(p.beta) * g_.cAt(c, i, j);
-        y[i * g_.n + j] = static_cast<float>(v);
+Status gemmReference(const GemmGeometry& g, const void* const* inputs, void* const* outputs) {
+  const auto [a, b, c, y] = fp32Buffers(inputs, outputs, g.hasC);
+  const GemmParams& p = g.p;
+  for (int64_t i = 0; i < g.m; ++i)
+    for (int64_t j = 0; j < g.n; ++j) {
+      double sum = 0.0;
+      for (int64_t q = 0; q < g.k; ++q) {
+        const float av = ops::gemm::elementA(a, p.transposeA, g.lda, i, q);
+        const float bv = ops::gemm::elementB(b, p.transposeB, g.ldb, q, j);
+        sum += static_cast<double>(av) * bv;
       }
-    return Status::ok();
-  }
-
- private:
-  GemmGeometry g_;
-};
+      double v = static_cast<double>(p.alpha) * sum;
+      if (c) v += static_cast<double>(p.beta) * g.cAt(c, i, j);
+      y[i * g.n + j] = static_cast<float>(v);
+    }
+  return Status::ok();
+}
 
 // Y starts as beta * C (broadcast), then sgemm adds alpha * op(A) op(B). Computing beta * C
 // first keeps ONNX's semantics exactly, even for beta 0 with non-finite C.
@@ -130,20 +119,12 @@ KernelPtr createGemmReference(const KernelConfig& config, std::string* whyNot) {
   const auto* p =
       validateFp32Linear<GemmParams>(config, "gemm", "reference", ops::Gemm::infer, whyNot);
   if (!p) return nullptr;
-  return std::make_unique<GemmReference>(gemmGeometry(config, *p));
+  return makeReferenceKernel<gemmReference>(gemmGeometry(config, *p));
 }
 
-constexpr Tactic kGemmTactics[] = {
-    {"sgemm", createGemmSgemm},
-    {"reference", createGemmReference},
-};
+constexpr Tactic kTactics[] = {{"sgemm", &createGemmSgemm}, {"reference", &createGemmReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Gemm::cpuTactics() { return cpu::kGemmTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Gemm::cpuTactics() { return cpu::kTactics; }

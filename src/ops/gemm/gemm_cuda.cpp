@@ -51,10 +51,8 @@ class GemmCublas final : public Kernel {
   bool usesLibraries() const override { return true; }
 
   Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    if (ctx.emulate) return unsupported("cuBLAS needs a GPU");
-    void* hv = nullptr;
-    KILN_RETURN_IF_ERROR(ctx.libraries->cublas(ctx.stream, hv));
-    auto h = static_cast<cublasHandle_t>(hv);
+    cublasHandle_t h = nullptr;
+    KILN_RETURN_IF_ERROR(cublasHandleFor(ctx, h));
     if (g_.hasC) KILN_RETURN_IF_ERROR(fillScaledC(out[0], in[2], g_, ctx));
     const float alpha = g_.alpha, beta = g_.hasC ? 1.f : 0.f;
     const cudaDataType_t t = cublasDataType(g_.type);
@@ -82,18 +80,10 @@ std::unique_ptr<Kernel> createCublas(const KernelConfig& c, std::string* whyNot)
   return std::make_unique<GemmCublas>(g);
 }
 
+// Fastest first, kiln's reference last; plans and timing caches record these names.
+constexpr Tactic kTactics[] = {{"cublas", &createCublas}, {"reference", &createGemmReference}};
+
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-// Fastest first, kiln's reference last; plans and timing caches record these names.
-std::span<const Tactic> Gemm::cudaTactics() {
-  static constexpr Tactic kTactics[] = {
-      {"cublas", cuda::createCublas},
-      {"reference", cuda::createGemmReference},
-  };
-  return kTactics;
-}
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Gemm::cudaTactics() { return cuda::kTactics; }

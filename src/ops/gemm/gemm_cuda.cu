@@ -4,7 +4,7 @@
 // writes beta * C before the cuBLAS call. op(A), op(B) and C's broadcast are the CPU's
 // (gemm_semantics.h).
 #include "backends/cuda/elements.cuh"
-#include "backends/cuda/float_layer_checks.h"
+#include "backends/cuda/typed_kernel.cuh"
 #include "ops/gemm/gemm_cuda.h"
 #include "ops/gemm/gemm_semantics.h"
 
@@ -47,41 +47,27 @@ struct ScaledCOp {
   }
 };
 
-class GemmReference final : public Kernel {
- public:
-  explicit GemmReference(const GemmGeometry& g) : g_(g) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    Status s = unsupportedFloatType(g_.type);
-    dispatchFloat(g_.type, [&](auto tag) {
-      using T = decltype(tag);
-      s = launchElements(
-          GemmOp<T>{static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
-                    g_.hasC ? static_cast<const T*>(in[2]) : nullptr, static_cast<T*>(out[0]), g_},
-          g_.m * g_.n, ctx, "dense_gemm_ref");
-    });
-    return s;
-  }
-
- private:
-  GemmGeometry g_;
-};
-
 }  // namespace
 
 std::unique_ptr<Kernel> createGemmReference(const KernelConfig& c, std::string* whyNot) {
   GemmGeometry g;
   if (!readGemm(c, "reference", &g, whyNot)) return nullptr;
-  return std::make_unique<GemmReference>(g);
+  return makeTypedKernel<FloatTypes>(
+      g.type, [g](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        using T = decltype(tag);
+        const T* cData = g.hasC ? static_cast<const T*>(in[2]) : nullptr;
+        return launchElements(GemmOp<T>{static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
+                                        cData, static_cast<T*>(out[0]), g},
+                              g.m * g.n, ctx, "dense_gemm_ref");
+      });
 }
 
 Status fillScaledC(void* y, const void* cData, const GemmGeometry& g, const RunContext& ctx) {
-  Status s = unsupportedFloatType(g.type);
-  dispatchFloat(g.type, [&](auto tag) {
+  return launchTyped<FloatTypes>(g.type, [&](auto tag) {
     using T = decltype(tag);
-    s = launchElements(ScaledCOp<T>{static_cast<const T*>(cData), static_cast<T*>(y), g}, g.m * g.n,
-                       ctx, "dense_gemm_c");
+    return launchElements(ScaledCOp<T>{static_cast<const T*>(cData), static_cast<T*>(y), g},
+                          g.m * g.n, ctx, "dense_gemm_c");
   });
-  return s;
 }
 
 }  // namespace kiln::cuda

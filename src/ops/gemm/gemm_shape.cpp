@@ -9,8 +9,7 @@ namespace kiln::ops {
 
 const InputCount Gemm::inputs = {2, 3, "A, B[, C]"};
 
-Status Gemm::shapeRule(const GemmParams& p, const std::vector<TensorShape>& in,
-                       std::vector<TensorShape>& out) {
+Status Gemm::shapeRule(const GemmParams& p, const Shapes& in, Shapes& out) {
   constexpr const char* kLayer = "gemm";
   KILN_RETURN_IF_ERROR(shape::checkFloatInputs(kLayer, in));
   for (int i = 0; i < 2; ++i)

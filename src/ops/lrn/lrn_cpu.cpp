@@ -49,14 +49,9 @@ KernelPtr createLrn(const KernelConfig& c, std::string* whyNot) {
   return std::make_unique<LrnReference>(c.inputs[0].dims, *p);
 }
 
-constexpr Tactic kLrnTactics[] = {{"reference", &createLrn}};
+constexpr Tactic kTactics[] = {{"reference", &createLrn}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> LRN::cpuTactics() { return cpu::kLrnTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::LRN::cpuTactics() { return cpu::kTactics; }

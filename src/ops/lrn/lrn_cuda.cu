@@ -9,6 +9,7 @@
 #include "backends/config_checks.h"
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/strided_index.cuh"
+#include "backends/cuda/typed_kernel.cuh"
 #include "ops/lrn/lrn_semantics.h"
 #include "ops/op.h"
 
@@ -32,49 +33,30 @@ struct LrnElement {
   }
 };
 
-class LrnReference final : public Kernel {
- public:
-  LrnReference(DataType t, const ChannelView& v, const LRNParams& p) : type_(t), v_(v), p_(p) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    Status s = Status::ok();
-    dispatchFloat(type_, [&](auto tag) {
-      using T = decltype(tag);
-      LrnElement<T> f{static_cast<const T*>(in[0]),
-                      static_cast<T*>(out[0]),
-                      v_,
-                      ops::lrn::channelsBefore(p_.size),
-                      ops::lrn::channelsAfter(p_.size),
-                      static_cast<float>(ops::lrn::alphaOverSize(p_.alpha, p_.size)),
-                      p_.bias,
-                      p_.beta};
-      s = launchElements(f, v_.N * v_.C * v_.S, ctx, "lrn_reference");
-    });
-    return s;
-  }
-
- private:
-  DataType type_;
-  ChannelView v_;
-  LRNParams p_;
-};
-
 std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
   const LRNParams* p =
       config_checks::validate<LRNParams>(c, DeviceKind::kCUDA, "lrn", 1, &ops::LRN::infer, whyNot);
   if (!p) return nullptr;
-  return std::make_unique<LrnReference>(c.inputs[0].type, channelView(c.inputs[0], c.outputs[0]),
-                                        *p);
+  const ChannelView v = channelView(c.inputs[0], c.outputs[0]);
+  return makeTypedKernel<FloatTypes>(
+      c.inputs[0].type,
+      [v, params = *p](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        using T = decltype(tag);
+        LrnElement<T> f{static_cast<const T*>(in[0]),
+                        static_cast<T*>(out[0]),
+                        v,
+                        ops::lrn::channelsBefore(params.size),
+                        ops::lrn::channelsAfter(params.size),
+                        static_cast<float>(ops::lrn::alphaOverSize(params.alpha, params.size)),
+                        params.bias,
+                        params.beta};
+        return launchElements(f, v.N * v.C * v.S, ctx, "lrn_reference");
+      });
 }
 
-constexpr Tactic kTactics[] = {
-    {"reference", &createReference},
-};
+constexpr Tactic kTactics[] = {{"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cuda::lrn
 
-namespace kiln::ops {
-
-std::span<const Tactic> LRN::cudaTactics() { return cuda::lrn::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::LRN::cudaTactics() { return cuda::lrn::kTactics; }

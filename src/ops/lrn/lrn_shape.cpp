@@ -10,8 +10,7 @@ namespace kiln::ops {
 
 const InputCount LRN::inputs = {1, 1, "x"};
 
-Status LRN::shapeRule(const LRNParams& p, const std::vector<TensorShape>& in,
-                      std::vector<TensorShape>& out) {
+Status LRN::shapeRule(const LRNParams& p, const Shapes& in, Shapes& out) {
   constexpr const char* kLayer = "lrn";
   KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[0], 0));
   if (in[0].dims.nbDims < 2)

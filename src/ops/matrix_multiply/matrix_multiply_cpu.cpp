@@ -74,36 +74,27 @@ ProductPlan planMatmul(const KernelConfig& config, const MatrixMultiplyParams& p
 }
 
 // Plain loops with double accumulation; op(A), op(B) as on CUDA (matrix_multiply_semantics.h).
-class MatmulReference final : public Kernel {
- public:
-  explicit MatmulReference(ProductPlan plan) : plan_(std::move(plan)) {}
-
-  Status run(const void* const* inputs, void* const* outputs, void*) const override {
-    const auto* a = static_cast<const float*>(inputs[0]);
-    const auto* b = static_cast<const float*>(inputs[1]);
-    auto* y = static_cast<float*>(outputs[0]);
-    const ProductPlan& q = plan_;
-    for (size_t t = 0; t < q.aIndex.size(); ++t) {
-      const float* at = a + q.aIndex[t] * q.m * q.k;
-      const float* bt = b + q.bIndex[t] * q.k * q.n;
-      float* yt = y + static_cast<int64_t>(t) * q.m * q.n;
-      for (int64_t i = 0; i < q.m; ++i)
-        for (int64_t j = 0; j < q.n; ++j) {
-          double sum = 0.0;
-          for (int64_t p = 0; p < q.k; ++p) {
-            const float av = ops::matrix_multiply::elementA(at, q.transA, q.lda, i, p);
-            const float bv = ops::matrix_multiply::elementB(bt, q.transB, q.ldb, p, j);
-            sum += static_cast<double>(av) * bv;
-          }
-          yt[i * q.n + j] = static_cast<float>(sum);
+Status matmulReference(const ProductPlan& q, const void* const* inputs, void* const* outputs) {
+  const auto* a = static_cast<const float*>(inputs[0]);
+  const auto* b = static_cast<const float*>(inputs[1]);
+  auto* y = static_cast<float*>(outputs[0]);
+  for (size_t t = 0; t < q.aIndex.size(); ++t) {
+    const float* at = a + q.aIndex[t] * q.m * q.k;
+    const float* bt = b + q.bIndex[t] * q.k * q.n;
+    float* yt = y + static_cast<int64_t>(t) * q.m * q.n;
+    for (int64_t i = 0; i < q.m; ++i)
+      for (int64_t j = 0; j < q.n; ++j) {
+        double sum = 0.0;
+        for (int64_t p = 0; p < q.k; ++p) {
+          const float av = ops::matrix_multiply::elementA(at, q.transA, q.lda, i, p);
+          const float bv = ops::matrix_multiply::elementB(bt, q.transB, q.ldb, p, j);
+          sum += static_cast<double>(av) * bv;
         }
-    }
-    return Status::ok();
+        yt[i * q.n + j] = static_cast<float>(sum);
+      }
   }
-
- private:
-  ProductPlan plan_;
-};
+  return Status::ok();
+}
 
 // One sgemm per product; constant operands are packed once, per stored matrix.
 class MatmulSgemm final : public Kernel {
@@ -163,20 +154,13 @@ KernelPtr createMatmulReference(const KernelConfig& config, std::string* whyNot)
   const auto* p = validateFp32Linear<MatrixMultiplyParams>(config, "matrix multiply", "reference",
                                                            ops::MatrixMultiply::infer, whyNot);
   if (!p) return nullptr;
-  return std::make_unique<MatmulReference>(planMatmul(config, *p));
+  return makeReferenceKernel<matmulReference>(planMatmul(config, *p));
 }
 
-constexpr Tactic kMatrixMultiplyTactics[] = {
-    {"sgemm", createMatmulSgemm},
-    {"reference", createMatmulReference},
-};
+constexpr Tactic kTactics[] = {{"sgemm", &createMatmulSgemm},
+                               {"reference", &createMatmulReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> MatrixMultiply::cpuTactics() { return cpu::kMatrixMultiplyTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::MatrixMultiply::cpuTactics() { return cpu::kTactics; }

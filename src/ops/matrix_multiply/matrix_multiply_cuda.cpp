@@ -68,10 +68,8 @@ class MatmulCublas final : public Kernel {
   bool usesLibraries() const override { return true; }
 
   Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    if (ctx.emulate) return unsupported("cuBLAS needs a GPU");
-    void* hv = nullptr;
-    KILN_RETURN_IF_ERROR(ctx.libraries->cublas(ctx.stream, hv));
-    auto h = static_cast<cublasHandle_t>(hv);
+    cublasHandle_t h = nullptr;
+    KILN_RETURN_IF_ERROR(cublasHandleFor(ctx, h));
     const float one = 1.f, zero = 0.f;
     const cudaDataType_t t = cublasDataType(g_.type);
     const cublasOperation_t opB = g_.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -139,18 +137,10 @@ std::unique_ptr<Kernel> createCublas(const KernelConfig& c, std::string* whyNot)
                                         batched);
 }
 
+// Fastest first, kiln's reference last; plans and timing caches record these names.
+constexpr Tactic kTactics[] = {{"cublas", &createCublas}, {"reference", &createMatmulReference}};
+
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-// Fastest first, kiln's reference last; plans and timing caches record these names.
-std::span<const Tactic> MatrixMultiply::cudaTactics() {
-  static constexpr Tactic kTactics[] = {
-      {"cublas", cuda::createCublas},
-      {"reference", cuda::createMatmulReference},
-  };
-  return kTactics;
-}
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::MatrixMultiply::cudaTactics() { return cuda::kTactics; }

@@ -3,7 +3,7 @@
 // cuBLAS tactic is checked against, and runs on the host under RunContext::emulate. op(A), op(B)
 // and the batch broadcasting are the CPU's (matrix_multiply_semantics.h).
 #include "backends/cuda/elements.cuh"
-#include "backends/cuda/float_layer_checks.h"
+#include "backends/cuda/typed_kernel.cuh"
 #include "ops/matrix_multiply/matrix_multiply_cuda.h"
 #include "ops/matrix_multiply/matrix_multiply_semantics.h"
 
@@ -36,30 +36,18 @@ struct MatmulOp {
   }
 };
 
-class MatmulReference final : public Kernel {
- public:
-  explicit MatmulReference(const MatmulGeometry& g) : g_(g) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    Status s = unsupportedFloatType(g_.type);
-    dispatchFloat(g_.type, [&](auto tag) {
-      using T = decltype(tag);
-      s = launchElements(MatmulOp<T>{static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
-                                     static_cast<T*>(out[0]), g_},
-                         g_.batchCount * g_.m * g_.n, ctx, "dense_matmul_ref");
-    });
-    return s;
-  }
-
- private:
-  MatmulGeometry g_;
-};
-
 }  // namespace
 
 std::unique_ptr<Kernel> createMatmulReference(const KernelConfig& c, std::string* whyNot) {
   MatmulGeometry g;
   if (!readMatmul(c, "reference", &g, whyNot)) return nullptr;
-  return std::make_unique<MatmulReference>(g);
+  return makeTypedKernel<FloatTypes>(
+      g.type, [g](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        using T = decltype(tag);
+        return launchElements(MatmulOp<T>{static_cast<const T*>(in[0]),
+                                          static_cast<const T*>(in[1]), static_cast<T*>(out[0]), g},
+                              g.batchCount * g.m * g.n, ctx, "dense_matmul_ref");
+      });
 }
 
 }  // namespace kiln::cuda

@@ -9,8 +9,7 @@ namespace kiln::ops {
 
 const InputCount MatrixMultiply::inputs = {2, 2, "A, B"};
 
-Status MatrixMultiply::shapeRule(const MatrixMultiplyParams& p, const std::vector<TensorShape>& in,
-                                 std::vector<TensorShape>& out) {
+Status MatrixMultiply::shapeRule(const MatrixMultiplyParams& p, const Shapes& in, Shapes& out) {
   constexpr const char* kLayer = "matrix multiply";
   KILN_RETURN_IF_ERROR(shape::checkFloatInputs(kLayer, in));
   const Dims& a = in[0].dims;

@@ -58,14 +58,9 @@ KernelPtr createInstanceNorm(const KernelConfig& c, std::string* whyNot) {
   return std::make_unique<InstanceNormReference>(c.inputs[0].dims, p->epsilon);
 }
 
-constexpr Tactic kNormalizationTactics[] = {{"reference", &createInstanceNorm}};
+constexpr Tactic kTactics[] = {{"reference", &createInstanceNorm}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Normalization::cpuTactics() { return cpu::kNormalizationTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Normalization::cpuTactics() { return cpu::kTactics; }

@@ -15,6 +15,7 @@
 #include "backends/cuda/block_reduce.cuh"
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/strided_index.cuh"
+#include "backends/cuda/typed_kernel.cuh"
 #include "ops/normalization/normalization_semantics.h"
 #include "ops/op.h"
 
@@ -82,63 +83,23 @@ const NormalizationParams* checkInstanceNorm(const KernelConfig& c, std::string*
   return p;
 }
 
-class InstanceNormReference final : public Kernel {
- public:
-  InstanceNormReference(DataType t, const ChannelView& v, float epsilon)
-      : type_(t), v_(v), epsilon_(epsilon) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    if (v_.S == 0) return Status::ok();
-    Status s = Status::ok();
-    dispatchFloat(type_, [&](auto tag) {
-      using T = decltype(tag);
-      InstanceNormSlice<T> f{static_cast<const T*>(in[0]),
-                             static_cast<const T*>(in[1]),
-                             static_cast<const T*>(in[2]),
-                             static_cast<T*>(out[0]),
-                             v_,
-                             epsilon_};
-      s = launchElements(f, v_.N * v_.C, ctx, "instance_norm_reference");
-    });
-    return s;
-  }
-
- private:
-  DataType type_;
-  ChannelView v_;
-  double epsilon_;
-};
-
-class InstanceNormSlices final : public Kernel {
- public:
-  InstanceNormSlices(DataType t, const ChannelView& v, float epsilon)
-      : type_(t), v_(v), epsilon_(epsilon) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    if (ctx.emulate) return notEmulated("normalization block_per_slice");
-    const int64_t slices = v_.N * v_.C;
-    if (v_.S == 0 || slices == 0) return Status::ok();
-    Status s = Status::ok();
-    dispatchFloat(type_, [&](auto tag) {
-      using T = decltype(tag);
-      instanceNormSlicesKernel<T>
-          <<<blocksFor(slices), threadsFor(v_.S), 0, static_cast<cudaStream_t>(ctx.stream)>>>(
-              static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
-              static_cast<const T*>(in[2]), static_cast<T*>(out[0]), slices, v_.C, v_.S, epsilon_);
-      s = checkLaunch("instance_norm_slices", __FILE__, __LINE__);
-    });
-    return s;
-  }
-
- private:
-  DataType type_;
-  ChannelView v_;
-  double epsilon_;
-};
-
 std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
   const NormalizationParams* p = checkInstanceNorm(c, whyNot);
   if (!p) return nullptr;
-  return std::make_unique<InstanceNormReference>(
-      c.inputs[0].type, channelView(c.inputs[0], c.outputs[0]), p->epsilon);
+  const ChannelView v = channelView(c.inputs[0], c.outputs[0]);
+  const double epsilon = p->epsilon;
+  return makeTypedKernel<FloatTypes>(
+      c.inputs[0].type,
+      [v, epsilon](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        using T = decltype(tag);
+        InstanceNormSlice<T> f{static_cast<const T*>(in[0]),
+                               static_cast<const T*>(in[1]),
+                               static_cast<const T*>(in[2]),
+                               static_cast<T*>(out[0]),
+                               v,
+                               epsilon};
+        return launchElements(f, v.S == 0 ? 0 : v.N * v.C, ctx, "instance_norm_reference");
+      });
 }
 
 std::unique_ptr<Kernel> createSlices(const KernelConfig& c, std::string* whyNot) {
@@ -150,20 +111,28 @@ std::unique_ptr<Kernel> createSlices(const KernelConfig& c, std::string* whyNot)
          "contiguous)");
     return nullptr;
   }
-  return std::make_unique<InstanceNormSlices>(c.inputs[0].type,
-                                              channelView(c.inputs[0], c.outputs[0]), p->epsilon);
+  const ChannelView v = channelView(c.inputs[0], c.outputs[0]);
+  const double epsilon = p->epsilon;
+  return makeTypedKernel<FloatTypes>(
+      c.inputs[0].type,
+      [v, epsilon](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        if (ctx.emulate) return notEmulated("normalization block_per_slice");
+        const int64_t slices = v.N * v.C;
+        if (v.S == 0 || slices == 0) return Status::ok();
+        using T = decltype(tag);
+        instanceNormSlicesKernel<T>
+            <<<blocksFor(slices), threadsFor(v.S), 0, static_cast<cudaStream_t>(ctx.stream)>>>(
+                static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
+                static_cast<const T*>(in[2]), static_cast<T*>(out[0]), slices, v.C, v.S, epsilon);
+        return checkLaunch("instance_norm_slices", __FILE__, __LINE__);
+      });
 }
 
-constexpr Tactic kTactics[] = {
-    {"block_per_slice", &createSlices},
-    {"reference", &createReference},
-};
+constexpr Tactic kTactics[] = {{"block_per_slice", &createSlices}, {"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cuda::normalization
 
-namespace kiln::ops {
-
-std::span<const Tactic> Normalization::cudaTactics() { return cuda::normalization::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Normalization::cudaTactics() {
+  return cuda::normalization::kTactics;
+}

@@ -10,11 +10,9 @@ namespace kiln::ops {
 
 const InputCount Normalization::inputs = {3, 3, "x, scale, bias"};
 
-Status Normalization::shapeRule(const NormalizationParams& p, const std::vector<TensorShape>& in,
-                                std::vector<TensorShape>& out) {
+Status Normalization::shapeRule(const NormalizationParams& p, const Shapes& in, Shapes& out) {
   constexpr const char* kLayer = "normalization";
-  for (size_t i = 0; i < in.size(); ++i)
-    KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[i], i));
+  KILN_RETURN_IF_ERROR(shape::checkFloatInputs(kLayer, in));
   const Dims& x = in[0].dims;
   if (x.nbDims < 2)
     return invalidArgument("normalization: input must be [N,C,...] (rank >= 2), got " +

@@ -14,27 +14,16 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   const PaddingParams* p = validate<PaddingParams>(c, "padding", 1, &ops::Padding::infer, whyNot);
   if (!p || !allLinear(c, "padding", whyNot)) return nullptr;
   const Dims& in = c.inputs[0].dims;
-  const Dims& out = c.outputs[0].dims;
-  std::vector<std::vector<int64_t>> tables(static_cast<size_t>(out.nbDims));
-  for (int32_t i = 0; i < out.nbDims; ++i) {
-    auto& t = tables[static_cast<size_t>(i)];
-    t.resize(static_cast<size_t>(out.d[i]));
-    for (int64_t j = 0; j < out.d[i]; ++j)
-      t[static_cast<size_t>(j)] = ops::padding::source(p->mode, j, p->before[i], in.d[i]);
-  }
   const DataType type = c.inputs[0].type;
-  return std::make_unique<AxisMapKernel>(AxisMap(in, out, std::move(tables), dataTypeSize(type),
-                                                 ops::padding::fillBits(p->value, type)));
+  return makeAxisMapKernel(
+      in, c.outputs[0].dims, type,
+      [&](int32_t i, int64_t j) { return ops::padding::source(p->mode, j, p->before[i], in.d[i]); },
+      ops::padding::fillBits(p->value, type));
 }
 
 constexpr Tactic kTactics[] = {{"reference", &createReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Padding::cpuTactics() { return cpu::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Padding::cpuTactics() { return cpu::kTactics; }

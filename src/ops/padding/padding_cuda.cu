@@ -19,12 +19,6 @@ struct PadRule {
   }
 };
 
-template <PaddingMode kMode>
-KernelPtr makeKernel(const AxisMap& m, DataType type) {
-  return std::make_unique<MapKernel<PadRule<kMode>>>(m, PadRule<kMode>{}, dataTypeSize(type),
-                                                     "padding");
-}
-
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   const PaddingParams* p = validate<PaddingParams>(c, "padding", 1, true, whyNot);
   if (!p) return nullptr;
@@ -34,11 +28,11 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   m.fill = ops::padding::fillBits(p->value, type);
   switch (p->mode) {
     case PaddingMode::kREFLECT:
-      return makeKernel<PaddingMode::kREFLECT>(m, type);
+      return makeMapKernel<PadRule<PaddingMode::kREFLECT>>(m, type, "padding");
     case PaddingMode::kEDGE:
-      return makeKernel<PaddingMode::kEDGE>(m, type);
+      return makeMapKernel<PadRule<PaddingMode::kEDGE>>(m, type, "padding");
     default:  // kCONSTANT (inference has validated the mode)
-      return makeKernel<PaddingMode::kCONSTANT>(m, type);
+      return makeMapKernel<PadRule<PaddingMode::kCONSTANT>>(m, type, "padding");
   }
 }
 
@@ -47,8 +41,4 @@ constexpr Tactic kTactics[] = {{"reference", &createReference}};
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-std::span<const Tactic> Padding::cudaTactics() { return cuda::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Padding::cudaTactics() { return cuda::kTactics; }

@@ -9,13 +9,9 @@ namespace kiln::ops {
 
 const InputCount Padding::inputs = {1, 1, "x"};
 
-Status Padding::shapeRule(const PaddingParams& p, const std::vector<TensorShape>& in,
-                          std::vector<TensorShape>& out) {
+Status Padding::shapeRule(const PaddingParams& p, const Shapes& in, Shapes& out) {
   const char* layer = "padding";
-  const int32_t mode = static_cast<int32_t>(p.mode);
-  if (mode < static_cast<int32_t>(PaddingMode::kCONSTANT) ||
-      mode > static_cast<int32_t>(PaddingMode::kEDGE))
-    return invalidArgument("padding: unknown mode " + std::to_string(mode));
+  KILN_RETURN_IF_ERROR(shape::checkEnum(layer, "unknown mode", p.mode));
   const Dims& d = in[0].dims;
   Dims o = d;
   for (int32_t i = 0; i < d.nbDims; ++i) {

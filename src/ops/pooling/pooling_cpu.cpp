@@ -59,90 +59,76 @@ bool readGeometry(const KernelConfig& config, const char* tactic, PoolGeometry* 
   return true;
 }
 
+// The largest element of plane xc (rows of `width`) in rows [h0, h1) and columns [w0, w1).
+float maxOf(const float* xc, int64_t width, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t h = h0; h < h1; ++h)
+    for (int64_t w = w0; w < w1; ++w) {
+      m = ops::pooling::maxStep(m, xc[h * width + w]);
+      if (ops::pooling::isNan(m)) return m;
+    }
+  return m;
+}
+
+// Their sum, in double.
+double sumOf(const float* xc, int64_t width, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+  double s = 0.0;
+  for (int64_t h = h0; h < h1; ++h)
+    for (int64_t w = w0; w < w1; ++w) s += xc[h * width + w];
+  return s;
+}
+
 // Plain loops, sums in double. Windows are clipped to the image (padding never wins a max);
 // the average divides by the window clipped to the padded input when countIncludePad, else by
 // the window clipped to the image. Shape inference guarantees every window touches the image.
 // The window, divisor and NaN rules are the CUDA kernel's (pooling_semantics.h).
-class PoolReference final : public Kernel {
- public:
-  explicit PoolReference(const PoolGeometry& g) : g_(g) {}
-
-  Status run(const void* const* inputs, void* const* outputs, void*) const override {
-    const auto* x = static_cast<const float*>(inputs[0]);
-    auto* y = static_cast<float*>(outputs[0]);
-    const PoolingParams& p = g_.p;
-    const int64_t plane = g_.height * g_.width;
-    const bool global =
-        p.type == PoolingType::kGLOBAL_MAX || p.type == PoolingType::kGLOBAL_AVERAGE;
-    const bool isMax = p.type == PoolingType::kMAX || p.type == PoolingType::kGLOBAL_MAX;
-    for (int64_t c = 0; c < g_.planes; ++c) {
-      const float* xc = x + c * plane;
-      if (global) {
-        y[c] = isMax ? maxOf(xc, 0, g_.height, 0, g_.width)
-                     : static_cast<float>(sumOf(xc, 0, g_.height, 0, g_.width) /
-                                          static_cast<double>(plane));
-        continue;
-      }
-      float* yc = y + c * g_.outHeight * g_.outWidth;
-      for (int64_t oh = 0; oh < g_.outHeight; ++oh) {
-        const ops::pooling::Window wh =
-            ops::pooling::window(oh, p.kernelH, p.strideH, p.padTop, g_.height);
-        for (int64_t ow = 0; ow < g_.outWidth; ++ow) {
-          const ops::pooling::Window ww =
-              ops::pooling::window(ow, p.kernelW, p.strideW, p.padLeft, g_.width);
-          float v;
-          if (isMax) {
-            v = maxOf(xc, wh.first, wh.last, ww.first, ww.last);
-          } else {
-            const int64_t count = ops::pooling::averageCount(
-                wh, ww, g_.height, g_.width, p.padBottom, p.padRight, p.countIncludePad);
-            v = static_cast<float>(sumOf(xc, wh.first, wh.last, ww.first, ww.last) /
-                                   static_cast<double>(count));
-          }
-          yc[oh * g_.outWidth + ow] = v;
+Status poolReference(const PoolGeometry& g, const void* const* inputs, void* const* outputs) {
+  const auto* x = static_cast<const float*>(inputs[0]);
+  auto* y = static_cast<float*>(outputs[0]);
+  const PoolingParams& p = g.p;
+  const int64_t plane = g.height * g.width;
+  const bool global = p.type == PoolingType::kGLOBAL_MAX || p.type == PoolingType::kGLOBAL_AVERAGE;
+  const bool isMax = p.type == PoolingType::kMAX || p.type == PoolingType::kGLOBAL_MAX;
+  for (int64_t c = 0; c < g.planes; ++c) {
+    const float* xc = x + c * plane;
+    if (global) {
+      y[c] = isMax ? maxOf(xc, g.width, 0, g.height, 0, g.width)
+                   : static_cast<float>(sumOf(xc, g.width, 0, g.height, 0, g.width) /
+                                        static_cast<double>(plane));
+      continue;
+    }
+    float* yc = y + c * g.outHeight * g.outWidth;
+    for (int64_t oh = 0; oh < g.outHeight; ++oh) {
+      const ops::pooling::Window wh =
+          ops::pooling::window(oh, p.kernelH, p.strideH, p.padTop, g.height);
+      for (int64_t ow = 0; ow < g.outWidth; ++ow) {
+        const ops::pooling::Window ww =
+            ops::pooling::window(ow, p.kernelW, p.strideW, p.padLeft, g.width);
+        float v;
+        if (isMax) {
+          v = maxOf(xc, g.width, wh.first, wh.last, ww.first, ww.last);
+        } else {
+          const int64_t count = ops::pooling::averageCount(wh, ww, g.height, g.width, p.padBottom,
+                                                           p.padRight, p.countIncludePad);
+          v = static_cast<float>(sumOf(xc, g.width, wh.first, wh.last, ww.first, ww.last) /
+                                 static_cast<double>(count));
         }
+        yc[oh * g.outWidth + ow] = v;
       }
     }
-    return Status::ok();
   }
-
- private:
-  float maxOf(const float* xc, int64_t h0, int64_t h1, int64_t w0, int64_t w1) const {
-    float m = -std::numeric_limits<float>::infinity();
-    for (int64_t h = h0; h < h1; ++h)
-      for (int64_t w = w0; w < w1; ++w) {
-        m = ops::pooling::maxStep(m, xc[h * g_.width + w]);
-        if (ops::pooling::isNan(m)) return m;
-      }
-    return m;
-  }
-
-  double sumOf(const float* xc, int64_t h0, int64_t h1, int64_t w0, int64_t w1) const {
-    double s = 0.0;
-    for (int64_t h = h0; h < h1; ++h)
-      for (int64_t w = w0; w < w1; ++w) s += xc[h * g_.width + w];
-    return s;
-  }
-
-  PoolGeometry g_;
-};
+  return Status::ok();
+}
 
 KernelPtr createReference(const KernelConfig& config, std::string* whyNot) {
   PoolGeometry g;
   if (!readGeometry(config, "reference", &g, whyNot)) return nullptr;
-  return std::make_unique<PoolReference>(g);
+  return makeReferenceKernel<poolReference>(g);
 }
 
-constexpr Tactic kPoolingTactics[] = {
-    {"reference", createReference},
-};
+constexpr Tactic kTactics[] = {{"reference", &createReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Pooling::cpuTactics() { return cpu::kPoolingTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Pooling::cpuTactics() { return cpu::kTactics; }

@@ -10,6 +10,7 @@
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/float_layer_checks.h"
 #include "backends/cuda/rank4_index.cuh"
+#include "backends/cuda/typed_kernel.cuh"
 #include "ops/op.h"
 #include "ops/pooling/pooling_semantics.h"
 
@@ -33,16 +34,7 @@ bool readPooling(const KernelConfig& c, const char* tactic, PoolGeometry* g, std
   const auto* p =
       validateFloatLayer<PoolingParams>(c, LayerType::kPOOLING, "pooling", tactic, true, whyNot);
   if (!p) return false;
-  const Dims& x = c.inputs[0].dims;
-  const Dims& y = c.outputs[0].dims;
-  g->type = c.inputs[0].type;
-  g->channelsLast = c.inputs[0].format == TensorFormat::kCHANNELS_LAST;
-  g->n = x.d[0];
-  g->c = x.d[1];
-  g->h = x.d[2];
-  g->w = x.d[3];
-  g->oh = y.d[2];
-  g->ow = y.d[3];
+  fillSpatialGeometry(c, g);
   g->isMax = p->type == PoolingType::kMAX || p->type == PoolingType::kGLOBAL_MAX;
   if (p->type == PoolingType::kGLOBAL_MAX || p->type == PoolingType::kGLOBAL_AVERAGE) {
     // One window over the whole image: count = h * w, as the CPU divides by the plane.
@@ -97,40 +89,21 @@ struct PoolOp {
   }
 };
 
-class PoolReference final : public Kernel {
- public:
-  explicit PoolReference(const PoolGeometry& g) : g_(g) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    Status s = unsupportedFloatType(g_.type);
-    dispatchFloat(g_.type, [&](auto tag) {
-      using T = decltype(tag);
-      s = launchElements(PoolOp<T>{static_cast<const T*>(in[0]), static_cast<T*>(out[0]), g_},
-                         g_.n * g_.c * g_.oh * g_.ow, ctx, "dense_pool_ref");
-    });
-    return s;
-  }
-
- private:
-  PoolGeometry g_;
-};
-
 std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
   PoolGeometry g;
   if (!readPooling(c, "reference", &g, whyNot)) return nullptr;
-  return std::make_unique<PoolReference>(g);
+  return makeTypedKernel<FloatTypes>(
+      g.type, [g](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        using T = decltype(tag);
+        return launchElements(PoolOp<T>{static_cast<const T*>(in[0]), static_cast<T*>(out[0]), g},
+                              g.n * g.c * g.oh * g.ow, ctx, "dense_pool_ref");
+      });
 }
+
+// kiln's reference only (no library tactic); plans and timing caches record the name.
+constexpr Tactic kTactics[] = {{"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-// kiln's reference only (no library tactic); plans and timing caches record the name.
-std::span<const Tactic> Pooling::cudaTactics() {
-  static constexpr Tactic kTactics[] = {
-      {"reference", cuda::createReference},
-  };
-  return kTactics;
-}
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Pooling::cudaTactics() { return cuda::kTactics; }

@@ -10,8 +10,7 @@ namespace kiln::ops {
 
 const InputCount Pooling::inputs = {1, 1, "x"};
 
-Status Pooling::shapeRule(const PoolingParams& p, const std::vector<TensorShape>& in,
-                          std::vector<TensorShape>& out) {
+Status Pooling::shapeRule(const PoolingParams& p, const Shapes& in, Shapes& out) {
   constexpr const char* kLayer = "pooling";
   KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[0], 0));
   const Dims& x = in[0].dims;

@@ -20,7 +20,7 @@
 #include "backends/cuda/block_reduce.cuh"
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/strided_index.cuh"
-#include "backends/cuda/type_dispatch.cuh"
+#include "backends/cuda/typed_kernel.cuh"
 #include "ops/op.h"
 #include "ops/reduce/reduce_semantics.h"
 
@@ -178,51 +178,6 @@ const ReduceParams* checkReduce(const KernelConfig& c, std::string* whyNot) {
   return p;
 }
 
-class ReduceReference final : public Kernel {
- public:
-  ReduceReference(DataType t, ReduceOp op, const ReduceGeometry& g, int64_t outputs)
-      : type_(t), op_(op), g_(g), outputs_(outputs) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    Status s = Status::ok();
-    dispatchFloatOrInt(type_, [&](auto tag) {
-      using T = decltype(tag);
-      ReduceElement<T> f{static_cast<const T*>(in[0]), out[0], g_, op_};
-      s = launchElements(f, outputs_, ctx, "reduce_reference");
-    });
-    return s;
-  }
-
- private:
-  DataType type_;
-  ReduceOp op_;
-  ReduceGeometry g_;
-  int64_t outputs_;
-};
-
-class ReduceRows final : public Kernel {
- public:
-  ReduceRows(DataType t, ReduceOp op, int64_t rows, int64_t len)
-      : type_(t), op_(op), rows_(rows), len_(len) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    if (ctx.emulate) return notEmulated("reduce contiguous_rows");
-    if (rows_ == 0) return Status::ok();
-    Status s = Status::ok();
-    dispatchFloatOrInt(type_, [&](auto tag) {
-      using T = decltype(tag);
-      reduceRowsKernel<T>
-          <<<blocksFor(rows_), threadsFor(len_), 0, static_cast<cudaStream_t>(ctx.stream)>>>(
-              static_cast<const T*>(in[0]), out[0], rows_, len_, op_);
-      s = checkLaunch("reduce_rows", __FILE__, __LINE__);
-    });
-    return s;
-  }
-
- private:
-  DataType type_;
-  ReduceOp op_;
-  int64_t rows_, len_;
-};
-
 std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
   const ReduceParams* p = checkReduce(c, whyNot);
   if (!p) return nullptr;
@@ -247,7 +202,15 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
       ++g.kept.rank;
     }
   }
-  return std::make_unique<ReduceReference>(c.inputs[0].type, p->op, g, volume(c.outputs[0].dims));
+  const ReduceOp op = p->op;
+  const int64_t outputs = volume(c.outputs[0].dims);
+  return makeTypedKernel<FloatOrIntTypes>(
+      c.inputs[0].type,
+      [op, g, outputs](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        using T = decltype(tag);
+        ReduceElement<T> f{static_cast<const T*>(in[0]), out[0], g, op};
+        return launchElements(f, outputs, ctx, "reduce_reference");
+      });
 }
 
 std::unique_ptr<Kernel> createRows(const KernelConfig& c, std::string* whyNot) {
@@ -272,19 +235,24 @@ std::unique_ptr<Kernel> createRows(const KernelConfig& c, std::string* whyNot) {
   int64_t len = 1;
   for (int32_t i = 0; i < rank; ++i)
     if ((p->axesMask >> i) & 1u) len *= x.dims.d[i];
-  return std::make_unique<ReduceRows>(x.type, p->op, volume(y.dims), len);
+  const ReduceOp op = p->op;
+  const int64_t rows = volume(y.dims);
+  return makeTypedKernel<FloatOrIntTypes>(
+      x.type,
+      [op, rows, len](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        if (ctx.emulate) return notEmulated("reduce contiguous_rows");
+        if (rows == 0) return Status::ok();
+        using T = decltype(tag);
+        reduceRowsKernel<T>
+            <<<blocksFor(rows), threadsFor(len), 0, static_cast<cudaStream_t>(ctx.stream)>>>(
+                static_cast<const T*>(in[0]), out[0], rows, len, op);
+        return checkLaunch("reduce_rows", __FILE__, __LINE__);
+      });
 }
 
-constexpr Tactic kTactics[] = {
-    {"contiguous_rows", &createRows},
-    {"reference", &createReference},
-};
+constexpr Tactic kTactics[] = {{"contiguous_rows", &createRows}, {"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cuda::reduce
 
-namespace kiln::ops {
-
-std::span<const Tactic> Reduce::cudaTactics() { return cuda::reduce::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Reduce::cudaTactics() { return cuda::reduce::kTactics; }

@@ -9,12 +9,8 @@ namespace kiln::ops {
 
 const InputCount Reduce::inputs = {1, 1, "x"};
 
-Status Reduce::shapeRule(const ReduceParams& p, const std::vector<TensorShape>& in,
-                         std::vector<TensorShape>& out) {
-  const char* layer = "reduce";
-  const int32_t op = static_cast<int32_t>(p.op);
-  if (op < static_cast<int32_t>(ReduceOp::kSUM) || op > static_cast<int32_t>(ReduceOp::kARGMAX))
-    return invalidArgument("reduce: unknown op " + std::to_string(op));
+Status Reduce::shapeRule(const ReduceParams& p, const Shapes& in, Shapes& out) {
+  KILN_RETURN_IF_ERROR(shape::checkEnum("reduce", "unknown op", p.op));
   const bool argmax = p.op == ReduceOp::kARGMAX;
   const DataType t = in[0].type;
   if (argmax ? !(isFloatType(t) || t == DataType::kINT32 || t == DataType::kINT64)

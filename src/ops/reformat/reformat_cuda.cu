@@ -7,6 +7,8 @@
 
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/layer_checks.h"
+#include "backends/cuda/rank4_index.cuh"
+#include "backends/cuda/typed_kernel.cuh"
 #include "ops/op.h"
 #include "ops/reformat/reformat_checks.h"
 #include "ops/reformat/reformat_semantics.h"
@@ -46,21 +48,7 @@ struct ReformatOp {
     if (l.transpose) {
       // i is the output's memory index; find the logical (n, c, h, w) and the input offset.
       int64_t n, c, h, w;
-      if (l.outChannelsLast) {  // output NHWC, input NCHW
-        c = i % l.C;
-        int64_t t = i / l.C;
-        w = t % l.W;
-        t /= l.W;
-        h = t % l.H;
-        n = t / l.H;
-      } else {  // output NCHW, input NHWC
-        w = i % l.W;
-        int64_t t = i / l.W;
-        h = t % l.H;
-        t /= l.H;
-        c = t % l.C;
-        n = t / l.C;
-      }
+      decode4(i, l.C, l.H, l.W, l.outChannelsLast, &n, &c, &h, &w);
       src = offset4(n, c, h, w, l.C, l.H, l.W, !l.outChannelsLast);
     }
     out[i] = ops::reformat::convert<Storage<S>, Storage<D>>(in[src]);
@@ -108,23 +96,9 @@ ReformatFn reformatTo(DataType dst) {
 }
 
 ReformatFn reformatFor(DataType src, DataType dst) {
-  switch (src) {
-    case DataType::kFLOAT:
-      return reformatTo<float>(dst);
-    case DataType::kHALF:
-      return reformatTo<__half>(dst);
-    case DataType::kBF16:
-      return reformatTo<__nv_bfloat16>(dst);
-    case DataType::kINT8:
-      return reformatTo<int8_t>(dst);
-    case DataType::kINT32:
-      return reformatTo<int32_t>(dst);
-    case DataType::kINT64:
-      return reformatTo<int64_t>(dst);
-    case DataType::kBOOL:
-      return reformatTo<uint8_t>(dst);
-  }
-  return nullptr;
+  ReformatFn fn = nullptr;
+  AllTypes::dispatch(src, [&](auto s) { fn = reformatTo<decltype(s)>(dst); });
+  return fn;
 }
 
 class ReformatKernel final : public Kernel {
@@ -167,8 +141,4 @@ constexpr Tactic kTactics[] = {{"reference", &createReference}};
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-std::span<const Tactic> Reformat::cudaTactics() { return cuda::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Reformat::cudaTactics() { return cuda::kTactics; }

@@ -32,15 +32,9 @@ bool reformatConversionAllowed(DataType from, DataType to) {
 
 const InputCount Reformat::inputs = {1, 1, "x"};
 
-Status Reformat::shapeRule(const ReformatParams& p, const std::vector<TensorShape>& in,
-                           std::vector<TensorShape>& out) {
-  const char* layer = "reformat";
-  if (dataTypeSize(p.outputType) == 0)
-    return invalidArgument("reformat: invalid output type " +
-                           std::to_string(static_cast<int32_t>(p.outputType)));
-  if (p.outputFormat != TensorFormat::kLINEAR && p.outputFormat != TensorFormat::kCHANNELS_LAST)
-    return invalidArgument("reformat: invalid output format " +
-                           std::to_string(static_cast<int32_t>(p.outputFormat)));
+Status Reformat::shapeRule(const ReformatParams& p, const Shapes& in, Shapes& out) {
+  KILN_RETURN_IF_ERROR(shape::checkEnum("reformat", "invalid output type", p.outputType));
+  KILN_RETURN_IF_ERROR(shape::checkEnum("reformat", "invalid output format", p.outputFormat));
   if (p.outputFormat == TensorFormat::kCHANNELS_LAST && in[0].dims.nbDims != 4)
     return invalidArgument("reformat: channels_last needs a rank-4 tensor, got dims " +
                            dimsString(in[0].dims));

@@ -8,6 +8,7 @@
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/layer_checks.h"
 #include "backends/cuda/memory_index.cuh"
+#include "backends/cuda/typed_kernel.cuh"
 #include "ops/op.h"
 #include "ops/resize/resize_semantics.h"
 
@@ -73,24 +74,6 @@ struct ResizeOp {
   }
 };
 
-class ResizeKernel final : public Kernel {
- public:
-  ResizeKernel(DataType type, ResizeLayout l) : type_(type), l_(l) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    Status s = Status::ok();
-    dispatchFloat(type_, [&](auto t) {
-      using T = decltype(t);
-      s = launchElements(ResizeOp<T>{static_cast<const T*>(in[0]), static_cast<T*>(out[0]), l_},
-                         l_.count, ctx, "resize");
-    });
-    return s;
-  }
-
- private:
-  DataType type_;
-  ResizeLayout l_;
-};
-
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   const ResizeParams* p = validate<ResizeParams>(c, "resize", 1, false, whyNot);
   if (!p) return nullptr;
@@ -114,7 +97,13 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   l.inChannelsLast = in.format == TensorFormat::kCHANNELS_LAST;
   l.outChannelsLast = out.format == TensorFormat::kCHANNELS_LAST;
   l.count = volume(out.dims);
-  return std::make_unique<ResizeKernel>(in.type, l);
+  return makeTypedKernel<FloatTypes>(in.type, [l](auto tag, const void* const* inputs,
+                                                  void* const* outputs, const RunContext& ctx) {
+    using T = decltype(tag);
+    return launchElements(
+        ResizeOp<T>{static_cast<const T*>(inputs[0]), static_cast<T*>(outputs[0]), l}, l.count, ctx,
+        "resize");
+  });
 }
 
 constexpr Tactic kTactics[] = {{"reference", &createReference}};
@@ -122,8 +111,4 @@ constexpr Tactic kTactics[] = {{"reference", &createReference}};
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-std::span<const Tactic> Resize::cudaTactics() { return cuda::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Resize::cudaTactics() { return cuda::kTactics; }

@@ -10,8 +10,7 @@ namespace kiln::ops {
 
 const InputCount Resize::inputs = {1, 1, "x"};
 
-Status Resize::shapeRule(const ResizeParams& p, const std::vector<TensorShape>& in,
-                         std::vector<TensorShape>& out) {
+Status Resize::shapeRule(const ResizeParams& p, const Shapes& in, Shapes& out) {
   constexpr const char* kLayer = "resize";
   KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[0], 0));
   const Dims& x = in[0].dims;
@@ -20,14 +19,9 @@ Status Resize::shapeRule(const ResizeParams& p, const std::vector<TensorShape>& 
     return invalidArgument("resize: outputDims " + dimsString(p.outputDims) + " have rank " +
                            shape::str(p.outputDims.nbDims) + " but the input " + dimsString(x) +
                            " has rank " + shape::str(x.nbDims));
-  if (static_cast<int32_t>(p.mode) < 0 || static_cast<int32_t>(p.mode) > 1)
-    return invalidArgument("resize: invalid mode " + shape::str(static_cast<int32_t>(p.mode)));
-  if (static_cast<int32_t>(p.coordinates) < 0 || static_cast<int32_t>(p.coordinates) > 4)
-    return invalidArgument("resize: invalid coordinate transform " +
-                           shape::str(static_cast<int32_t>(p.coordinates)));
-  if (static_cast<int32_t>(p.rounding) < 0 || static_cast<int32_t>(p.rounding) > 3)
-    return invalidArgument("resize: invalid nearest rounding " +
-                           shape::str(static_cast<int32_t>(p.rounding)));
+  KILN_RETURN_IF_ERROR(shape::checkEnum(kLayer, "invalid mode", p.mode));
+  KILN_RETURN_IF_ERROR(shape::checkEnum(kLayer, "invalid coordinate transform", p.coordinates));
+  KILN_RETURN_IF_ERROR(shape::checkEnum(kLayer, "invalid nearest rounding", p.rounding));
   for (int32_t i = 0; i < x.nbDims; ++i) {
     if (p.outputDims.d[i] < 1)
       return invalidArgument("resize: outputDims " + dimsString(p.outputDims) + " dim " +

@@ -109,11 +109,6 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
 constexpr Tactic kTactics[] = {{"reference", &createReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> RoiAlign::cpuTactics() { return cpu::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::RoiAlign::cpuTactics() { return cpu::kTactics; }

@@ -13,6 +13,7 @@
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/layer_checks.h"
 #include "backends/cuda/memory_index.cuh"
+#include "backends/cuda/typed_kernel.cuh"
 #include "ops/op.h"
 #include "ops/roi_align/roi_align_semantics.h"
 
@@ -105,14 +106,12 @@ class RoiAlignKernel final : public Kernel {
       KILN_CUDA_CHECK(
           cudaMemsetAsync(flag, 0, sizeof(int32_t), static_cast<cudaStream_t>(ctx.stream)));
     }
-    Status s = Status::ok();
-    dispatchFloat(type_, [&](auto t) {
-      using T = decltype(t);
-      s = launchElements(RoiAlignOp<T>{static_cast<const T*>(in[0]), in[1], in[2],
-                                       static_cast<T*>(out[0]), flag, l_},
-                         l_.count, ctx, "roi_align");
+    return launchTyped<FloatTypes>(type_, [&](auto tag) {
+      using T = decltype(tag);
+      return launchElements(RoiAlignOp<T>{static_cast<const T*>(in[0]), in[1], in[2],
+                                          static_cast<T*>(out[0]), flag, l_},
+                            l_.count, ctx, "roi_align");
     });
-    return s;
   }
 
  private:
@@ -154,8 +153,4 @@ constexpr Tactic kTactics[] = {{"reference", &createReference}};
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-std::span<const Tactic> RoiAlign::cudaTactics() { return cuda::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::RoiAlign::cudaTactics() { return cuda::kTactics; }

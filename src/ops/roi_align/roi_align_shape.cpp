@@ -10,8 +10,7 @@ namespace kiln::ops {
 
 const InputCount RoiAlign::inputs = {3, 3, "X, rois, batch_indices"};
 
-Status RoiAlign::shapeRule(const RoiAlignParams& p, const std::vector<TensorShape>& in,
-                           std::vector<TensorShape>& out) {
+Status RoiAlign::shapeRule(const RoiAlignParams& p, const Shapes& in, Shapes& out) {
   constexpr const char* kLayer = "roi_align";
   KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[0], 0));
   KILN_RETURN_IF_ERROR(shape::checkFloatInput(kLayer, in[1], 1));
@@ -28,8 +27,7 @@ Status RoiAlign::shapeRule(const RoiAlignParams& p, const std::vector<TensorShap
   if (idx.nbDims != 1 || idx.d[0] != rois.d[0])
     return invalidArgument("roi_align: input 2 (batch_indices) is " + dimsString(idx) +
                            ", expected [" + shape::str(rois.d[0]) + "] (one per roi)");
-  if (static_cast<int32_t>(p.mode) < 0 || static_cast<int32_t>(p.mode) > 1)
-    return invalidArgument("roi_align: invalid mode " + shape::str(static_cast<int32_t>(p.mode)));
+  KILN_RETURN_IF_ERROR(shape::checkEnum(kLayer, "invalid mode", p.mode));
   if (p.outputHeight < 1 || p.outputWidth < 1)
     return invalidArgument("roi_align: output size " + shape::str(p.outputHeight) + "x" +
                            shape::str(p.outputWidth) + " must be at least 1x1");

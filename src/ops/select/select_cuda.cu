@@ -73,8 +73,4 @@ constexpr Tactic kTactics[] = {{"reference", &createReference}};
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-std::span<const Tactic> Select::cudaTactics() { return cuda::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Select::cudaTactics() { return cuda::kTactics; }

@@ -9,8 +9,7 @@ namespace kiln::ops {
 
 const InputCount Select::inputs = {3, 3, "condition, x, y"};
 
-Status Select::shapeRule(const SelectParams&, const std::vector<TensorShape>& in,
-                         std::vector<TensorShape>& out) {
+Status Select::shapeRule(const SelectParams&, const Shapes& in, Shapes& out) {
   const char* layer = "select";
   if (in[0].type != DataType::kBOOL)
     return invalidArgument(std::string("select: condition (input 0) must be bool, got ") +

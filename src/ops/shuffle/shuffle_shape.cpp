@@ -67,9 +67,7 @@ Status applyReshape(const Dims& reshape, const Dims& t, Dims* o) {
 
 const InputCount Shuffle::inputs = {1, 1, "x"};
 
-Status Shuffle::shapeRule(const ShuffleParams& p, const std::vector<TensorShape>& in,
-                          std::vector<TensorShape>& out) {
-  const char* layer = "shuffle";
+Status Shuffle::shapeRule(const ShuffleParams& p, const Shapes& in, Shapes& out) {
   Dims t = in[0].dims;
   std::string why;
   if (p.hasFirstTranspose) {

@@ -13,26 +13,14 @@ namespace {
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   const SliceParams* p = validate<SliceParams>(c, "slice", 1, &ops::Slice::infer, whyNot);
   if (!p || !allLinear(c, "slice", whyNot)) return nullptr;
-  const Dims& out = c.outputs[0].dims;
-  std::vector<std::vector<int64_t>> tables(static_cast<size_t>(out.nbDims));
-  for (int32_t i = 0; i < out.nbDims; ++i) {
-    auto& t = tables[static_cast<size_t>(i)];
-    t.resize(static_cast<size_t>(out.d[i]));
-    for (int64_t j = 0; j < out.d[i]; ++j)
-      t[static_cast<size_t>(j)] = ops::slice::source(p->starts.d[i], p->steps.d[i], j);
-  }
-  return std::make_unique<AxisMapKernel>(
-      AxisMap(c.inputs[0].dims, out, std::move(tables), dataTypeSize(c.inputs[0].type)));
+  return makeAxisMapKernel(
+      c.inputs[0].dims, c.outputs[0].dims, c.inputs[0].type,
+      [&](int32_t i, int64_t j) { return ops::slice::source(p->starts.d[i], p->steps.d[i], j); });
 }
 
 constexpr Tactic kTactics[] = {{"reference", &createReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Slice::cpuTactics() { return cpu::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Slice::cpuTactics() { return cpu::kTactics; }

@@ -24,8 +24,7 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
     m.axes[i].start = p->starts.d[i];
     m.axes[i].step = p->steps.d[i];
   }
-  return std::make_unique<MapKernel<SliceRule>>(m, SliceRule{}, dataTypeSize(c.inputs[0].type),
-                                                "slice");
+  return makeMapKernel<SliceRule>(m, c.inputs[0].type, "slice");
 }
 
 constexpr Tactic kTactics[] = {{"reference", &createReference}};
@@ -33,8 +32,4 @@ constexpr Tactic kTactics[] = {{"reference", &createReference}};
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-std::span<const Tactic> Slice::cudaTactics() { return cuda::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Slice::cudaTactics() { return cuda::kTactics; }

@@ -9,8 +9,7 @@ namespace kiln::ops {
 
 const InputCount Slice::inputs = {1, 1, "x"};
 
-Status Slice::shapeRule(const SliceParams& p, const std::vector<TensorShape>& in,
-                        std::vector<TensorShape>& out) {
+Status Slice::shapeRule(const SliceParams& p, const Shapes& in, Shapes& out) {
   const char* layer = "slice";
   const Dims& d = in[0].dims;
   KILN_RETURN_IF_ERROR(shape::checkParamRank(layer, "starts", p.starts, d.nbDims));

@@ -78,11 +78,6 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
 constexpr Tactic kTactics[] = {{"reference", &createReference}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Softmax::cpuTactics() { return cpu::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Softmax::cpuTactics() { return cpu::kTactics; }

@@ -15,6 +15,7 @@
 #include "backends/cuda/block_reduce.cuh"
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/strided_index.cuh"
+#include "backends/cuda/typed_kernel.cuh"
 #include "ops/op.h"
 #include "ops/softmax/softmax_semantics.h"
 
@@ -97,51 +98,6 @@ const SoftmaxParams* checkSoftmax(const KernelConfig& c, std::string* whyNot, in
   return p;
 }
 
-class SoftmaxReference final : public Kernel {
- public:
-  SoftmaxReference(DataType t, const SoftmaxGeometry& g, int64_t rows, bool log)
-      : type_(t), g_(g), rows_(rows), log_(log) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    Status s = Status::ok();
-    dispatchFloat(type_, [&](auto tag) {
-      using T = decltype(tag);
-      SoftmaxRow<T> f{static_cast<const T*>(in[0]), static_cast<T*>(out[0]), g_, log_};
-      s = launchElements(f, g_.len == 0 ? 0 : rows_, ctx, "softmax_reference");
-    });
-    return s;
-  }
-
- private:
-  DataType type_;
-  SoftmaxGeometry g_;
-  int64_t rows_;
-  bool log_;
-};
-
-class SoftmaxRows final : public Kernel {
- public:
-  SoftmaxRows(DataType t, int64_t rows, int64_t len, bool log)
-      : type_(t), rows_(rows), len_(len), log_(log) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    if (ctx.emulate) return notEmulated("softmax contiguous_rows");
-    if (rows_ == 0 || len_ == 0) return Status::ok();
-    Status s = Status::ok();
-    dispatchFloat(type_, [&](auto tag) {
-      using T = decltype(tag);
-      softmaxRowsKernel<T>
-          <<<blocksFor(rows_), threadsFor(len_), 0, static_cast<cudaStream_t>(ctx.stream)>>>(
-              static_cast<const T*>(in[0]), static_cast<T*>(out[0]), rows_, len_, log_);
-      s = checkLaunch("softmax_rows", __FILE__, __LINE__);
-    });
-    return s;
-  }
-
- private:
-  DataType type_;
-  int64_t rows_, len_;
-  bool log_;
-};
-
 std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
   int32_t axis = 0;
   const SoftmaxParams* p = checkSoftmax(c, whyNot, &axis);
@@ -163,7 +119,14 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
   g.len = d.d[axis];
   g.axisIn = si[axis];
   g.axisOut = so[axis];
-  return std::make_unique<SoftmaxReference>(c.inputs[0].type, g, rows, p->log);
+  const bool log = p->log;
+  return makeTypedKernel<FloatTypes>(
+      c.inputs[0].type,
+      [g, rows, log](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        using T = decltype(tag);
+        SoftmaxRow<T> f{static_cast<const T*>(in[0]), static_cast<T*>(out[0]), g, log};
+        return launchElements(f, g.len == 0 ? 0 : rows, ctx, "softmax_reference");
+      });
 }
 
 std::unique_ptr<Kernel> createRows(const KernelConfig& c, std::string* whyNot) {
@@ -185,19 +148,23 @@ std::unique_ptr<Kernel> createRows(const KernelConfig& c, std::string* whyNot) {
   }
   const int64_t len = d.d[axis];
   const int64_t rows = len == 0 ? 0 : volume(d) / len;
-  return std::make_unique<SoftmaxRows>(x.type, rows, len, p->log);
+  const bool log = p->log;
+  return makeTypedKernel<FloatTypes>(
+      x.type,
+      [rows, len, log](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        if (ctx.emulate) return notEmulated("softmax contiguous_rows");
+        if (rows == 0 || len == 0) return Status::ok();
+        using T = decltype(tag);
+        softmaxRowsKernel<T>
+            <<<blocksFor(rows), threadsFor(len), 0, static_cast<cudaStream_t>(ctx.stream)>>>(
+                static_cast<const T*>(in[0]), static_cast<T*>(out[0]), rows, len, log);
+        return checkLaunch("softmax_rows", __FILE__, __LINE__);
+      });
 }
 
-constexpr Tactic kTactics[] = {
-    {"contiguous_rows", &createRows},
-    {"reference", &createReference},
-};
+constexpr Tactic kTactics[] = {{"contiguous_rows", &createRows}, {"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cuda::softmax
 
-namespace kiln::ops {
-
-std::span<const Tactic> Softmax::cudaTactics() { return cuda::softmax::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Softmax::cudaTactics() { return cuda::softmax::kTactics; }

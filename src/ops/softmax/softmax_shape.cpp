@@ -9,8 +9,7 @@ namespace kiln::ops {
 
 const InputCount Softmax::inputs = {1, 1, "x"};
 
-Status Softmax::shapeRule(const SoftmaxParams& p, const std::vector<TensorShape>& in,
-                          std::vector<TensorShape>& out) {
+Status Softmax::shapeRule(const SoftmaxParams& p, const Shapes& in, Shapes& out) {
   const char* layer = "softmax";
   if (!isFloatType(in[0].type))
     return invalidArgument(std::string("softmax: needs a floating-point input, got ") +

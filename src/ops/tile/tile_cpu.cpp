@@ -13,26 +13,14 @@ KernelPtr createTile(const KernelConfig& c, std::string* whyNot) {
   const TileParams* p = validate<TileParams>(c, "tile", 1, &ops::Tile::infer, whyNot);
   if (!p || !allLinear(c, "tile", whyNot)) return nullptr;
   const Dims& in = c.inputs[0].dims;
-  const Dims& out = c.outputs[0].dims;
-  std::vector<std::vector<int64_t>> tables(static_cast<size_t>(out.nbDims));
-  for (int32_t i = 0; i < out.nbDims; ++i) {
-    auto& t = tables[static_cast<size_t>(i)];
-    t.resize(static_cast<size_t>(out.d[i]));  // out.d[i] > 0 implies in.d[i] > 0
-    for (int64_t j = 0; j < out.d[i]; ++j)
-      t[static_cast<size_t>(j)] = ops::tile::source(j, in.d[i]);
-  }
-  return std::make_unique<AxisMapKernel>(
-      AxisMap(in, out, std::move(tables), dataTypeSize(c.inputs[0].type)));
+  // Only called for j < out.d[i], and out.d[i] > 0 implies in.d[i] > 0.
+  return makeAxisMapKernel(in, c.outputs[0].dims, c.inputs[0].type,
+                           [&](int32_t i, int64_t j) { return ops::tile::source(j, in.d[i]); });
 }
 
-constexpr Tactic kTileTactics[] = {{"reference", &createTile}};
+constexpr Tactic kTactics[] = {{"reference", &createTile}};
 
 }  // namespace
-
 }  // namespace kiln::cpu
 
-namespace kiln::ops {
-
-std::span<const Tactic> Tile::cpuTactics() { return cpu::kTileTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Tile::cpuTactics() { return cpu::kTactics; }

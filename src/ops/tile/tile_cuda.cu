@@ -20,8 +20,7 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   const TileParams* p = validate<TileParams>(c, "tile", 1, true, whyNot);
   if (!p) return nullptr;
   const AxisMap m = identityMap(c.inputs[0].dims, c.outputs[0].dims);
-  return std::make_unique<MapKernel<TileRule>>(m, TileRule{}, dataTypeSize(c.inputs[0].type),
-                                               "tile");
+  return makeMapKernel<TileRule>(m, c.inputs[0].type, "tile");
 }
 
 constexpr Tactic kTactics[] = {{"reference", &createReference}};
@@ -29,8 +28,4 @@ constexpr Tactic kTactics[] = {{"reference", &createReference}};
 }  // namespace
 }  // namespace kiln::cuda
 
-namespace kiln::ops {
-
-std::span<const Tactic> Tile::cudaTactics() { return cuda::kTactics; }
-
-}  // namespace kiln::ops
+std::span<const kiln::Tactic> kiln::ops::Tile::cudaTactics() { return cuda::kTactics; }

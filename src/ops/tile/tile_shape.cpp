@@ -9,8 +9,7 @@ namespace kiln::ops {
 
 const InputCount Tile::inputs = {1, 1, "x"};
 
-Status Tile::shapeRule(const TileParams& p, const std::vector<TensorShape>& in,
-                       std::vector<TensorShape>& out) {
+Status Tile::shapeRule(const TileParams& p, const Shapes& in, Shapes& out) {
   const char* layer = "tile";
   const Dims& d = in[0].dims;
   KILN_RETURN_IF_ERROR(shape::checkParamRank(layer, "repeats", p.repeats, d.nbDims));

@@ -46,10 +46,9 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   return std::make_unique<TriluKernel>(*p, matrices, rows, cols, dataTypeSize(c.inputs[0].type));
 }
 
+constexpr Tactic kTactics[] = {{"reference", &createReference}};
+
 }  // namespace
 }  // namespace kiln::cpu
 
-std::span<const kiln::Tactic> kiln::ops::Trilu::cpuTactics() {
-  static constexpr Tactic kTactics[] = {{"reference", &cpu::createReference}};
-  return kTactics;
-}
+std::span<const kiln::Tactic> kiln::ops::Trilu::cpuTactics() { return cpu::kTactics; }

@@ -49,10 +49,9 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
                                        dataTypeSize(c.inputs[0].type));
 }
 
+constexpr Tactic kTactics[] = {{"reference", &createReference}};
+
 }  // namespace
 }  // namespace kiln::cuda
 
-std::span<const kiln::Tactic> kiln::ops::Trilu::cudaTactics() {
-  static constexpr Tactic kTactics[] = {{"reference", &cuda::createReference}};
-  return kTactics;
-}
+std::span<const kiln::Tactic> kiln::ops::Trilu::cudaTactics() { return cuda::kTactics; }

@@ -9,8 +9,7 @@ namespace kiln::ops {
 
 const InputCount Trilu::inputs = {1, 1, "x"};
 
-Status Trilu::shapeRule(const TriluParams&, const std::vector<TensorShape>& in,
-                        std::vector<TensorShape>& out) {
+Status Trilu::shapeRule(const TriluParams&, const Shapes& in, Shapes& out) {
   if (in[0].dims.nbDims < 2)
     return invalidArgument(
         "trilu: input must have rank >= 2 (its last two dims are the matrix), "
