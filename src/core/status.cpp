@@ -22,6 +22,8 @@ const char* statusCodeName(StatusCode code) {
       return "internal error";
     case StatusCode::kDeviceError:
       return "device error";
+    case StatusCode::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }
