@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import time
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
@@ -226,8 +225,12 @@ class InferenceSession:
         self._input_args = {a.name: a for a in self._inputs}
         self._output_args = {a.name: a for a in self._outputs}
         self._output_names = [a.name for a in self._outputs]
+        self._input_keys = set(self._input_args)
+        # name -> (shape, NumPy dtype) for outputs NumPy can hold through DLPack (not bf16).
+        self._output_specs = {
+            a.name: (tuple(a.shape), a.dtype if a.dtype is not None and
+                     (_BF16 is None or a.dtype != _BF16) else None) for a in self._outputs}
         self._free: List[_Slot] = []
-        self._lock = threading.Lock()
 
     @staticmethod
     def _build(data, source, device, fp16, timing_cache, verbose, progress) -> bytes:
@@ -275,16 +278,6 @@ class InferenceSession:
 
     # -- running --
 
-    def _acquire(self) -> _Slot:
-        with self._lock:
-            if self._free:
-                return self._free.pop()
-        return _Slot(self._engine, self._cuda)
-
-    def _release(self, slot: _Slot) -> None:
-        with self._lock:
-            self._free.append(slot)
-
     def run(
         self,
         output_names: Optional[Sequence[str]],
@@ -297,23 +290,28 @@ class InferenceSession:
         """Runs the model (see the class's help): NumPy in, NumPy out; DLPack or
         __cuda_array_interface__ in, kiln.Tensor out; stream=S to run in a user's stream order.
         output_type="numpy" or "tensor" overrides the choice of output kind."""
-        inputs = self._input_args
-        if len(input_feed) != len(inputs) or any(n not in inputs for n in input_feed):
+        if input_feed.keys() != self._input_keys:
             self._feed_error(input_feed)
-        names = self._output_names if output_names is None else output_names
-        outputs = self._output_args
-        for n in names:
-            if n not in outputs:
-                raise _kiln.NotFoundError(
-                    f"the model has no output '{n}' (it has "
-                    f"{', '.join(repr(o) for o in self._output_names)})")
-        slot = self._acquire()
+        if output_names is None:
+            names = self._output_names
+        else:
+            names = output_names
+            for n in names:
+                if n not in self._output_args:
+                    raise _kiln.NotFoundError(
+                        f"the model has no output '{n}' (it has "
+                        f"{', '.join(repr(o) for o in self._output_names)})")
+        # A context per concurrent run: list.pop() and append() are atomic, so no lock.
+        try:
+            slot = self._free.pop()
+        except IndexError:
+            slot = _Slot(self._engine, self._cuda)
         try:
             if self._cuda:
                 return self._run_cuda(slot, names, input_feed, stream, output_type)
             return self._run_cpu(slot, names, input_feed, output_type)
         finally:
-            self._release(slot)
+            self._free.append(slot)
 
     def _feed_error(self, feed: Mapping[str, Any]) -> None:
         for n in feed:
@@ -326,7 +324,7 @@ class InferenceSession:
 
     def _run_cpu(self, slot: _Slot, names, feed, output_type) -> List[Any]:
         ctx = slot.context
-        numpy_out = output_type == "numpy"
+        bind = ctx._bind
         host_only = True
         keep = []
         for name, value in feed.items():
@@ -343,26 +341,26 @@ class InferenceSession:
                 host_only = False
                 if not hasattr(value, "__dlpack__") and not hasattr(value, "__array_interface__"):
                     value = self._foreign(name, value)
-            ctx._bind(name, value)
+            bind(name, value)
             keep.append(value)
-        if output_type is None:
-            numpy_out = host_only
+        numpy_out = host_only if output_type is None else output_type == "numpy"
         results = []
         engine = self._engine
+        specs = self._output_specs
         for name in names:
             if numpy_out:
-                arg = self._output_args[name]
-                if arg.dtype is not None and (_BF16 is None or arg.dtype != _BF16):
-                    out = np.empty(arg.shape, arg.dtype)
-                    ctx._bind(name, out)
+                shape, dtype = specs[name]
+                if dtype is not None:
+                    out = np.empty(shape, dtype)
+                    bind(name, out)
                 else:  # bf16: ml_dtypes' bfloat16 (or its raw bits, as uint16, without it)
-                    out = np.empty(arg.shape, arg.dtype or np.uint16)
+                    out = np.empty(shape, self._output_args[name].dtype or np.uint16)
                     ctx._bind_address(name, out.ctypes.data)
             else:
                 out = engine._empty_tensor(name)
                 ctx._bind_address(name, out.data_ptr)
             results.append(out)
-        if len(names) != len(self._outputs):
+        if len(names) != len(self._output_names):
             for name in self._output_names:
                 if name not in names:
                     ctx._bind_address(name, slot.buffer(engine, name))
