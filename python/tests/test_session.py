@@ -2,6 +2,8 @@
 round trips for every data type, errors, threads, the GIL."""
 
 import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -250,13 +252,25 @@ def test_a_missing_plugin_raises_with_the_op_named(tmp_path):
 
 
 @needs_onnx
-def test_a_plan_with_an_unregistered_plugin_is_refused_on_load(tmp_path):
-    # A plan written with CropAndResize loads only where that plugin is registered; in this
-    # process it is, so check the message for the plan of a plugin registered then removed is
-    # out of reach; instead check that the record names its library in inspect_plan.
+def test_a_plan_whose_plugin_is_not_registered_is_refused_on_load(tmp_path):
     sess = kiln.InferenceSession(DEMO, plugins=[kiln.BUILTIN_PLUGINS])
-    info = kiln.inspect_plan(sess.plan)
+    sess.save(tmp_path / "demo.plan")
+    info = kiln.inspect_plan(sess.plan)  # needs no plugin: the record names its library
     assert "CropAndResize" in info and "libkiln_plugins.so" in info
+    # A fresh process, where nothing registered CropAndResize, refuses the plan with the reason.
+    code = ("import sys, kiln\n"
+            "try:\n"
+            f"    kiln.InferenceSession({str(tmp_path / 'demo.plan')!r})\n"
+            "except kiln.Error as e:\n"
+            "    print(type(e).__name__, '|', e)\n"
+            "    sys.exit(0)\n"
+            "sys.exit('loaded')\n")
+    p = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
+                       cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    kind, message = p.stdout.strip().split(" | ", 1)
+    assert kind == "NotFoundError", p.stdout
+    assert "CropAndResize" in message and "libkiln_plugins.so" in message, message
 
 
 # ---- threads and the GIL -------------------------------------------------------------------------
