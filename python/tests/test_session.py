@@ -307,11 +307,9 @@ def test_several_sessions_on_several_threads_at_once(tmp_path, mlp, convnet, r):
     assert 1 <= len(shared._free) <= 4  # four of the threads use it
 
 
-@needs_onnx
-def test_the_gil_is_released_during_a_long_build(tmp_path, r):
-    path = conv_model(tmp_path / "big.onnx", r, layers=12, channels=32, size=48)
-    ticks, done = [0], threading.Event()
-    result = {}
+def build_while_counting(path):
+    """Builds `path` on a second thread while this one counts; (build seconds, ticks)."""
+    ticks, done, result = 0, threading.Event(), {}
 
     def build():
         start = time.monotonic()
@@ -322,14 +320,25 @@ def test_the_gil_is_released_during_a_long_build(tmp_path, r):
     t = threading.Thread(target=build)
     t.start()
     while not done.is_set():
-        ticks[0] += 1  # pure Python work: runs only while the build does not hold the GIL
+        ticks += 1  # pure Python work: runs only while the build does not hold the GIL
         time.sleep(0)
     t.join()
-    print(f"build took {result['seconds']:.2f} s; the main thread ticked {ticks[0]} times")
-    assert result["seconds"] > 0.5, "the network is too small to show anything"
+    return result["seconds"], ticks
+
+
+@needs_onnx
+def test_the_gil_is_released_during_a_long_build(tmp_path, r):
+    # A network whose CPU build takes a second or so (doubled until it takes at least 0.5 s).
+    for layers in (12, 24, 48, 96):
+        path = conv_model(tmp_path / f"big{layers}.onnx", r, layers=layers, channels=32, size=48)
+        seconds, ticks = build_while_counting(path)
+        print(f"{layers} layers: build took {seconds:.2f} s; the main thread ticked {ticks} times")
+        if seconds >= 0.5:
+            break
+    assert seconds >= 0.5, "the network is too small to show anything"
     # A build that held the GIL would let the main thread run only at the GIL's 5 ms switch
     # interval, and never while inside C++: count thousands of ticks per second instead.
-    assert ticks[0] > 1000 * result["seconds"], ticks[0]
+    assert ticks > 1000 * seconds, ticks
 
 
 @needs_onnx
