@@ -9,7 +9,10 @@
 #   4. runs the CropAndResize benchmark with torchvision's roi_align measured in the same run;
 #   5. runs compute-sanitizer memcheck and racecheck on the CropAndResize and plugin-harness tests
 #      (each capped at KILN_SANITIZER_TIMEOUT seconds, default 150);
-#   6. prints a short table last.
+#   6. the Python package: `pip install .` into a venv that sees the machine's torch, then
+#      python/tests/gpu_check.py (torch tensors in and out of a CUDA session without a host copy,
+#      on a user's stream, against the CPU); needs the source tree, so not with --bundle-from;
+#   7. prints a short table last.
 # Logs go to $OUT (the device tool brings that folder back) or to build/gpu-logs.
 #
 # usage (GPU machine):  scripts/gpu-check.sh [--bundle-from DIR] [--quick]
@@ -166,6 +169,27 @@ if [ $quick = 0 ] && command -v compute-sanitizer >/dev/null; then
         "$([ $rc = 124 ] && echo 'TIMED OUT, ')$(grep -m1 -o 'ERROR SUMMARY: [0-9]* errors\?\|RACECHECK SUMMARY: [0-9]* hazards\? displayed ([0-9]* errors\?, [0-9]* warnings\?)' "$log"), $(($(date +%s) - start)) s"
     done
   done
+fi
+
+# 6. the Python package with torch on the GPU (built here: that machine has nanobind and
+# scikit-build-core but no PyPI, and no ONNX, so the package builds without the parser)
+if [ -z "${bundle:-}" ] && [ "${KILN_SKIP_PYTHON:-0}" != 1 ]; then
+  start=$(date +%s)
+  # Into a folder of its own (no venv: the machine's python3 keeps its torch), used by PYTHONPATH.
+  target=$root/build/gpu-python
+  rm -rf "$target"
+  if CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install --no-build-isolation --no-deps \
+       --disable-pip-version-check --target "$target" -v . >"$logs/python-install.log" 2>&1; then
+    (cd build && PYTHONPATH="$target" python3 "$root/python/tests/gpu_check.py") \
+      >"$logs/python-gpu.log" 2>&1
+    rc=$?
+    record "python: torch in/out of a CUDA session" "$(status $rc)" \
+      "$(tail -1 "$logs/python-gpu.log"), $(($(date +%s) - start)) s"
+    cat "$logs/python-gpu.log"
+  else
+    record "python: pip install ." "FAIL" "python-install.log"
+    tail -30 "$logs/python-install.log"
+  fi
 fi
 
 echo

@@ -5,6 +5,9 @@
 # device code compute-sanitizer checks on a GPU instead: scripts/gpu-check.sh). GPU tests (ctest
 # label `gpu`) skip with their reason where there is no GPU. KILN_TSAN=1 adds a ThreadSanitizer pass over
 # the concurrency tests; KILN_SKIP_ASAN=1 skips the sanitizer pass (quick local runs).
+# Between them, the Python package: `pip install .` in a fresh venv (PyPI packages pinned in
+# python/requirements-ci.txt, no system site packages), then its pytest suite; skipped with a
+# message when PyPI cannot be reached; KILN_SKIP_PYTHON=1 skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -20,7 +23,43 @@ run_pass() {  # name, build dir, extra cmake args...
   ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600
 }
 
+# The Python package, as a user installs it: a fresh venv (PyPI only, every package pinned),
+# `pip install .` from this clone (scikit-build-core: the top-level CMake with KILN_PYTHON=ON,
+# KILN_TESTS=OFF; CUDA when nvcc is there, as for any build), then pytest on python/tests.
+run_python() {
+  echo "=== kiln tests: python (pip install . in a fresh venv, then pytest) ==="
+  local venv=build/python-venv requirements=python/requirements-ci.txt start=$SECONDS
+  local python=/usr/bin/python3
+  [ -x "$python" ] || python=python3
+  rm -rf "$venv"
+  # Short timeouts: without a network, pip's default retries would take minutes to give up.
+  if ! "$python" -I -m venv "$venv" ||
+     ! "$venv/bin/python" -I -m pip install --quiet --disable-pip-version-check --timeout 20 \
+         --retries 1 --no-deps -r "$requirements"; then
+    echo "SKIP: python: could not create an isolated venv with $requirements from PyPI (no network?)"
+    rm -rf "$venv"
+    return 0
+  fi
+  "$venv/bin/python" -I -m pip check --disable-pip-version-check ||
+    { echo "FAIL: $requirements does not pin every dependency"; return 1; }
+  # Cold: the package's CMake build folder goes too (pyproject.toml keeps it in build/pip).
+  rm -rf build/pip
+  echo "python: pip install . (log in build/python-install.log)"
+  if ! CMAKE_BUILD_PARALLEL_LEVEL=$jobs "$venv/bin/python" -I -m pip install \
+       --disable-pip-version-check --no-build-isolation --no-deps -v . >build/python-install.log 2>&1; then
+    tail -60 build/python-install.log
+    echo "FAIL: pip install ."
+    return 1
+  fi
+  echo "python: installed in $((SECONDS - start)) s"
+  # From build/, so that `import kiln` is the installed package and not a source folder.
+  (cd build && "$root/$venv/bin/python" -I -m pytest -q -p no:cacheprovider "$root/python/tests")
+  echo "python: $((SECONDS - start)) s in all"
+}
+root=$(pwd)
+
 run_pass release build/release -DCMAKE_BUILD_TYPE=Release -DKILN_TESTS=ON
+[ "${KILN_SKIP_PYTHON:-0}" = 1 ] || run_python
 if [ "${KILN_SKIP_ASAN:-0}" != 1 ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_pass "asan+ubsan" build/asan -DCMAKE_BUILD_TYPE=Debug -DKILN_TESTS=ON \

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -13,6 +14,17 @@
 #include "kiln/status.h"
 
 namespace kiln {
+
+// Where a build is, for a progress bar: BuilderConfig::progress receives one after each unit of
+// work. Phases, in order: "layers" (types and formats decided per layer, plugins timed over the
+// combinations they accept), "tactics" (every tactic of every built-in layer timed), "plan" (memory
+// planned, plugins serialized, the plan written; a single unit). `done` counts from 1 to `total`.
+struct BuildProgress {
+  const char* phase = "";
+  int32_t done = 0;
+  int32_t total = 0;
+  const char* layer = "";  // the layer just finished, or "" (the "plan" phase)
+};
 
 struct BuilderConfig {
   // Where the plan will run: "cpu", or "cuda" / "cuda:N" (GPU N; the plan records its
@@ -37,6 +49,10 @@ struct BuilderConfig {
   // outputs), failing the build if the plugin refuses it (the plugin conformance harness forces
   // each combination a plugin accepts this way). Every plugin layer must have that many tensors.
   std::vector<std::pair<DataType, TensorFormat>> pluginCombination;
+  // Called on the building thread after each unit of work (BuildProgress above); returning false
+  // cancels the build, which then fails with StatusCode::kCancelled. Empty: not called. It must
+  // not use the builder it reports on.
+  std::function<bool(const BuildProgress&)> progress;
 };
 
 class IBuilder {

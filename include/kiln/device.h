@@ -44,6 +44,8 @@ class IDevice {
  public:
   virtual ~IDevice() = default;
   virtual DeviceKind getKind() const = 0;
+  // Which device of its kind: the CUDA ordinal (what DLPack calls device_id), 0 on the CPU.
+  virtual int32_t getIndex() const { return 0; }
   // `bytes` of device memory (0: an empty buffer); `what` names it in errors.
   virtual Status allocate(size_t bytes, const char* what,
                           std::unique_ptr<IDeviceBuffer>& buffer) const = 0;

@@ -23,6 +23,8 @@ class IExecutionContext {
   // Memory for an input or output, in the engine's device memory (host memory on the CPU).
   // It must hold the tensor's bytes in the engine's I/O type and format (see IEngine).
   virtual Status setTensorAddress(const char* name, void* address) = 0;
+  // The address last set for an input or output, or nullptr (unknown name, or none set yet).
+  virtual void* getTensorAddress(const char* name) const = 0;
   // Runs the network. Asynchronous on `stream` on CUDA; synchronous on the CPU (stream ignored).
   virtual Status enqueue(Stream stream) = 0;
 };

@@ -17,6 +17,7 @@ enum class StatusCode : int {
   kIoError,          // reading or writing a file failed
   kInternal,         // a broken invariant inside kiln: a bug
   kDeviceError,      // a CUDA, cuBLAS or cuDNN call failed (or no usable GPU)
+  kCancelled,        // the caller asked to stop (BuilderConfig::progress returned false)
 };
 
 const char* statusCodeName(StatusCode code);
@@ -53,6 +54,7 @@ inline Status pluginFailure(std::string m) { return {StatusCode::kPluginFailure,
 inline Status ioError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
 inline Status internalError(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status deviceError(std::string m) { return {StatusCode::kDeviceError, std::move(m)}; }
+inline Status cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
 
 }  // namespace kiln
 

@@ -68,6 +68,10 @@ class BuildSession {
   // Uses and updates BuilderConfig::timingCachePath when set.
   Status chooseTactics();
   Status makePlan(plan::Plan& plan);
+  // Tells BuilderConfig::progress (when set) that unit `done` of `total` of `phase` is finished;
+  // kCancelled when it asks to stop.
+  Status reportProgress(const char* phase, int32_t done, int32_t total,
+                        const std::string& layer) const;
 
  private:
   // lowering.cpp

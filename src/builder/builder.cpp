@@ -113,6 +113,19 @@ Status BuildSession::makePlan(plan::Plan& out) {
   return Status::ok();
 }
 
+Status BuildSession::reportProgress(const char* phase, int32_t done, int32_t total,
+                                    const std::string& layer) const {
+  if (!config_.progress) return Status::ok();
+  BuildProgress p;
+  p.phase = phase;
+  p.done = done;
+  p.total = total;
+  p.layer = layer.c_str();
+  if (config_.progress(p)) return Status::ok();
+  return cancelled(std::string("build cancelled by the progress callback during ") + phase +
+                   (layer.empty() ? std::string() : " (after layer '" + layer + "')"));
+}
+
 Status buildPlanFromGraph(const Graph& network, const BuilderConfig& config,
                           std::span<const passes::Pass> passes, std::vector<uint8_t>& bytes) {
   BuildTarget target;
@@ -132,7 +145,8 @@ Status buildPlanFromGraph(const Graph& network, const BuilderConfig& config,
   KILN_RETURN_IF_ERROR(session.chooseTactics());
   plan::Plan plan;
   KILN_RETURN_IF_ERROR(session.makePlan(plan));
-  return plan::writePlan(plan, bytes);
+  KILN_RETURN_IF_ERROR(plan::writePlan(plan, bytes));
+  return session.reportProgress("plan", 1, 1, "");
 }
 
 namespace {

@@ -56,11 +56,14 @@ Status BuildSession::lower() {
     home_[g] = addTensor(std::move(b));
   }
 
+  int32_t layers = 0, lowered = 0;
+  for (const GraphNode& node : graph_.nodes) layers += node.type != LayerType::kCONSTANT;
   for (size_t n = 0; n < graph_.nodes.size(); ++n) {
     const GraphNode& node = graph_.nodes[n];
     if (node.type == LayerType::kCONSTANT) continue;
     Status s = node.type == LayerType::kPLUGIN ? lowerPlugin(node) : lowerBuiltin(node);
     if (!s) return s.withContext("layer '" + node.name + "'");
+    KILN_RETURN_IF_ERROR(reportProgress("layers", ++lowered, layers, node.name));
   }
 
   // Network outputs are handed to the caller in their logical type, linear, under their name.

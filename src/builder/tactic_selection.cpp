@@ -166,10 +166,14 @@ Status BuildSession::chooseTactics() {
   PhaseScope phase(TracePhase::kBuild);
   if (!config_.timingCachePath.empty())
     KILN_RETURN_IF_ERROR(timingCache_.load(config_.timingCachePath));
+  const int32_t total = static_cast<int32_t>(steps_.size());
+  int32_t done = 0;
   for (BuildStep& step : steps_) {
-    if (step.type == LayerType::kPLUGIN) continue;
-    Status s = chooseTactic(step);
-    if (!s) return s.withContext("layer '" + step.name + "' (" + layerTypeName(step.type) + ")");
+    if (step.type != LayerType::kPLUGIN) {
+      Status s = chooseTactic(step);
+      if (!s) return s.withContext("layer '" + step.name + "' (" + layerTypeName(step.type) + ")");
+    }
+    KILN_RETURN_IF_ERROR(reportProgress("tactics", ++done, total, step.name));
   }
   if (!config_.timingCachePath.empty()) return timingCache_.save(config_.timingCachePath);
   return Status::ok();

@@ -9,8 +9,9 @@ namespace kiln {
 const char* statusCodeName(StatusCode code) {
   static constexpr const char* kNames[] = {"ok",          "invalid argument", "not found",
                                            "unsupported", "corrupt data",     "plugin failure",
-                                           "i/o error",   "internal error",   "device error"};
-  static_assert(std::size(kNames) == static_cast<size_t>(StatusCode::kDeviceError) + 1);
+                                           "i/o error",   "internal error",   "device error",
+                                           "cancelled"};
+  static_assert(std::size(kNames) == static_cast<size_t>(StatusCode::kCancelled) + 1);
   return enumName(code, kNames, "unknown");
 }
 

@@ -12,6 +12,7 @@ class EngineDevice final : public IDevice {
   EngineDevice(const Backend& backend, int32_t index) : backend_(backend), index_(index) {}
 
   DeviceKind getKind() const override { return backend_.getKind(); }
+  int32_t getIndex() const override { return index_ < 0 ? 0 : index_; }
   Status allocate(size_t bytes, const char* what,
                   std::unique_ptr<IDeviceBuffer>& buffer) const override {
     KILN_RETURN_IF_ERROR(backend_.activate(index_));

@@ -58,6 +58,11 @@ class ExecutionContext final : public IExecutionContext {
     return Status::ok();
   }
 
+  void* getTensorAddress(const char* name) const override {
+    auto it = name ? engine_->ioTensors.find(name) : engine_->ioTensors.end();
+    return it == engine_->ioTensors.end() ? nullptr : bindings_[it->second];
+  }
+
   Status enqueue(Stream stream) override {
     // One thread at a time per context: a second caller would share the arena.
     if (busy_.exchange(true)) {
