@@ -25,7 +25,7 @@ double medianMs(const Kernel& kernel, const std::vector<const void*>& in,
   std::vector<double> t;
   for (int r = 0; r < runs + 1; ++r) {
     const auto a = std::chrono::steady_clock::now();
-    (void)kernel.run(in.data(), out.data(), workspace);
+    (void)kernel.run(in.data(), out.data(), workspace, RunContext{});
     const auto b = std::chrono::steady_clock::now();
     if (r) t.push_back(std::chrono::duration<double, std::milli>(b - a).count());
   }
