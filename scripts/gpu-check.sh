@@ -11,7 +11,8 @@
 #      (each capped at KILN_SANITIZER_TIMEOUT seconds, default 150);
 #   6. the Python package: `pip install .` into a venv that sees the machine's torch, then
 #      python/tests/gpu_check.py (torch tensors in and out of a CUDA session without a host copy,
-#      on a user's stream, against the CPU); needs the source tree, so not with --bundle-from;
+#      on a user's stream, against the CPU) and the pytest suite; needs the source tree, so not
+#      with --bundle-from (KILN_PYTHON_ONLY=1: only this step, beside a bundle run);
 #   7. prints a short table last.
 # Logs go to $OUT (the device tool brings that folder back) or to build/gpu-logs.
 #
@@ -41,11 +42,54 @@ if [ "${1:-}" = --bundle ]; then
   exit 0
 fi
 
+# A compiler that links libstdc++.so, for the builds made here (CMakeLists.txt says why): the lent
+# machine's CXX=/opt/gcc/bin/g++ finds only libstdc++.a; its system g++ links the shared one.
+if [ -n "${CXX:-}" ] && ! "$CXX" -print-file-name=libstdc++.so 2>/dev/null | grep -q /; then
+  echo "gpu-check: CXX=$CXX has no libstdc++.so; building with /usr/bin/g++"
+  export CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++
+fi
+
 logs=${OUT:-$root/build/gpu-logs}
 mkdir -p "$logs"
 summary=()
 record() { summary+=("$(printf '%-46s %-5s %s' "$1" "$2" "$3")"); }
 status() { [ "$1" = 0 ] && echo ok || echo FAIL; }
+
+# 6. the Python package with torch on the GPU (built here: that machine has nanobind and
+# scikit-build-core but no PyPI, and no ONNX, so the package builds without the parser)
+python_step() {
+  start=$(date +%s)
+  # Into a folder of its own (no venv: the machine's python3 keeps its torch), used by PYTHONPATH.
+  target=$root/build/gpu-python
+  rm -rf "$target"
+  if CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install --no-build-isolation --no-deps \
+       --disable-pip-version-check --target "$target" -v . >"$logs/python-install.log" 2>&1; then
+    (cd build && PYTHONPATH="$target" python3 "$root/python/tests/gpu_check.py") \
+      >"$logs/python-gpu.log" 2>&1
+    rc=$?
+    record "python: torch in/out of a CUDA session" "$(status $rc)" \
+      "$(tail -1 "$logs/python-gpu.log"), $(($(date +%s) - start)) s"
+    cat "$logs/python-gpu.log"
+    # The whole pytest suite too, on this machine's compiler, Python and GPU (the ONNX tests skip:
+    # the package builds without the parser here).
+    if python3 -c "import pytest" 2>/dev/null; then
+      (cd build && PYTHONPATH="$target" python3 -m pytest -q -p no:cacheprovider \
+        "$root/python/tests") >"$logs/python-pytest.log" 2>&1
+      rc=$?
+      record "python: pytest suite" "$(status $rc)" "$(tail -1 "$logs/python-pytest.log")"
+      [ $rc != 0 ] && tail -30 "$logs/python-pytest.log"
+    fi
+  else
+    record "python: pip install ." "FAIL" "python-install.log"
+    tail -30 "$logs/python-install.log"
+  fi
+}
+
+if [ "${KILN_PYTHON_ONLY:-0}" = 1 ]; then
+  python_step
+  printf '%s\n' "${summary[@]}"
+  exit 0
+fi
 
 if [ "${1:-}" = --bundle-from ]; then
   bundle=$(cd "$2" && pwd)
@@ -171,26 +215,7 @@ if [ $quick = 0 ] && command -v compute-sanitizer >/dev/null; then
   done
 fi
 
-# 6. the Python package with torch on the GPU (built here: that machine has nanobind and
-# scikit-build-core but no PyPI, and no ONNX, so the package builds without the parser)
-if [ -z "${bundle:-}" ] && [ "${KILN_SKIP_PYTHON:-0}" != 1 ]; then
-  start=$(date +%s)
-  # Into a folder of its own (no venv: the machine's python3 keeps its torch), used by PYTHONPATH.
-  target=$root/build/gpu-python
-  rm -rf "$target"
-  if CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install --no-build-isolation --no-deps \
-       --disable-pip-version-check --target "$target" -v . >"$logs/python-install.log" 2>&1; then
-    (cd build && PYTHONPATH="$target" python3 "$root/python/tests/gpu_check.py") \
-      >"$logs/python-gpu.log" 2>&1
-    rc=$?
-    record "python: torch in/out of a CUDA session" "$(status $rc)" \
-      "$(tail -1 "$logs/python-gpu.log"), $(($(date +%s) - start)) s"
-    cat "$logs/python-gpu.log"
-  else
-    record "python: pip install ." "FAIL" "python-install.log"
-    tail -30 "$logs/python-install.log"
-  fi
-fi
+if [ -z "${bundle:-}" ] && [ "${KILN_SKIP_PYTHON:-0}" != 1 ]; then python_step; fi
 
 echo
 echo "=== kiln gpu-check: $(sed -n 2p "$logs/gpu.txt") ==="
