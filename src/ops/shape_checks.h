@@ -77,6 +77,14 @@ inline Status checkOutputDims(const char* layer, const Dims& dims) {
   return Status::ok();
 }
 
+// The one output of most ops: its dims checked as above, then stored with `type`.
+inline Status setOutput(const char* layer, const Dims& dims, DataType type,
+                        std::vector<TensorShape>& out) {
+  KILN_RETURN_IF_ERROR(checkOutputDims(layer, dims));
+  out.assign(1, TensorShape{dims, type});
+  return Status::ok();
+}
+
 inline Status checkFloatInput(const char* layer, const TensorShape& s, size_t index) {
   if (!isFloatType(s.type))
     return invalidArgument(std::string(layer) + ": input " + std::to_string(index) + " is " +

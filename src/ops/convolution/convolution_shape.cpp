@@ -44,9 +44,7 @@ Status Convolution::shapeRule(const ConvolutionParams& p, const Shapes& in, Shap
   TensorShape y;
   y.dims = makeDims({x.d[0], p.outChannels, oh, ow});
   y.type = in[0].type;
-  KILN_RETURN_IF_ERROR(shape::checkOutputDims(kLayer, y.dims));
-  out.assign(1, y);
-  return Status::ok();
+  return shape::setOutput(kLayer, y.dims, y.type, out);
 }
 
 bool Convolution::computeTypes(const ConvolutionParams&, std::vector<DataType>& types,

@@ -66,9 +66,7 @@ Status Deconvolution::shapeRule(const DeconvolutionParams& p, const Shapes& in, 
   KILN_RETURN_IF_ERROR(deconvAxis("W", x.d[3], p.kernelW, p.strideW, p.padLeft, p.padRight,
                                   p.dilationW, p.outputPaddingW, &ow));
   const Dims y = makeDims({x.d[0], p.outChannels, oh, ow});
-  KILN_RETURN_IF_ERROR(shape::checkOutputDims(kLayer, y));
-  out.assign(1, TensorShape{y, in[0].type});
-  return Status::ok();
+  return shape::setOutput(kLayer, y, in[0].type, out);
 }
 
 bool Deconvolution::computeTypes(const DeconvolutionParams&, std::vector<DataType>& types,

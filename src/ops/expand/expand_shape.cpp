@@ -29,9 +29,7 @@ Status Expand::shapeRule(const ExpandParams& p, const Shapes& in, Shapes& out) {
                              std::to_string(a) + " vs " + std::to_string(b) + ")");
     o.d[i] = a == 1 ? b : a;
   }
-  KILN_RETURN_IF_ERROR(shape::checkOutputDims(layer, o));
-  out.assign(1, TensorShape{o, in[0].type});
-  return Status::ok();
+  return shape::setOutput(layer, o, in[0].type, out);
 }
 
 // Elements are moved, not computed with: any type.

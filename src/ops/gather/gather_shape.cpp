@@ -30,9 +30,7 @@ Status Gather::shapeRule(const GatherParams& p, const Shapes& in, Shapes& out) {
   for (int32_t i = 0; i < axis; ++i) o.d[o.nbDims++] = data.d[i];
   for (int32_t i = 0; i < idx.nbDims; ++i) o.d[o.nbDims++] = idx.d[i];
   for (int32_t i = axis + 1; i < data.nbDims; ++i) o.d[o.nbDims++] = data.d[i];
-  KILN_RETURN_IF_ERROR(shape::checkOutputDims(layer, o));
-  out.assign(1, TensorShape{o, in[0].type});
-  return Status::ok();
+  return shape::setOutput(layer, o, in[0].type, out);
 }
 
 // Data moved, not computed with; the int32/int64 indices (input 1) stay as given.

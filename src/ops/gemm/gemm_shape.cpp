@@ -42,9 +42,7 @@ Status Gemm::shapeRule(const GemmParams& p, const Shapes& in, Shapes& out) {
   TensorShape y;
   y.type = in[0].type;
   y.dims = makeDims({m, n});
-  KILN_RETURN_IF_ERROR(shape::checkOutputDims(kLayer, y.dims));
-  out.assign(1, y);
-  return Status::ok();
+  return shape::setOutput(kLayer, y.dims, y.type, out);
 }
 
 bool Gemm::computeTypes(const GemmParams&, std::vector<DataType>& types, std::string& why) {

@@ -43,9 +43,7 @@ Status MatrixMultiply::shapeRule(const MatrixMultiplyParams& p, const Shapes& in
   }
   y.dims.d[batch] = m;
   y.dims.d[batch + 1] = n;
-  KILN_RETURN_IF_ERROR(shape::checkOutputDims(kLayer, y.dims));
-  out.assign(1, y);
-  return Status::ok();
+  return shape::setOutput(kLayer, y.dims, y.type, out);
 }
 
 bool MatrixMultiply::computeTypes(const MatrixMultiplyParams&, std::vector<DataType>& types,

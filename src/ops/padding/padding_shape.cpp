@@ -30,9 +30,7 @@ Status Padding::shapeRule(const PaddingParams& p, const Shapes& in, Shapes& out)
     o.d[i] = d.d[i] + b + a;  // each term is at most 2^60
     if (o.d[i] > shape::kMaxDim) return invalidArgument(where + "padded dim is too large");
   }
-  KILN_RETURN_IF_ERROR(shape::checkOutputDims(layer, o));
-  out.assign(1, TensorShape{o, in[0].type});
-  return Status::ok();
+  return shape::setOutput(layer, o, in[0].type, out);
 }
 
 // Elements are moved, not computed with: any type.

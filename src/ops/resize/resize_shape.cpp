@@ -35,9 +35,7 @@ Status Resize::shapeRule(const ResizeParams& p, const Shapes& in, Shapes& out) {
                              std::to_string(p.scales[i]) +
                              "; must be finite and >= 0 (0: output / input)");
   }
-  KILN_RETURN_IF_ERROR(shape::checkOutputDims(kLayer, p.outputDims));
-  out.assign(1, TensorShape{p.outputDims, in[0].type});
-  return Status::ok();
+  return shape::setOutput(kLayer, p.outputDims, in[0].type, out);
 }
 
 bool Resize::computeTypes(const ResizeParams&, std::vector<DataType>& types, std::string& why) {

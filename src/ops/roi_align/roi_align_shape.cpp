@@ -37,9 +37,7 @@ Status RoiAlign::shapeRule(const RoiAlignParams& p, const Shapes& in, Shapes& ou
   if (!std::isfinite(p.spatialScale))
     return invalidArgument("roi_align: spatial scale must be finite");
   const Dims y = makeDims({rois.d[0], x.d[1], p.outputHeight, p.outputWidth});
-  KILN_RETURN_IF_ERROR(shape::checkOutputDims(kLayer, y));
-  out.assign(1, TensorShape{y, in[0].type});
-  return Status::ok();
+  return shape::setOutput(kLayer, y, in[0].type, out);
 }
 
 // X and rois in fp32; batch_indices (input 2) are read as int32 or int64 indices, never converted.

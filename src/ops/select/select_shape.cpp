@@ -24,9 +24,7 @@ Status Select::shapeRule(const SelectParams&, const Shapes& in, Shapes& out) {
     return invalidArgument("select: input dims " + dimsString(in[0].dims) + ", " +
                            dimsString(in[1].dims) + " and " + dimsString(in[2].dims) +
                            " do not broadcast (" + why + ")");
-  KILN_RETURN_IF_ERROR(shape::checkOutputDims(layer, o));
-  out.assign(1, TensorShape{o, in[1].type});
-  return Status::ok();
+  return shape::setOutput(layer, o, in[1].type, out);
 }
 
 // The condition stays bool; x and y are moved as bytes (any type), floats in fp32.

@@ -25,9 +25,7 @@ Status Tile::shapeRule(const TileParams& p, const Shapes& in, Shapes& out) {
                              dimsString(d) + " give a dim that is too large");
     o.d[i] = d.d[i] * r;
   }
-  KILN_RETURN_IF_ERROR(shape::checkOutputDims(layer, o));
-  out.assign(1, TensorShape{o, in[0].type});
-  return Status::ok();
+  return shape::setOutput(layer, o, in[0].type, out);
 }
 
 // Elements are moved, not computed with: any type.
