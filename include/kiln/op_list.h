@@ -16,6 +16,7 @@
 #include "kiln/ops/expand.h"
 #include "kiln/ops/gather.h"
 #include "kiln/ops/gemm.h"
+#include "kiln/ops/layer_normalization.h"
 #include "kiln/ops/lrn.h"
 #include "kiln/ops/matrix_multiply.h"
 #include "kiln/ops/normalization.h"
@@ -59,7 +60,8 @@
   X(NORMALIZATION, 21, Normalization)   \
   X(LRN, 22, LRN)                       \
   X(ROI_ALIGN, 23, RoiAlign)            \
-  X(TRILU, 24, Trilu)
+  X(TRILU, 24, Trilu)                   \
+  X(LAYER_NORMALIZATION, 25, LayerNormalization)
 
 // How many lines KILN_BUILTIN_OPS has; kiln/layers.h checks it.
-#define KILN_BUILTIN_OP_COUNT 23
+#define KILN_BUILTIN_OP_COUNT 24

@@ -1,5 +1,6 @@
-// Conv, ConvTranspose, BatchNormalization, InstanceNormalization and LRN, as plain layers: a
-// BatchNormalization after a Conv is the builder's to fold (src/builder/passes/affine_folding.cpp).
+// Conv, ConvTranspose, BatchNormalization, InstanceNormalization, LayerNormalization and LRN, as
+// plain layers: a BatchNormalization after a Conv is the builder's to fold
+// (src/builder/passes/affine_folding.cpp).
 #include <cmath>
 
 #include "onnx/import_context.h"
@@ -205,6 +206,69 @@ Status importInstanceNorm(NodeContext& n) {
   return n.setLayerOutputs(n.net().addNormalization(*in, *scale, *bias, p));
 }
 
+// LayerNormalization's optional outputs Mean and InvStdDev (X.shape[:axis] followed by ones,
+// FP32): what training saves for the backward pass; ONNX's own tests ask for them. They are not
+// the layer's (it has the one output Y): they are built, only when used, from X cast to FP32 as
+// reduce_mean(X) and 1 / sqrt(reduce_mean((X - mean)^2) + epsilon), the layer's own two passes.
+Status layerNormStatistics(NodeContext& n, ITensor& x, int32_t axis, float epsilon) {
+  const int32_t rank = x.getDimensions().nbDims;
+  ITensor* xf = &x;
+  if (x.getType() != DataType::kFLOAT) {
+    ILayer* cast = n.net().addCast(x, DataType::kFLOAT);
+    if (!cast) return n.layerError();
+    xf = cast->getOutput(0);
+  }
+  ReduceParams mean{ReduceOp::kMEAN, 0u, true};
+  for (int32_t i = axis; i < rank; ++i) mean.axesMask |= 1u << i;
+  ILayer* m = n.net().addReduce(*xf, mean);
+  if (!m) return n.layerError();
+  if (n.outputUsed(1)) KILN_RETURN_IF_ERROR(n.setOutput(1, m->getOutput(0)));
+  if (!n.outputUsed(2)) return Status::ok();
+  ILayer* d = n.net().addElementwise(*xf, *m->getOutput(0), ElementwiseOp::kSUB);
+  if (!d) return n.layerError();
+  ILayer* sq = n.net().addElementwise(*d->getOutput(0), *d->getOutput(0), ElementwiseOp::kMUL);
+  if (!sq) return n.layerError();
+  ILayer* var = n.net().addReduce(*sq->getOutput(0), mean);
+  if (!var) return n.layerError();
+  ConstTensor c;
+  c.type = DataType::kFLOAT;
+  c.f = {epsilon};  // a scalar (rank 0), broadcast by the addition
+  Value val;
+  val.constant = std::make_shared<const ConstTensor>(std::move(c));
+  ITensor* eps = nullptr;
+  KILN_RETURN_IF_ERROR(constantTensor(n.ctx, val, n.node.output(0) + "_ln_epsilon", eps));
+  ILayer* shifted = n.net().addElementwise(*var->getOutput(0), *eps, ElementwiseOp::kADD);
+  if (!shifted) return n.layerError();
+  ILayer* root = n.net().addActivation(*shifted->getOutput(0), {ActivationType::kSQRT, 0.f, 0.f});
+  if (!root) return n.layerError();
+  ILayer* inv = n.net().addActivation(*root->getOutput(0), {ActivationType::kRECIPROCAL, 0.f, 0.f});
+  if (!inv) return n.layerError();
+  return n.setOutput(2, inv->getOutput(0));
+}
+
+// LayerNormalization (opset 17): attributes axis (default -1), epsilon (1e-5) and stash_type,
+// the type of the statistics, of which kiln has only 1 (float: the layer's statistics are always
+// FP32). Scale and the optional B may be tensors or constants.
+Status importLayerNorm(NodeContext& n) {
+  KILN_RETURN_IF_ERROR(n.requireInputs(2, 3));
+  const int64_t stash = n.attrInt("stash_type", 1);
+  if (stash != 1)
+    return n.unsupportedError("stash_type " + std::to_string(stash) +
+                              " is not supported: kiln computes the statistics in float "
+                              "(stash_type 1) whatever the input type");
+  ITensor *x = nullptr, *scale = nullptr, *bias = nullptr;
+  KILN_RETURN_IF_ERROR(n.tensor(0, x));
+  KILN_RETURN_IF_ERROR(n.tensor(1, scale));
+  if (n.hasInput(2)) KILN_RETURN_IF_ERROR(n.tensor(2, bias));
+  LayerNormalizationParams p;
+  KILN_RETURN_IF_ERROR(n.axis(n.attrInt("axis", -1), x->getDimensions().nbDims, p.axis));
+  p.epsilon = n.attrFloat("epsilon", 1e-5f);
+  ILayer* y = bias ? n.net().addLayer(p, {x, scale, bias}) : n.net().addLayer(p, {x, scale});
+  KILN_RETURN_IF_ERROR(n.setLayerOutputs(y));
+  if (!n.outputUsed(1) && !n.outputUsed(2)) return Status::ok();
+  return layerNormStatistics(n, *x, p.axis, p.epsilon);
+}
+
 Status importLrn(NodeContext& n) {
   KILN_RETURN_IF_ERROR(n.requireInputs(1, 1));
   ITensor* in = nullptr;
@@ -226,6 +290,7 @@ void addConvImporters(ImporterTable& t) {
   t.push_back({"ConvTranspose", importConvTranspose, {1, 2}});
   t.push_back({"BatchNormalization", importBatchNorm, {1, 2, 3, 4}});
   t.push_back({"InstanceNormalization", importInstanceNorm});
+  t.push_back({"LayerNormalization", importLayerNorm});
   t.push_back({"LRN", importLrn});
 }
 

@@ -281,6 +281,10 @@ class PlanMaker {
 
     addStep("trilu", LayerType::kTRILU, TriluParams{false, -1}, {x},
             {addTensor("trilu_out", makeDims({2, 4, 8, 8}), A)});
+    addStep("layernorm", LayerType::kLAYER_NORMALIZATION,
+            LayerNormalizationParams{-2, std::abs(randomFloat()) + 1e-5f},
+            {x, addTensor("ln_scale", makeDims({8, 8}), C), addTensor("ln_bias", makeDims({8}), C)},
+            {addTensor("layernorm_out", makeDims({2, 4, 8, 8}), A)});
 
     // A constant step: computes nothing, carries no parameters.
     addStep("const", LayerType::kCONSTANT, std::monostate{}, {}, {});
@@ -357,6 +361,10 @@ inline bool sameParams(const LayerParams& x, const LayerParams& y) {
   if (const auto* a = std::get_if<ReformatParams>(&x)) {
     const auto& b = std::get<ReformatParams>(y);
     return a->outputType == b.outputType && a->outputFormat == b.outputFormat;
+  }
+  if (const auto* a = std::get_if<LayerNormalizationParams>(&x)) {
+    const auto& b = std::get<LayerNormalizationParams>(y);
+    return a->axis == b.axis && sameFloat(a->epsilon, b.epsilon);
   }
   return true;  // monostate
 }

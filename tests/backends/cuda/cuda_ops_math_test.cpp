@@ -1,7 +1,8 @@
 // The CUDA tactics of the math ops (elementwise, activation, softmax, reduce, instance
-// normalization, LRN; src/ops/<op>/<op>_cuda.cu) against the CPU reference: every op and
-// activation type, broadcasting patterns (scalar, rank mismatch, both sides broadcast, rank 8),
-// every softmax axis, reduce masks with and without keepDims, argmax on floats and integers;
+// normalization, LRN, layer normalization; src/ops/<op>/<op>_cuda.cu) against the CPU reference:
+// every op and activation type, broadcasting patterns (scalar, rank mismatch, both sides
+// broadcast, rank 8), every softmax axis, reduce masks with and without keepDims, argmax on floats
+// and integers, layer-normalization axes with broadcast or missing Scale/B;
 // fp32/fp16/bf16, int32/int64/bool where the layer keeps them, linear and channels-last.
 #include <gtest/gtest.h>
 
@@ -18,6 +19,7 @@ using kiln::DataType;
 using kiln::Dims;
 using kiln::ElementwiseOp;
 using kiln::ElementwiseParams;
+using kiln::LayerNormalizationParams;
 using kiln::LayerType;
 using kiln::LRNParams;
 using kiln::makeDims;
@@ -365,6 +367,43 @@ void addNormalization(std::vector<OpCase>& cases) {
   }
 }
 
+void addLayerNormalization(std::vector<OpCase>& cases) {
+  struct L {
+    Dims x;
+    int32_t axis;
+    Dims scale;
+    bool hasBias;
+    Dims bias;
+    float lo, hi;
+  };
+  const L shapes[] = {
+      {makeDims({4, 16}), -1, makeDims({16}), true, makeDims({16}), -2.f, 3.f},
+      {makeDims({2, 3, 5, 7}), 1, makeDims({3, 5, 7}), true, makeDims({3, 5, 7}), -2.f, 3.f},
+      {makeDims({2, 3, 5, 7}), -2, makeDims({1, 7}), true, makeDims({5, 1}), -2.f, 3.f},
+      {makeDims({2, 3, 5, 7}), 0, makeDims({1}), false, {}, -2.f, 3.f},
+      {makeDims({3, 2000}), -1, makeDims({2000}), true, makeDims({2000}), -2.f, 3.f},
+      {makeDims({6, 1}), -1, makeDims({1}), true, makeDims({1}), -2.f, 3.f},
+      {makeDims({2, 0, 4}), 1, makeDims({0, 4}), false, {}, -2.f, 3.f},
+      // Large activations with a small spread (transformer residual streams).
+      {makeDims({5, 96}), -1, makeDims({96}), true, makeDims({96}), 40.f, 60.f},
+  };
+  for (const L& l : shapes) {
+    OpCase c;
+    c.name = "layer_norm_" + dimsName(l.x) + "_axis" +
+             std::to_string(l.axis < 0 ? l.axis + l.x.nbDims : l.axis) + "_scale" +
+             dimsName(l.scale) + (l.hasBias ? "_bias" + dimsName(l.bias) : "_nobias") +
+             (l.lo > 0 ? "_offset" : "");
+    c.type = LayerType::kLAYER_NORMALIZATION;
+    c.params = LayerNormalizationParams{l.axis, 1e-5f};
+    OpInput scale = input(l.scale, 0.5f, 2.f);
+    scale.constant = true;
+    c.inputs = {input(l.x, l.lo, l.hi), scale};
+    if (l.hasBias) c.inputs.push_back(input(l.bias));  // B as a tensor, not a constant
+    c.floatTypes = kFloats;
+    cases.push_back(c);
+  }
+}
+
 std::vector<OpCase> mathCases() {
   std::vector<OpCase> cases;
   addElementwise(cases);
@@ -372,6 +411,7 @@ std::vector<OpCase> mathCases() {
   addSoftmax(cases);
   addReduce(cases);
   addNormalization(cases);
+  addLayerNormalization(cases);
   return cases;
 }
 

@@ -1,0 +1,124 @@
+// LayerNormalization on the CPU, one tactic: "reference", row by row, linear tensors of fp32,
+// fp16 or bf16 (X, Scale, B and Y of one type; fp16 and bf16 convert with kiln/float16.h). The
+// arithmetic, FP32 and two-pass whatever the storage, is layer_normalization_semantics.h, which
+// the CUDA kernels run too. The 16-bit types are taken here, unlike most CPU float kernels, so
+// that a half network keeps its bytes and the FP32 statistics can be tested on the host.
+#include <cstdint>
+#include <string>
+
+#include "backends/cpu/tactic_checks.h"
+#include "kiln/float16.h"
+#include "ops/layer_normalization/layer_normalization_semantics.h"
+#include "ops/op.h"
+
+namespace kiln::cpu {
+namespace {
+
+namespace ln = ops::layer_normalization;
+
+// The storage of each float type and its conversions to and from FP32.
+template <DataType T>
+struct Elem;
+template <>
+struct Elem<DataType::kFLOAT> {
+  using S = float;
+  static float toFloat(S v) { return v; }
+  static S fromFloat(float f) { return f; }
+};
+template <>
+struct Elem<DataType::kHALF> {
+  using S = uint16_t;
+  static float toFloat(S v) { return halfToFloat(v); }
+  static S fromFloat(float f) { return floatToHalf(f); }
+};
+template <>
+struct Elem<DataType::kBF16> {
+  using S = uint16_t;
+  static float toFloat(S v) { return bf16ToFloat(v); }
+  static S fromFloat(float f) { return floatToBf16(f); }
+};
+
+// How the tensor is cut into rows, and where each row reads Scale and B.
+struct Geometry {
+  int64_t rows = 0, len = 0;
+  float epsilon = 0.f;
+  ln::ParamIndex scale, bias;
+  bool hasBias = false;
+};
+
+template <DataType T>
+void normalizeRows(const Geometry& g, const void* const* in, void* out) {
+  using E = Elem<T>;
+  using S = typename E::S;
+  const auto* x = static_cast<const S*>(in[0]);
+  const auto* scale = static_cast<const S*>(in[1]);
+  const auto* bias = g.hasBias ? static_cast<const S*>(in[2]) : nullptr;
+  auto* y = static_cast<S*>(out);
+  for (int64_t r = 0; r < g.rows; ++r) {
+    const S* xr = x + r * g.len;
+    S* yr = y + r * g.len;
+    ln::normalizeRow(
+        g.len, g.epsilon, [xr](int64_t j) { return E::toFloat(xr[j]); },
+        [&](int64_t j) { return E::toFloat(scale[g.scale.at(j)]); },
+        [&](int64_t j) { return bias ? E::toFloat(bias[g.bias.at(j)]) : 0.f; },
+        [yr](int64_t j, float v) { yr[j] = E::fromFloat(v); });
+  }
+}
+
+class LayerNormKernel final : public Kernel {
+ public:
+  LayerNormKernel(const Geometry& g, DataType type) : g_(g), type_(type) {}
+
+  Status run(const void* const* in, void* const* out, void*) const override {
+    switch (type_) {
+      case DataType::kFLOAT:
+        normalizeRows<DataType::kFLOAT>(g_, in, out[0]);
+        break;
+      case DataType::kHALF:
+        normalizeRows<DataType::kHALF>(g_, in, out[0]);
+        break;
+      case DataType::kBF16:
+        normalizeRows<DataType::kBF16>(g_, in, out[0]);
+        break;
+      default:  // refused when the kernel was made
+        return internalError(std::string("layer_normalization: unexpected type ") +
+                             dataTypeName(type_));
+    }
+    return Status::ok();
+  }
+
+ private:
+  Geometry g_;
+  DataType type_;
+};
+
+KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
+  const auto* p = validate<LayerNormalizationParams>(c, "layer_normalization", -1,
+                                                     &ops::LayerNormalization::infer, whyNot);
+  if (!p || !allLinear(c, "layer_normalization", whyNot)) return nullptr;
+  const DataType t = c.inputs[0].type;
+  for (const auto& d : c.inputs)
+    if (d.type != t) {
+      setWhyNot(whyNot, std::string("layer_normalization: Scale and B must have X's type (") +
+                            dataTypeName(t) + "), got " + dataTypeName(d.type));
+      return nullptr;
+    }
+  const Dims& x = c.inputs[0].dims;
+  const int32_t axis = p->axis < 0 ? p->axis + x.nbDims : p->axis;  // validated by inference
+  Geometry g;
+  g.len = 1;
+  for (int32_t i = axis; i < x.nbDims; ++i) g.len *= x.d[i];
+  g.rows = g.len == 0 ? 0 : volume(x) / g.len;
+  g.epsilon = p->epsilon;
+  g.scale = ln::paramIndex(x, axis, c.inputs[1].dims);
+  g.hasBias = c.inputs.size() == 3;
+  if (g.hasBias) g.bias = ln::paramIndex(x, axis, c.inputs[2].dims);
+  return std::make_unique<LayerNormKernel>(g, t);
+}
+
+constexpr Tactic kTactics[] = {{"reference", &createReference}};
+
+}  // namespace
+}  // namespace kiln::cpu
+
+std::span<const kiln::Tactic> kiln::ops::LayerNormalization::cpuTactics() { return cpu::kTactics; }
