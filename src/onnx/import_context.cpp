@@ -2,6 +2,7 @@
 #include "onnx/import_context.h"
 
 #include <cstring>
+#include <limits>
 
 namespace kiln::onnx_import {
 
@@ -23,7 +24,16 @@ void ConstTensor::set(int64_t k, double v) {
   else if (type == DataType::kBOOL)
     i[size_t(k)] = v != 0;
   else
-    i[size_t(k)] = int64_t(v);
+    i[size_t(k)] = saturatingInt64(v);
+}
+
+// double -> int64 without undefined behaviour: values beyond int64 (INT64_MAX itself rounds up to
+// 2^63 as a double, and ONNX exports use it for "to the end") saturate, NaN gives 0.
+int64_t saturatingInt64(double v) {
+  if (v != v) return 0;
+  if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+  if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  return int64_t(v);
 }
 
 Dims dimsOf(const std::vector<int64_t>& v) {
@@ -37,8 +47,9 @@ Dims dimsOf(const std::vector<int64_t>& v) {
 }
 
 std::vector<int64_t> toInts(const ConstTensor& c) {
+  if (!c.isFloat()) return c.i;  // exact: at() goes through double, which rounds beyond 2^53
   std::vector<int64_t> out(size_t(c.count()));
-  for (int64_t k = 0; k < c.count(); ++k) out[size_t(k)] = int64_t(c.at(k));
+  for (int64_t k = 0; k < c.count(); ++k) out[size_t(k)] = saturatingInt64(c.at(k));
   return out;
 }
 

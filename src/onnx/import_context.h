@@ -136,6 +136,7 @@ void addTensorImporters(ImporterTable& t);
 void addResizeImporters(ImporterTable& t);
 void addReduceImporters(ImporterTable& t);
 void addMiscImporters(ImporterTable& t);
+void addIndexImporters(ImporterTable& t);
 
 // Small helpers shared by importers.
 
@@ -153,7 +154,8 @@ bool lookupName(const std::string& name, std::initializer_list<std::pair<const c
   return false;
 }
 Dims dimsOf(const std::vector<int64_t>& v);
-std::vector<int64_t> toInts(const ConstTensor& c);
+std::vector<int64_t> toInts(const ConstTensor& c);  // exact for integer constants
+int64_t saturatingInt64(double v);                  // beyond int64: saturates; NaN: 0
 ConstTensor intsConstant(const std::vector<int64_t>& v, DataType type = DataType::kINT64);
 // Folding makes constants at most this large (elements); anything bigger is refused rather than
 // allocated (a hostile model can ask for any size).

@@ -1,4 +1,5 @@
-// Two-input (and variadic) element-wise ops, comparisons, PRelu and Where; folded on constants.
+// Two-input (and variadic) element-wise ops, comparisons, PRelu, Mod and Where; folded on
+// constants.
 #include <cmath>
 
 #include "onnx/import_context.h"
@@ -31,6 +32,14 @@ double evalBinary(ElementwiseOp op, double a, double b, bool isInt) {
       return a > b;
     case ElementwiseOp::kPRELU:
       return a < 0 ? a * b : a;
+    case ElementwiseOp::kFMOD:  // integers as the kernels do: by 0 (or -1) gives 0
+      if (isInt) return (b == 0 || b == -1) ? 0 : double(int64_t(a) % int64_t(b));
+      return std::fmod(a, b);
+    case ElementwiseOp::kMOD: {  // integers only (the importer refuses floats)
+      if (b == 0 || b == -1) return 0;
+      const int64_t r = int64_t(a) % int64_t(b);
+      return double(r != 0 && ((r < 0) != (b < 0)) ? r + int64_t(b) : r);
+    }
   }
   return 0;
 }
@@ -88,7 +97,10 @@ Status binary(NodeContext& n, Operand a, Operand b, ElementwiseOp op, Operand& o
     out.constant = c;
     return Status::ok();
   }
-  const bool arithmetic = !isComparison(op);
+  // The remainders are the one integer arithmetic that models do at run time (index math such as
+  // Swin's window shifts); other integer arithmetic runs only on constants, folded above.
+  const bool integerAllowed = op == ElementwiseOp::kMOD || op == ElementwiseOp::kFMOD;
+  const bool arithmetic = !isComparison(op) && !integerAllowed;
   if (arithmetic && a.type() != DataType::kFLOAT && a.type() != DataType::kHALF &&
       a.type() != DataType::kBF16 && b.type() != DataType::kFLOAT && b.type() != DataType::kHALF &&
       b.type() != DataType::kBF16)
@@ -212,6 +224,16 @@ Status importWhere(NodeContext& n) {
   return n.setLayerOutputs(n.net().addSelect(*c, *x, *y));
 }
 
+// Mod: fmod=0 is the remainder with the divisor's sign, which ONNX defines on integers only
+// (a float Mod must set fmod=1); fmod=1 is C's fmod, on either.
+Status importMod(NodeContext& n) {
+  const bool fmod = n.attrInt("fmod", 0) != 0;
+  KILN_RETURN_IF_ERROR(n.requireInputs(2, 2));
+  if (!fmod && (isFloatType(n.type(0)) || isFloatType(n.type(1))))
+    return n.error("fmod=0 is defined on integer inputs only; a floating-point Mod needs fmod=1");
+  return importBinary(n, fmod ? ElementwiseOp::kFMOD : ElementwiseOp::kMOD);
+}
+
 Importer bin(ElementwiseOp op) {
   return [=](NodeContext& n) { return importBinary(n, op); };
 }
@@ -232,6 +254,7 @@ void addElementwiseImporters(ImporterTable& t) {
   t.push_back({"Less", bin(E::kLESS)});
   t.push_back({"Greater", bin(E::kGREATER)});
   t.push_back({"PRelu", bin(E::kPRELU)});
+  t.push_back({"Mod", importMod});
   t.push_back({"Max", var(E::kMAX)});
   t.push_back({"Min", var(E::kMIN)});
   t.push_back({"Sum", var(E::kADD)});

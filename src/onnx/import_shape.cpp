@@ -195,11 +195,22 @@ Status importIdentity(NodeContext& n) {
   if (n.nbInputs() < 1 || !n.hasInput(0)) return n.error("input 0 is missing");
   if (n.node.op_type() == "Dropout") {
     if (n.attrInt("is_test", 1) == 0) return n.unsupportedError("training mode is not supported");
-    if (n.hasInput(2)) {  // training_mode (opset 12+): inference only
+    if (n.hasInput(2)) {  // training_mode (opset 12+): inference only, unless nothing drops
       const ConstTensor* c = nullptr;
       KILN_RETURN_IF_ERROR(n.constant(2, c));
-      if (c->count() != 1 || c->at(0) != 0)
-        return n.unsupportedError("training mode is not supported");
+      // A ratio of 0 drops nothing, in training mode too (onnxruntime agrees): torchvision's
+      // Swin exports its attention dropout so, with training_mode true and ratio 0.
+      double ratio = 0.5;
+      if (n.hasInput(1)) {
+        const ConstTensor* r = nullptr;
+        KILN_RETURN_IF_ERROR(n.constant(1, r));
+        if (r->count() != 1) return n.error("ratio must be a scalar");
+        ratio = r->at(0);
+      }
+      if (c->count() != 1) return n.error("training_mode must be a scalar");
+      if (c->at(0) != 0 && ratio != 0)
+        return n.unsupportedError("training mode is not supported (ratio " + std::to_string(ratio) +
+                                  ")");
     }
   }
   if (n.outputUsed(1)) {

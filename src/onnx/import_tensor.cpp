@@ -226,10 +226,11 @@ Status importGather(NodeContext& n) {
     int64_t e = 0;
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t j = 0; j < ni; ++j) {
-        int64_t at = int64_t(ic->at(j));
+        int64_t at = saturatingInt64(ic->at(j));
         if (at < 0) at += dim;
         if (at < 0 || at >= dim)
-          return n.error("index " + std::to_string(int64_t(ic->at(j))) + " is out of range");
+          return n.error("index " + std::to_string(saturatingInt64(ic->at(j))) +
+                         " is out of range");
         for (int64_t k = 0; k < inner; ++k) out.set(e++, c->at((o * dim + at) * inner + k));
       }
     }

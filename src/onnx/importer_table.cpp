@@ -22,6 +22,7 @@ const std::map<std::string, ImporterEntry>& table() {
     addResizeImporters(list);
     addReduceImporters(list);
     addMiscImporters(list);
+    addIndexImporters(list);
     std::map<std::string, ImporterEntry> m;
     for (ImporterEntry& e : list) m.emplace(e.opType, std::move(e));
     return m;

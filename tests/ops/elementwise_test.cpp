@@ -86,16 +86,38 @@ TEST(InferOnnxElementwise, PreluBroadcastsSlopeToInputOnly) {
              "do not broadcast to the input");
   inferFails(ops::Elementwise::infer, p,
              {shape({3}, DataType::kINT32), shape({3}, DataType::kINT32)}, "floating-point");
-  p.op = static_cast<ElementwiseOp>(11);
-  inferFails(ops::Elementwise::infer, p, {shape({2}), shape({2})}, "unknown op 11");
+  p.op = static_cast<ElementwiseOp>(13);
+  inferFails(ops::Elementwise::infer, p, {shape({2}), shape({2})}, "unknown op 13");
+}
+
+TEST(InferOnnxElementwise, ModIsIntegerOnlyAndFmodTakesEitherKind) {
+  ElementwiseParams p{ElementwiseOp::kMOD};
+  EXPECT_EQ(inferOk(ops::Elementwise::infer, p,
+                    {shape({2, 3}, DataType::kINT64), shape({3}, DataType::kINT64)})
+                .type,
+            DataType::kINT64);
+  inferFails(ops::Elementwise::infer, p, {shape({2}), shape({2})}, "integers only");
+  inferFails(ops::Elementwise::infer, p, {shape({2}, DataType::kHALF), shape({2}, DataType::kHALF)},
+             "fmod");
+  p.op = ElementwiseOp::kFMOD;
+  EXPECT_EQ(inferOk(ops::Elementwise::infer, p, {shape({2}), shape({2})}).type, DataType::kFLOAT);
+  EXPECT_EQ(inferOk(ops::Elementwise::infer, p,
+                    {shape({2}, DataType::kINT32), shape({1}, DataType::kINT32)})
+                .type,
+            DataType::kINT32);
 }
 
 // ---------------------------------------------------------------------------------------------
 // CPU tactics
 
-const ElementwiseOp kAllOps[] = {ElementwiseOp::kADD, ElementwiseOp::kSUB, ElementwiseOp::kMUL,
-                                 ElementwiseOp::kDIV, ElementwiseOp::kMAX, ElementwiseOp::kMIN,
-                                 ElementwiseOp::kPOW};
+const ElementwiseOp kAllOps[] = {ElementwiseOp::kADD, ElementwiseOp::kSUB,  ElementwiseOp::kMUL,
+                                 ElementwiseOp::kDIV, ElementwiseOp::kMAX,  ElementwiseOp::kMIN,
+                                 ElementwiseOp::kPOW, ElementwiseOp::kFMOD, ElementwiseOp::kMOD};
+
+__int128 floorDiv(__int128 x, __int128 y) {
+  const __int128 q = x / y;
+  return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+}
 
 // The documented semantics, written out again (not shared with the kernels).
 template <class T>
@@ -116,6 +138,10 @@ T expectedOp(ElementwiseOp op, T a, T b) {
         return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
       case ElementwiseOp::kPOW:
         return std::pow(a, b);
+      case ElementwiseOp::kFMOD:
+        return std::fmod(a, b);
+      default:
+        break;
     }
   } else {
     const __int128 x = a, y = b;
@@ -139,7 +165,13 @@ T expectedOp(ElementwiseOp op, T a, T b) {
       case ElementwiseOp::kMIN:
         r = std::min(x, y);
         break;
-      case ElementwiseOp::kPOW:
+      case ElementwiseOp::kFMOD:  // C's %: truncated, the dividend's sign; by 0 gives 0
+        r = y == 0 ? 0 : x % y;
+        break;
+      case ElementwiseOp::kMOD:  // Python's %: floored, the divisor's sign; by 0 gives 0
+        r = y == 0 ? 0 : x - y * floorDiv(x, y);
+        break;
+      default:
         break;
     }
     // Two's complement wrap-around to T's width.
@@ -214,6 +246,7 @@ void checkAllTactics(Rng& rng, int rounds) {
   SCOPED_TRACE(rng.trace());
   for (ElementwiseOp op : kAllOps) {
     if (!std::is_floating_point_v<T> && op == ElementwiseOp::kPOW) continue;
+    if (std::is_floating_point_v<T> && op == ElementwiseOp::kMOD) continue;
     for (int round = 0; round < rounds; ++round) {
       const int family = round % 3;
       Dims da, db;
@@ -298,6 +331,28 @@ TEST(Elementwise, HandComputed) {
   // A scalar (rank 0) with a scalar.
   EXPECT_EQ(runReference<float>(ElementwiseOp::kDIV, makeDims({}), {3.f}, makeDims({}), {2.f}),
             (std::vector<float>{1.5f}));
+}
+
+TEST(Elementwise, RemaindersTakeTheRightSign) {
+  // ONNX's test_mod_mixed_sign cases: fmod keeps the dividend's sign, mod the divisor's.
+  const std::vector<float> fa = {-4.3f, 7.2f, 5.0f, 4.3f, -7.2f, 8.0f};
+  const std::vector<float> fb = {2.1f, -3.4f, 8.0f, -2.1f, 3.4f, 5.0f};
+  const auto f = runReference<float>(ElementwiseOp::kFMOD, makeDims({6}), fa, makeDims({6}), fb);
+  for (size_t i = 0; i < f.size(); ++i) EXPECT_EQ(f[i], std::fmod(fa[i], fb[i])) << i;
+  EXPECT_LT(f[0], 0.f);
+  EXPECT_GT(f[1], 0.f);
+  const std::vector<int32_t> ia = {-4, 7, 5, 4, -7, 8}, ib = {2, -3, 8, -2, 3, 5};
+  EXPECT_EQ(runReference<int32_t>(ElementwiseOp::kMOD, makeDims({6}), ia, makeDims({6}), ib),
+            (std::vector<int32_t>{0, -2, 5, 0, 2, 3}));
+  EXPECT_EQ(runReference<int32_t>(ElementwiseOp::kFMOD, makeDims({6}), ia, makeDims({6}), ib),
+            (std::vector<int32_t>{0, 1, 5, 0, -1, 3}));
+  // By zero and MIN by -1: 0, never a trap; fmod by 0 on floats is NaN, as in C.
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  for (ElementwiseOp op : {ElementwiseOp::kMOD, ElementwiseOp::kFMOD})
+    EXPECT_EQ(runReference<int64_t>(op, makeDims({3}), {5, kMin, -9}, makeDims({3}), {0, -1, 4}),
+              (std::vector<int64_t>{0, 0, op == ElementwiseOp::kMOD ? 3 : -1}));
+  EXPECT_TRUE(std::isnan(
+      runReference<float>(ElementwiseOp::kFMOD, makeDims({1}), {1.f}, makeDims({1}), {0.f})[0]));
 }
 
 TEST(Elementwise, NaNPropagatesThroughMaxAndMin) {

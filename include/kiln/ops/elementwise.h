@@ -17,8 +17,10 @@ enum class ElementwiseOp : int32_t {
   kLESS = 8,
   kGREATER = 9,
   kPRELU = 10,  // a < 0 ? a * b : a (b is the slope, broadcast)
+  kMOD = 11,    // integers only: the remainder with the divisor's sign (Python's %; ONNX Mod)
+  kFMOD = 12,   // the remainder with the dividend's sign (C's fmod and %; ONNX Mod fmod=1)
 };
-constexpr int32_t enumCount(ElementwiseOp) { return 11; }
+constexpr int32_t enumCount(ElementwiseOp) { return 13; }
 
 // Two inputs of equal rank or broadcastable in numpy's rules (trailing dims aligned, size 1
 // stretches).

@@ -2,23 +2,15 @@
 
 #include <algorithm>
 
+#include "ops/elementwise/elementwise_semantics.h"
+
 namespace kiln::passes {
-namespace {
-
-const char* elementwiseOpName(ElementwiseOp op) {
-  static const char* const names[] = {"kADD", "kSUB",   "kMUL",  "kDIV",     "kMAX",  "kMIN",
-                                      "kPOW", "kEQUAL", "kLESS", "kGREATER", "kPRELU"};
-  const auto i = static_cast<size_t>(op);
-  return i < std::size(names) ? names[i] : "unknown op";
-}
-
-}  // namespace
 
 std::string describe(const GraphNode& node) {
   std::string s = "'" + node.name + "' (" + layerTypeName(node.type);
   if (const auto* p = std::get_if<ElementwiseParams>(&node.params);
       p && node.type == LayerType::kELEMENTWISE) {
-    s += std::string(" ") + elementwiseOpName(p->op);
+    s += std::string(" ") + ops::elementwise::opName(p->op);
   }
   return s + ")";
 }

@@ -28,7 +28,7 @@ class PassContext {
   explicit PassContext(PassLimits limits = {}) : limits_(limits) {}
   const PassLimits& limits() const { return limits_; }
 
-  // One change, naming the layers involved: "folded 'bn_mul' (Elementwise kMUL) into ...".
+  // One change, naming the layers involved: "folded 'bn_mul' (Elementwise mul) into ...".
   void changed(std::string line) { changes_.push_back(std::move(line)); }
   // A candidate left alone, with the reason: "left 'x' (Gather) alone: ...".
   void declined(std::string line) { declines_.push_back(std::move(line)); }

@@ -63,12 +63,14 @@ struct Loops {
 };
 
 // The loops of op kOp on T, or nullptr where the op is not defined on T: bool has equal only,
-// pow and prelu need a floating-point T.
+// pow and prelu need a floating-point T, mod an integer one.
 template <class T, ElementwiseOp kOp>
 constexpr const BinaryLoops* loopsIfDefined() {
   constexpr bool kBool = std::is_same_v<T, uint8_t>;
-  constexpr bool kFloatOnly = kOp == ElementwiseOp::kPOW || kOp == ElementwiseOp::kPRELU;
-  if constexpr (kBool ? kOp == ElementwiseOp::kEQUAL : !kFloatOnly || std::is_floating_point_v<T>)
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  constexpr bool kDefined =
+      kFloat ? !ops::elementwise::isIntegerOnly(kOp) : !ops::elementwise::isFloatOnly(kOp);
+  if constexpr (kBool ? kOp == ElementwiseOp::kEQUAL : kDefined)
     return &Loops<T, kOp>::kLoops;
   else
     return nullptr;
@@ -113,9 +115,8 @@ bool check(const KernelConfig& c, std::string* whyNot, Checked* out) {
     return false;
   }
   if (!out->loops) {
-    const char* name = out->params->op == ElementwiseOp::kPOW ? "pow" : "this op";
-    setWhyNot(whyNot,
-              std::string("elementwise: ") + name + " is not defined on " + dataTypeName(t));
+    setWhyNot(whyNot, std::string("elementwise: ") + ops::elementwise::opName(out->params->op) +
+                          " is not defined on " + dataTypeName(t));
     return false;
   }
   out->elemSize = dataTypeSize(t);

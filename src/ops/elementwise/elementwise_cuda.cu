@@ -29,7 +29,7 @@ using ops::elementwise::apply;
 using ops::elementwise::isComparison;
 
 // a op b for an arithmetic op, V float (fp32, fp16, bf16 computed in fp32) or int32/int64 (no
-// pow, no prelu: the tactics decline them).
+// pow or prelu on integers, no mod on floats: the tactics decline them).
 template <class V>
 __host__ __device__ inline V binary(ElementwiseOp op, V a, V b) {
   switch (op) {
@@ -50,6 +50,11 @@ __host__ __device__ inline V binary(ElementwiseOp op, V a, V b) {
       break;
     case ElementwiseOp::kPRELU:
       if constexpr (std::is_floating_point_v<V>) return apply<ElementwiseOp::kPRELU>(a, b);
+      break;
+    case ElementwiseOp::kFMOD:
+      return apply<ElementwiseOp::kFMOD>(a, b);
+    case ElementwiseOp::kMOD:
+      if constexpr (!std::is_floating_point_v<V>) return apply<ElementwiseOp::kMOD>(a, b);
       break;
     default:
       break;
@@ -148,8 +153,9 @@ const ElementwiseParams* checkElementwise(const KernelConfig& c, std::string* wh
                      dataTypeName(t));
     return nullptr;
   }
-  if (isInt && (p->op == ElementwiseOp::kPOW || p->op == ElementwiseOp::kPRELU)) {
-    fail(whyNot, std::string("elementwise: ") + (p->op == ElementwiseOp::kPOW ? "pow" : "prelu") +
+  if ((isInt && ops::elementwise::isFloatOnly(p->op)) ||
+      (!isInt && ops::elementwise::isIntegerOnly(p->op))) {
+    fail(whyNot, std::string("elementwise: ") + ops::elementwise::opName(p->op) +
                      " is not defined on " + dataTypeName(t));
     return nullptr;
   }

@@ -6,6 +6,9 @@
 //   equal/less/greater write bool (one byte, 0 or 1) and are false when either side is NaN; equal
 //   on bool treats any non-zero byte as true (and is the only op bool has).
 //   prelu is a < 0 ? a * b : a (b the slope), so a NaN input passes through; no integer form.
+//   fmod is C's: fmodf on floats (x fmod 0 is NaN), truncating % on integers; mod (integers only)
+//   floors, so its result takes the divisor's sign (Python's %). An integer remainder by 0 is 0,
+//   like division, and MIN by -1 is 0 instead of a trap.
 //   Broadcasting is numpy's: trailing dims align, a missing or size-1 input dim is broadcast.
 // Values are fp32 (the CUDA kernels compute fp16/bf16 in fp32 and round once on store), int32,
 // int64, or bool stored as uint8_t.
@@ -13,8 +16,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <type_traits>
 
+#include "core/enum_names.h"
 #include "core/host_device.h"
 #include "kiln/ops/elementwise.h"
 #include "kiln/types.h"
@@ -23,6 +28,23 @@ namespace kiln::ops::elementwise {
 
 KILN_HOST_DEVICE constexpr bool isComparison(ElementwiseOp op) {
   return op == ElementwiseOp::kEQUAL || op == ElementwiseOp::kLESS || op == ElementwiseOp::kGREATER;
+}
+
+// Ops with no floating-point form.
+KILN_HOST_DEVICE constexpr bool isIntegerOnly(ElementwiseOp op) {
+  return op == ElementwiseOp::kMOD;
+}
+// Ops with no integer form.
+KILN_HOST_DEVICE constexpr bool isFloatOnly(ElementwiseOp op) {
+  return op == ElementwiseOp::kPOW || op == ElementwiseOp::kPRELU;
+}
+
+// The op's name in messages and logs ("add", "prelu", ...).
+inline const char* opName(ElementwiseOp op) {
+  static constexpr const char* kNames[] = {"add",   "sub",  "mul",     "div",   "max", "min", "pow",
+                                           "equal", "less", "greater", "prelu", "mod", "fmod"};
+  static_assert(std::size(kNames) == enumCount(ElementwiseOp{}));
+  return enumName(op, kNames, "unknown op");
 }
 
 // The element type an op writes for inputs of type T: bool (as bytes) for comparisons.
@@ -49,6 +71,17 @@ KILN_HOST_DEVICE inline I safeDiv(I a, I b) {
   if (b == 0) return 0;
   if (b == -1) return wrapSub(I{0}, a);  // -MIN wraps to MIN instead of trapping
   return a / b;
+}
+template <class I>
+KILN_HOST_DEVICE inline I safeRem(I a, I b) {
+  if (b == 0 || b == -1) return 0;  // -1: MIN % -1 would trap; every remainder by -1 is 0
+  return a % b;
+}
+template <class I>
+KILN_HOST_DEVICE inline I floorMod(I a, I b) {
+  const I r = safeRem(a, b);
+  // |r| < |b| and their signs differ, so r + b cannot overflow.
+  return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<I>(r + b) : r;
 }
 
 // a kOp b for values of type T (float, int32_t, int64_t, or uint8_t for bool).
@@ -91,6 +124,14 @@ KILN_HOST_DEVICE inline OutputOf<kOp, T> apply(T a, T b) {
     return (a > b || a != a) ? a : b;  // a NaN in either input wins
   } else if constexpr (kOp == ElementwiseOp::kMIN) {
     return (a < b || a != a) ? a : b;
+  } else if constexpr (kOp == ElementwiseOp::kFMOD) {
+    if constexpr (kFloat)
+      return fmodf(a, b);
+    else
+      return safeRem(a, b);
+  } else if constexpr (kOp == ElementwiseOp::kMOD) {
+    static_assert(!kFloat, "mod is defined on integers only (floats use fmod)");
+    return floorMod(a, b);
   } else {
     static_assert(kOp == ElementwiseOp::kPOW && std::is_same_v<T, float>,
                   "pow is defined on fp32 only");

@@ -25,6 +25,10 @@ Status Elementwise::shapeRule(const ElementwiseParams& p, const Shapes& in, Shap
   if (p.op == ElementwiseOp::kPRELU && !isFloatType(t))
     return invalidArgument(std::string("elementwise: prelu needs floating-point inputs, got ") +
                            dataTypeName(t));
+  if (p.op == ElementwiseOp::kMOD && isFloatType(t))
+    return invalidArgument(std::string("elementwise: mod (the divisor's sign) is defined on "
+                                       "integers only, got ") +
+                           dataTypeName(t) + "; floats take fmod (ONNX Mod with fmod=1)");
 
   const Dims& a = in[0].dims;
   const Dims& b = in[1].dims;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_ops_test_util.h"
+#include "ops/elementwise/elementwise_semantics.h"
 
 namespace {
 
@@ -64,11 +65,7 @@ bool hasRank4(const std::vector<OpInput>& ins) {
   return false;
 }
 
-const char* opName(ElementwiseOp op) {
-  static const char* names[] = {"add", "sub",   "mul",  "div",     "max",  "min",
-                                "pow", "equal", "less", "greater", "prelu"};
-  return names[static_cast<int>(op)];
-}
+using kiln::ops::elementwise::opName;
 
 void addElementwise(std::vector<OpCase>& cases) {
   // (a, b) shape pairs: same, scalar both ways, rank mismatch, both sides broadcast, rank 8.
@@ -84,9 +81,9 @@ void addElementwise(std::vector<OpCase>& cases) {
       {makeDims({2, 0, 3}), makeDims({3})},
   };
   const ElementwiseOp floatOps[] = {
-      ElementwiseOp::kADD,  ElementwiseOp::kSUB,    ElementwiseOp::kMUL, ElementwiseOp::kDIV,
-      ElementwiseOp::kMAX,  ElementwiseOp::kMIN,    ElementwiseOp::kPOW, ElementwiseOp::kEQUAL,
-      ElementwiseOp::kLESS, ElementwiseOp::kGREATER};
+      ElementwiseOp::kADD,  ElementwiseOp::kSUB,     ElementwiseOp::kMUL, ElementwiseOp::kDIV,
+      ElementwiseOp::kMAX,  ElementwiseOp::kMIN,     ElementwiseOp::kPOW, ElementwiseOp::kEQUAL,
+      ElementwiseOp::kLESS, ElementwiseOp::kGREATER, ElementwiseOp::kFMOD};
   for (ElementwiseOp op : floatOps) {
     for (const auto& [a, b] : shapes) {
       OpCase c;
@@ -99,7 +96,7 @@ void addElementwise(std::vector<OpCase>& cases) {
         ia.floatHi = 2.f;
         ib.floatLo = -2.f;
         ib.floatHi = 2.f;
-      } else if (op == ElementwiseOp::kDIV) {  // divisor away from zero
+      } else if (op == ElementwiseOp::kDIV || op == ElementwiseOp::kFMOD) {  // divisor not near 0
         ib.floatLo = 0.5f;
         ib.floatHi = 2.f;
       }
@@ -124,9 +121,9 @@ void addElementwise(std::vector<OpCase>& cases) {
   // Integers: every op the CPU keeps on int32/int64 (not pow, not prelu). Values include 0 and
   // negatives, so that division by zero and truncation toward zero are exercised.
   const ElementwiseOp intOps[] = {
-      ElementwiseOp::kADD,   ElementwiseOp::kSUB,  ElementwiseOp::kMUL,
-      ElementwiseOp::kDIV,   ElementwiseOp::kMAX,  ElementwiseOp::kMIN,
-      ElementwiseOp::kEQUAL, ElementwiseOp::kLESS, ElementwiseOp::kGREATER};
+      ElementwiseOp::kADD,     ElementwiseOp::kSUB, ElementwiseOp::kMUL,   ElementwiseOp::kDIV,
+      ElementwiseOp::kMAX,     ElementwiseOp::kMIN, ElementwiseOp::kEQUAL, ElementwiseOp::kLESS,
+      ElementwiseOp::kGREATER, ElementwiseOp::kMOD, ElementwiseOp::kFMOD};
   for (DataType t : {DataType::kINT32, DataType::kINT64}) {
     for (ElementwiseOp op : intOps) {
       for (const auto& [a, b] :

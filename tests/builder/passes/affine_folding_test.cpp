@@ -47,8 +47,8 @@ TEST(AffineFolding, BatchNormAsMulThenAddFoldsIntoTheConvolution) {
   Graph g = graphOf(net);
   PassContext ctx = runPass(passes::foldAffine, g);
   EXPECT_EQ(ctx.changes(), (std::vector<std::string>{
-                               "folded 'bn_mul' (Elementwise kMUL) into convolution 'conv'",
-                               "folded 'bn_add' (Elementwise kADD) into convolution 'conv'"}));
+                               "folded 'bn_mul' (Elementwise mul) into convolution 'conv'",
+                               "folded 'bn_add' (Elementwise add) into convolution 'conv'"}));
   EXPECT_EQ(countNodes(g, LayerType::kELEMENTWISE), 0);
   const GraphNode* conv = findNode(g, "conv");
   ASSERT_NE(conv, nullptr);
@@ -143,8 +143,8 @@ TEST(AffineFolding, FoldsThroughAReshapeThatKeepsBatchAndChannels) {
   EXPECT_EQ(
       ctx.changes(),
       (std::vector<std::string>{
-          "folded 'mul' (Elementwise kMUL) into convolution 'conv' through reshape 'to_3d'",
-          "folded 'add' (Elementwise kADD) into convolution 'conv' through reshape 'to_3d'"}));
+          "folded 'mul' (Elementwise mul) into convolution 'conv' through reshape 'to_3d'",
+          "folded 'add' (Elementwise add) into convolution 'conv' through reshape 'to_3d'"}));
   EXPECT_EQ(g.tensors[size_t(findNode(g, "to_3d")->outputs[0])].name, "y");
   EXPECT_NE(findNode(g, "mul2"), nullptr);
   expectSameResults(*net);
@@ -196,8 +196,8 @@ TEST(AffineFolding, FullyConnectedAndGemmFoldPerOutputColumn) {
   Graph g = graphOf(*net);
   PassContext ctx = runPass(passes::foldAffine, g);
   EXPECT_EQ(countNodes(g, LayerType::kELEMENTWISE), 0) << joined(ctx.declines());
-  EXPECT_TRUE(mentions(ctx.changes(), "folded 'fc_add' (Elementwise kADD) into gemm 'fc'"));
-  EXPECT_TRUE(mentions(ctx.changes(), "folded 'gemm_sub' (Elementwise kSUB) into gemm 'gemm'"));
+  EXPECT_TRUE(mentions(ctx.changes(), "folded 'fc_add' (Elementwise add) into gemm 'fc'"));
+  EXPECT_TRUE(mentions(ctx.changes(), "folded 'gemm_sub' (Elementwise sub) into gemm 'gemm'"));
   const GraphNode* gn = findNode(g, "gemm");
   EXPECT_EQ(std::get<GemmParams>(gn->params).beta, 1.f) << "beta went into C";
   EXPECT_EQ(std::get<GemmParams>(gn->params).alpha, 0.5f);
@@ -255,7 +255,7 @@ TEST(AffineFolding, LeavesAloneWhatDoesNotFitWithAReason) {
   EXPECT_EQ(countNodes(g, LayerType::kELEMENTWISE), 6);
   const std::string why = joined(ctx.declines());
   EXPECT_TRUE(mentions(ctx.declines(),
-                       "left 'mul_pixels' (Elementwise kMUL) alone (not folded into "
+                       "left 'mul_pixels' (Elementwise mul) alone (not folded into "
                        "'conv_pixels' (Convolution)): its constant "))
       << why;
   EXPECT_TRUE(mentions(ctx.declines(), "[1,1,4,4] is not one value per output channel")) << why;

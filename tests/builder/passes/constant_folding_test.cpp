@@ -35,7 +35,7 @@ TEST(ConstantFolding, LayersOfConstantsBecomeConstants) {
   Graph g = graphOf(*net);
   PassContext c = runPass(passes::foldConstants, g);
   EXPECT_TRUE(
-      mentions(c.changes(), "folded 'sum' (Elementwise kADD) into constant 'sum_out' [2,3]"))
+      mentions(c.changes(), "folded 'sum' (Elementwise add) into constant 'sum_out' [2,3]"))
       << joined(c.changes());
   EXPECT_TRUE(mentions(c.changes(), "folded 'moved' (Shuffle)")) << joined(c.changes());
   const GraphNode* u = findNode(g, "use");
@@ -161,7 +161,7 @@ TEST(ConstantFolding, LayersNoCpuTacticTakesOrThatFailStay) {
   PassContext c = runPass(passes::foldConstants, g);
   EXPECT_EQ(findNode(g, "fp16_add")->type, LayerType::kELEMENTWISE);
   EXPECT_TRUE(mentions(c.declines(),
-                       "left 'fp16_add' (Elementwise kADD) alone: no CPU tactic "
+                       "left 'fp16_add' (Elementwise add) alone: no CPU tactic "
                        "takes it: "))
       << joined(c.declines());
   EXPECT_EQ(findNode(g, "out_of_range")->type, LayerType::kGATHER);

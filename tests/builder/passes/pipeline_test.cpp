@@ -35,7 +35,7 @@ TEST(Pipeline, VerboseBuildReportsEveryPass) {
   const std::string text = log.text();
   EXPECT_NE(text.find("pass identity_elimination: no change\n"), std::string::npos) << text;
   EXPECT_NE(text.find("pass constant_folding: no change\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("pass affine_folding: folded 'bn_mul' (Elementwise kMUL) into convolution "
+  EXPECT_NE(text.find("pass affine_folding: folded 'bn_mul' (Elementwise mul) into convolution "
                       "'conv0'\n"),
             std::string::npos)
       << text;

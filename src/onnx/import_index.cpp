@@ -1,0 +1,159 @@
+// Index arithmetic that exports run on constants: Range and ScatterND. Vision transformers use
+// them to build masks and index tables from static shapes (torchvision's Swin: its shifted-window
+// attention mask and relative position index), so with static shapes every input is known while
+// parsing and the result folds to a constant. Range's length depends on its values, so a
+// run-time Range needs dynamic shapes; a run-time ScatterND needs a built-in layer (issue 11).
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "onnx/import_context.h"
+
+namespace kiln::onnx_import {
+namespace {
+
+// Range(start, limit, delta), three scalars of one type: max(ceil((limit - start) / delta), 0)
+// elements start, start + delta, ... Integers are exact; floats accumulate in the type, as
+// onnxruntime does.
+Status importRange(NodeContext& n) {
+  KILN_RETURN_IF_ERROR(n.requireInputs(3, 3));
+  const ConstTensor *start = nullptr, *limit = nullptr, *delta = nullptr;
+  KILN_RETURN_IF_ERROR(n.constant(0, start));
+  KILN_RETURN_IF_ERROR(n.constant(1, limit));
+  KILN_RETURN_IF_ERROR(n.constant(2, delta));
+  if (start->count() != 1 || limit->count() != 1 || delta->count() != 1)
+    return n.error("start, limit and delta must be scalars");
+  if (start->type != limit->type || start->type != delta->type)
+    return n.error(std::string("start, limit and delta must have one type, got ") +
+                   dataTypeName(start->type) + ", " + dataTypeName(limit->type) + " and " +
+                   dataTypeName(delta->type));
+  if (delta->at(0) == 0) return n.error("delta must not be 0");
+  int64_t count = 0;
+  if (start->isFloat()) {
+    const float s = start->f[0], l = limit->f[0], d = delta->f[0];
+    const double c = std::ceil(double(l - s) / double(d));
+    if (!(c < double(int64_t{1} << 40))) return n.unsupportedError("the range is too long");
+    count = std::max<int64_t>(int64_t(c), 0);
+  } else {
+    // In 128 bits, so that limit - start cannot overflow.
+    const __int128 s = start->i[0], diff = __int128(limit->i[0]) - s, d = delta->i[0];
+    __int128 c = diff / d;
+    if (diff % d != 0 && ((diff > 0) == (d > 0))) ++c;
+    if (c > (__int128(1) << 40)) return n.unsupportedError("the range is too long");
+    count = c < 0 ? 0 : int64_t(c);
+  }
+  const Dims dims = makeDims({count});
+  if (!foldable(dims)) return n.unsupportedError("the folded range is too large");
+  ConstTensor out = ConstTensor::make(start->type, dims);
+  if (out.isFloat()) {
+    float v = start->f[0];
+    for (int64_t k = 0; k < count; ++k, v += delta->f[0]) out.f[size_t(k)] = v;
+  } else {
+    for (int64_t k = 0; k < count; ++k) out.i[size_t(k)] = start->i[0] + k * delta->i[0];
+  }
+  return n.setOutput(0, std::move(out));
+}
+
+std::string dimsText(const Dims& d) {
+  std::string s = "[";
+  for (int32_t a = 0; a < d.nbDims; ++a) s += (a ? "," : "") + std::to_string(d.d[a]);
+  return s + "]";
+}
+
+// The reductions ScatterND combines an update with (opset 16: add, mul; 18: max, min).
+enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
+
+template <class T>
+T combine(Reduction r, T old, T update) {
+  switch (r) {
+    case Reduction::kNone:
+      return update;
+    case Reduction::kAdd:
+      return old + update;
+    case Reduction::kMul:
+      return old * update;
+    case Reduction::kMax:
+      return std::max(old, update);
+    case Reduction::kMin:
+      return std::min(old, update);
+  }
+  return update;
+}
+
+// ScatterND(data, indices, updates): a copy of data in which each index tuple (the last axis of
+// indices, k <= rank(data) values) addresses a slice data[idx] of shape data.shape[k:], set to
+// (or combined with) the matching slice of updates, in order.
+Status importScatterNd(NodeContext& n) {
+  KILN_RETURN_IF_ERROR(n.requireInputs(3, 3));
+  const ConstTensor *data = nullptr, *indices = nullptr, *updates = nullptr;
+  KILN_RETURN_IF_ERROR(n.constant(0, data));
+  KILN_RETURN_IF_ERROR(n.constant(1, indices));
+  KILN_RETURN_IF_ERROR(n.constant(2, updates));
+  const std::string reduction = n.attrString("reduction", "none");
+  Reduction r;
+  if (!lookupName(reduction,
+                  {{"none", Reduction::kNone},
+                   {"add", Reduction::kAdd},
+                   {"mul", Reduction::kMul},
+                   {"max", Reduction::kMax},
+                   {"min", Reduction::kMin}},
+                  r))
+    return n.error("unknown reduction '" + reduction + "'");
+  if (indices->isFloat()) return n.error("indices must be integers");
+  if (data->isFloat() != updates->isFloat())
+    return n.error(std::string("data and updates must have one type, got ") +
+                   dataTypeName(data->type) + " and " + dataTypeName(updates->type));
+  const Dims& dd = data->dims;
+  const Dims& id = indices->dims;
+  if (id.nbDims < 1) return n.error("indices must have rank >= 1");
+  const int32_t k = int32_t(id.d[id.nbDims - 1]);
+  if (k < 1 || k > dd.nbDims)
+    return n.error("the last dim of indices (" + std::to_string(id.d[id.nbDims - 1]) +
+                   ") must be in [1, rank(data) = " + std::to_string(dd.nbDims) + "]");
+  // updates must be indices.shape[:-1] + data.shape[k:].
+  Dims want;
+  for (int32_t a = 0; a + 1 < id.nbDims; ++a) want.d[want.nbDims++] = id.d[a];
+  for (int32_t a = k; a < dd.nbDims; ++a) {
+    if (want.nbDims == Dims::kMaxDims) return n.unsupportedError("updates would exceed 8 dims");
+    want.d[want.nbDims++] = dd.d[a];
+  }
+  if (updates->dims != want)
+    return n.error("updates have dims " + dimsText(updates->dims) + "; indices " + dimsText(id) +
+                   " and data " + dimsText(dd) + " need " + dimsText(want));
+  int64_t sliceSize = 1;
+  for (int32_t a = k; a < dd.nbDims; ++a) sliceSize *= dd.d[a];
+  const int64_t tuples = id.d[id.nbDims - 1] == 0 ? 0 : indices->count() / k;
+
+  ConstTensor out = *data;
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = 0;
+    for (int32_t a = 0; a < k; ++a) {
+      int64_t v = indices->i[size_t(t * k + a)];
+      if (v < 0) v += dd.d[a];
+      if (v < 0 || v >= dd.d[a])
+        return n.error("index " + std::to_string(indices->i[size_t(t * k + a)]) + " on axis " +
+                       std::to_string(a) + " is outside [" + std::to_string(-dd.d[a]) + ", " +
+                       std::to_string(dd.d[a]) + ")");
+      offset = offset * dd.d[a] + v;
+    }
+    offset *= sliceSize;
+    for (int64_t e = 0; e < sliceSize; ++e) {
+      const size_t at = size_t(offset + e), from = size_t(t * sliceSize + e);
+      if (out.isFloat())
+        out.f[at] = combine(r, out.f[at], updates->f[from]);
+      else
+        out.i[at] = combine(r, out.i[at], updates->i[from]);
+    }
+  }
+  return n.setOutput(0, std::move(out));
+}
+
+}  // namespace
+
+void addIndexImporters(ImporterTable& t) {
+  t.push_back({"Range", importRange, {0, 1, 2}});
+  t.push_back({"ScatterND", importScatterNd, {0, 1, 2}});
+}
+
+}  // namespace kiln::onnx_import

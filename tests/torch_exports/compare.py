@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Compares kiln's output of each exported model with PyTorch's.
+usage: compare.py GEN_DIR OUT_DIR  (OUT_DIR/NAME/y.npy from `kiln run --output-dir`)
+The bound is elementwise |kiln - torch| <= atol + rtol * |torch|, atol 1e-5, rtol 1e-3 (ONNX's
+default rtol); FP32 on CPU, where kiln's results differ from PyTorch's by rounding alone.
+Prints one line per model; exits 1 when any is outside the bound."""
+
+import os
+import sys
+
+import numpy as np
+
+ATOL, RTOL = 1e-5, 1e-3
+
+
+def main():
+    gen, out = sys.argv[1], sys.argv[2]
+    names = open(os.path.join(gen, "models.txt")).read().split()
+    failed = []
+    for name in names:
+        want = np.load(os.path.join(gen, name + ".expected.npy"))
+        path = os.path.join(out, name, "y.npy")
+        if not os.path.exists(path):
+            print(f"FAIL {name}: no output ({path})")
+            failed.append(name)
+            continue
+        got = np.load(path)
+        if got.shape != want.shape:
+            print(f"FAIL {name}: shape {got.shape}, PyTorch's is {want.shape}")
+            failed.append(name)
+            continue
+        diff = np.abs(got.astype(np.float64) - want)
+        excess = diff - (ATOL + RTOL * np.abs(want))
+        ok = bool(np.all(excess <= 0)) and np.all(np.isfinite(got))
+        print(f"{'pass' if ok else 'FAIL'} {name}: shape {list(want.shape)}, max |diff| "
+              f"{diff.max():.3g}, max |torch| {np.abs(want).max():.3g}")
+        if not ok:
+            failed.append(name)
+    if failed:
+        sys.exit(f"torch_exports: {len(failed)} of {len(names)} outside the bound: {failed}")
+    print(f"torch_exports: all {len(names)} models match PyTorch")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Exports small transformer-era models from PyTorch to ONNX, as users export them, with the
+input and PyTorch's output for each: torchvision's VisionTransformer, Swin and ConvNeXt, and
+torch.nn.TransformerEncoder (post-norm with ReLU, pre-norm with GELU, and a causal mask).
+Configurations are small (a few hundred thousand weights) so the test stays quick; every
+architectural feature of the full models is there (class token, position embedding, shifted
+windows with padding and masks, patch merging, depthwise convolutions, layer scale, LayerNorm
+over channels, GELU, multi-head attention).
+
+Runs on Debian's python3-torch (1.13) and python3-torchvision (0.14) with Debian's python3 in
+isolated mode (-I): no PyPI package is involved.
+usage: make_models.py OUT_DIR   (writes NAME.onnx, NAME.input.npy, NAME.expected.npy, models.txt)
+"""
+
+import os
+import sys
+
+import numpy as np
+import torch
+import torchvision
+from torchvision.models.convnext import CNBlockConfig
+
+
+def randomize_zeros(model):
+    # torchvision zero-initialises some weights (ViT's head, layer scales); a zero would hide
+    # whatever feeds it, so every all-zero parameter gets small random values instead.
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.abs().sum() == 0:
+                p.normal_(0, 0.05)
+    return model
+
+
+class CausalEncoder(torch.nn.Module):
+    """A decoder-style stack: an encoder with a causal attention mask, as GPT-like models use."""
+
+    def __init__(self):
+        super().__init__()
+        layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64,
+                                                 batch_first=True, activation="gelu",
+                                                 norm_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, num_layers=2)
+        self.register_buffer("mask", torch.nn.Transformer.generate_square_subsequent_mask(12))
+
+    def forward(self, x):
+        return self.encoder(x, mask=self.mask)
+
+
+def models():
+    vit = torchvision.models.VisionTransformer(
+        image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128,
+        num_classes=10)
+    # 36x36 input: 9x9 patches, windows of 4 need padding (Pad, Mod), and patch merging halves
+    # an odd size.
+    swin = torchvision.models.swin_transformer.SwinTransformer(
+        patch_size=[4, 4], embed_dim=24, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
+        num_classes=10)
+    convnext = torchvision.models.ConvNeXt(
+        block_setting=[CNBlockConfig(24, 48, 2), CNBlockConfig(48, None, 2)], num_classes=10)
+    encoder_relu = torch.nn.TransformerEncoder(
+        torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128,
+                                         batch_first=True), num_layers=2)
+    encoder_gelu_pre_norm = torch.nn.TransformerEncoder(
+        torch.nn.TransformerEncoderLayer(d_model=48, nhead=6, dim_feedforward=96,
+                                         batch_first=True, activation="gelu", norm_first=True),
+        num_layers=2)
+    return [
+        ("vit", vit, (2, 3, 32, 32)),
+        ("swin", swin, (1, 3, 36, 36)),
+        ("convnext", convnext, (2, 3, 32, 32)),
+        ("encoder_relu", encoder_relu, (2, 16, 64)),
+        ("encoder_gelu_pre_norm", encoder_gelu_pre_norm, (3, 10, 48)),
+        ("causal_encoder", CausalEncoder(), (2, 12, 32)),
+    ]
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    names = []
+    for name, model, shape in models():
+        model = randomize_zeros(model).eval()
+        x = torch.randn(*shape)
+        path = os.path.join(out, name + ".onnx")
+        torch.onnx.export(model, x, path, opset_version=17, input_names=["x"],
+                          output_names=["y"])
+        with torch.no_grad():
+            y = model(x)
+        np.save(os.path.join(out, name + ".input.npy"), x.numpy())
+        np.save(os.path.join(out, name + ".expected.npy"), y.numpy())
+        names.append(name)
+    with open(os.path.join(out, "models.txt"), "w") as f:
+        f.write("\n".join(names) + "\n")
+    print(f"torch_exports: exported {len(names)} models with torch {torch.__version__}, "
+          f"torchvision {torchvision.__version__}, numpy {np.__version__}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Transformer-era models as PyTorch exports them (ViT, Swin, ConvNeXt, TransformerEncoder with and
+# without a causal mask), run through `kiln run --onnx` and compared with PyTorch's own outputs.
+# usage: torch_exports_test.sh KILN_CLI WORK_DIR [--device cuda [--fp16]]
+# PyTorch comes from Debian (python3-torch, python3-torchvision; scripts/install-deps.sh installs
+# them) and runs with Debian's python3 in isolated mode: no venv, no PyPI, so nothing mixes.
+# Without them the test exits 77, which ctest reports as skipped.
+set -u
+cli=$1
+work=$2
+shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+python=/usr/bin/python3
+if ! "$python" -I -c "import numpy, torch, torchvision" 2>/dev/null; then
+  echo "SKIP: Debian's python3-torch and python3-torchvision are not installed (scripts/install-deps.sh)"
+  exit 77
+fi
+rm -rf "$work"
+mkdir -p "$work/out"
+# The exporter's warnings (constant folding, tracing) are PyTorch's, not the test's.
+"$python" -I "$here/make_models.py" "$work/gen" 2>"$work/export.log" || {
+  cat "$work/export.log"
+  echo "FAIL: exporting the models"
+  exit 1
+}
+status=0
+for name in $(cat "$work/gen/models.txt"); do
+  if ! "$cli" run --onnx "$work/gen/$name.onnx" --input "x=$work/gen/$name.input.npy" \
+       --output-dir "$work/out/$name" "$@" >"$work/out/$name.log" 2>&1; then
+    echo "FAIL $name: kiln run failed:"
+    tail -5 "$work/out/$name.log"
+    status=1
+  fi
+done
+"$python" -I "$here/compare.py" "$work/gen" "$work/out" || status=1
+exit $status
