@@ -38,7 +38,12 @@ if [ "${1:-}" = --bundle ]; then
   for p in $programs $libraries; do files+=("$build/$p"); done
   rm -rf "$out"
   ../shared/device/bundle.sh "$out" "${files[@]}"
-  cp bench/crop_and_resize_torchvision.py "$out/bin/"
+  cp bench/crop_and_resize_torchvision.py tests/torch_exports/compare.py "$out/bin/"
+  # The transformer exports of tests/torch_exports, made here by Debian's PyTorch (the GPU
+  # machine's is another version), for the bundle's kiln to run on CUDA there.
+  if /usr/bin/python3 -I -c "import torch, torchvision" 2>/dev/null; then
+    /usr/bin/python3 -I tests/torch_exports/make_models.py "$out/torch_exports" 2>/dev/null
+  fi
   exit 0
 fi
 
@@ -157,6 +162,27 @@ done
 "$kiln" run "$logs/demo/demo.plan" --contexts 4 --runs 20 --cuda-graph >"$logs/graph.log" 2>&1
 rc=$?
 record "kiln run --cuda-graph --contexts 4" "$(status $rc)" "$(head -1 "$logs/graph.log" | cut -c1-60)"
+
+# 3b. the transformer exports of tests/torch_exports (ViT, Swin, ConvNeXt, TransformerEncoder) on
+# CUDA through the bundle's kiln (it has the ONNX parser), FP32 and FP16, against PyTorch's outputs
+if [ -n "${bundle:-}" ] && [ -f "$bundle/torch_exports/models.txt" ]; then
+  gen=$bundle/torch_exports
+  for mode in "" "--fp16"; do
+    dir=$logs/torch_exports$mode
+    mkdir -p "$dir"
+    for name in $(cat "$gen/models.txt"); do
+      "$kiln" run --onnx "$gen/$name.onnx" --input "x=$gen/$name.input.npy" --device cuda $mode \
+        --output-dir "$dir/$name" >"$dir/$name.log" 2>&1 || tail -3 "$dir/$name.log"
+    done
+    # FP16: every layer rounds to 11 bits; the bound is FP16's, not FP32's.
+    tolerance="1e-5 1e-3"
+    [ -n "$mode" ] && tolerance="2e-2 2e-2"
+    python3 "$script_dir/compare.py" "$gen" "$dir" $tolerance >"$dir/compare.log" 2>&1
+    rc=$?
+    record "torch exports on CUDA $mode" "$(status $rc)" "$(tail -1 "$dir/compare.log" | cut -c1-70)"
+    cat "$dir/compare.log"
+  done
+fi
 
 # 4. the CropAndResize benchmark; roi_align first, so its figures are merged into kiln's table
 bench=$(where bench/crop_and_resize_bench)
