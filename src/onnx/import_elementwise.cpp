@@ -254,12 +254,12 @@ void addElementwiseImporters(ImporterTable& t) {
   t.push_back({"Less", bin(E::kLESS)});
   t.push_back({"Greater", bin(E::kGREATER)});
   t.push_back({"PRelu", bin(E::kPRELU)});
-  t.push_back({"Mod", importMod});
   t.push_back({"Max", var(E::kMAX)});
   t.push_back({"Min", var(E::kMIN)});
   t.push_back({"Sum", var(E::kADD)});
   t.push_back({"Mean", var(E::kADD, true)});
   t.push_back({"Where", importWhere});
+  t.push_back({"Mod", importMod});
 }
 
 }  // namespace kiln::onnx_import

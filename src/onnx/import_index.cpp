@@ -5,6 +5,7 @@
 // run-time Range needs dynamic shapes; a run-time ScatterND needs a built-in layer (issue 11).
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -13,15 +14,20 @@
 namespace kiln::onnx_import {
 namespace {
 
+// The node's three inputs, which must all be constants.
+Status threeConstants(NodeContext& n, const ConstTensor* (&c)[3]) {
+  KILN_RETURN_IF_ERROR(n.requireInputs(3, 3));
+  for (int32_t i = 0; i < 3; ++i) KILN_RETURN_IF_ERROR(n.constant(i, c[i]));
+  return Status::ok();
+}
+
 // Range(start, limit, delta), three scalars of one type: max(ceil((limit - start) / delta), 0)
 // elements start, start + delta, ... Integers are exact; floats accumulate in the type, as
 // onnxruntime does.
 Status importRange(NodeContext& n) {
-  KILN_RETURN_IF_ERROR(n.requireInputs(3, 3));
-  const ConstTensor *start = nullptr, *limit = nullptr, *delta = nullptr;
-  KILN_RETURN_IF_ERROR(n.constant(0, start));
-  KILN_RETURN_IF_ERROR(n.constant(1, limit));
-  KILN_RETURN_IF_ERROR(n.constant(2, delta));
+  const ConstTensor* in[3] = {};
+  KILN_RETURN_IF_ERROR(threeConstants(n, in));
+  const ConstTensor *start = in[0], *limit = in[1], *delta = in[2];
   if (start->count() != 1 || limit->count() != 1 || delta->count() != 1)
     return n.error("start, limit and delta must be scalars");
   if (start->type != limit->type || start->type != delta->type)
@@ -85,21 +91,14 @@ T combine(Reduction r, T old, T update) {
 // indices, k <= rank(data) values) addresses a slice data[idx] of shape data.shape[k:], set to
 // (or combined with) the matching slice of updates, in order.
 Status importScatterNd(NodeContext& n) {
-  KILN_RETURN_IF_ERROR(n.requireInputs(3, 3));
-  const ConstTensor *data = nullptr, *indices = nullptr, *updates = nullptr;
-  KILN_RETURN_IF_ERROR(n.constant(0, data));
-  KILN_RETURN_IF_ERROR(n.constant(1, indices));
-  KILN_RETURN_IF_ERROR(n.constant(2, updates));
+  const ConstTensor* in[3] = {};
+  KILN_RETURN_IF_ERROR(threeConstants(n, in));
+  const ConstTensor *data = in[0], *indices = in[1], *updates = in[2];
   const std::string reduction = n.attrString("reduction", "none");
-  Reduction r;
-  if (!lookupName(reduction,
-                  {{"none", Reduction::kNone},
-                   {"add", Reduction::kAdd},
-                   {"mul", Reduction::kMul},
-                   {"max", Reduction::kMax},
-                   {"min", Reduction::kMin}},
-                  r))
-    return n.error("unknown reduction '" + reduction + "'");
+  const char* const kNames[] = {"none", "add", "mul", "max", "min"};  // in Reduction's order
+  const auto* named = std::find(std::begin(kNames), std::end(kNames), reduction);
+  if (named == std::end(kNames)) return n.error("unknown reduction '" + reduction + "'");
+  const auto r = static_cast<Reduction>(named - std::begin(kNames));
   if (indices->isFloat()) return n.error("indices must be integers");
   if (data->isFloat() != updates->isFloat())
     return n.error(std::string("data and updates must have one type, got ") +
