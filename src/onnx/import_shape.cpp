@@ -106,12 +106,19 @@ Status axesInput(NodeContext& n, const char* attrName, int32_t inputIndex,
   return Status::ok();
 }
 
-Status importSqueeze(NodeContext& n) {
+// Squeeze's and Unsqueeze's operands: the data's dims and the axes (input 1, or the attribute
+// before opset 13), `given` false when there are none.
+Status squeezeOperands(NodeContext& n, Dims& in, std::vector<int64_t>& axes, bool& given) {
   KILN_RETURN_IF_ERROR(n.requireInputs(1, 2));
-  const Dims in = n.dims(0);
+  in = n.dims(0);
+  return axesInput(n, "axes", 1, axes, given);
+}
+
+Status importSqueeze(NodeContext& n) {
+  Dims in;
   std::vector<int64_t> axes;
   bool given;
-  KILN_RETURN_IF_ERROR(axesInput(n, "axes", 1, axes, given));
+  KILN_RETURN_IF_ERROR(squeezeOperands(n, in, axes, given));
   bool drop[Dims::kMaxDims] = {};
   if (!given) {
     for (int32_t k = 0; k < in.nbDims; ++k) drop[k] = in.d[k] == 1;
@@ -131,11 +138,10 @@ Status importSqueeze(NodeContext& n) {
 }
 
 Status importUnsqueeze(NodeContext& n) {
-  KILN_RETURN_IF_ERROR(n.requireInputs(1, 2));
-  const Dims in = n.dims(0);
+  Dims in;
   std::vector<int64_t> axes;
   bool given;
-  KILN_RETURN_IF_ERROR(axesInput(n, "axes", 1, axes, given));
+  KILN_RETURN_IF_ERROR(squeezeOperands(n, in, axes, given));
   if (!given) return n.error("axes are required");
   const int32_t rank = in.nbDims + int32_t(axes.size());
   if (rank > Dims::kMaxDims) return n.unsupportedError("the result has more than 8 dims");

@@ -85,6 +85,14 @@ inline Status setOutput(const char* layer, const Dims& dims, DataType type,
   return Status::ok();
 }
 
+// A normalisation's epsilon: finite and >= 0 (NaN or a negative one would make every output NaN).
+inline Status checkEpsilon(const char* layer, float epsilon) {
+  if (!(epsilon >= 0.f) || epsilon == std::numeric_limits<float>::infinity())
+    return invalidArgument(std::string(layer) + ": epsilon " + std::to_string(epsilon) +
+                           " must be finite and >= 0");
+  return Status::ok();
+}
+
 inline Status checkFloatInput(const char* layer, const TensorShape& s, size_t index) {
   if (!isFloatType(s.type))
     return invalidArgument(std::string(layer) + ": input " + std::to_string(index) + " is " +

@@ -252,6 +252,17 @@ size_t sgemmWorkspaceSize(int64_t m, int64_t n, int64_t k) {
   return (packABufferFloats(v, m, k) + packBBufferFloats(v, n, k)) * sizeof(float) + 128;
 }
 
+namespace {
+// The block at `offset` of an operand packed when the kernel was made, or, for one packed per run,
+// `pack()` writes it into `buffer`.
+template <class Pack>
+const float* packedOr(const GemmOperand& operand, int64_t offset, float* buffer, Pack&& pack) {
+  if (operand.packed) return operand.packed->data() + offset;
+  pack();
+  return buffer;
+}
+}  // namespace
+
 void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b,
            float beta, float* c, int64_t ldc, void* workspace) {
   if (m <= 0 || n <= 0) return;
@@ -277,22 +288,12 @@ void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, c
     const int64_t nc = std::min(kNC, n - jc);
     for (int64_t pc = 0; pc < k; pc += kKC) {
       const int64_t kc = std::min(kKC, k - pc);
-      const float* bp;
-      if (b.packed) {
-        bp = b.packed->data() + pc * np + jc * kc;
-      } else {
-        packBBlock(b.raw, n, pc, kc, jc, nc, v.nr, bufB);
-        bp = bufB;
-      }
+      const float* bp = packedOr(b, pc * np + jc * kc, bufB,
+                                 [&] { packBBlock(b.raw, n, pc, kc, jc, nc, v.nr, bufB); });
       for (int64_t ic = 0; ic < m; ic += mcMax) {
         const int64_t mc = std::min(mcMax, m - ic);
-        const float* ap;
-        if (a.packed) {
-          ap = a.packed->data() + pc * mp + ic * kc;
-        } else {
-          packABlock(a.raw, m, ic, mc, pc, kc, v.mr, bufA);
-          ap = bufA;
-        }
+        const float* ap = packedOr(a, pc * mp + ic * kc, bufA,
+                                   [&] { packABlock(a.raw, m, ic, mc, pc, kc, v.mr, bufA); });
         v.macroKernel(mc, nc, kc, ap, bp, alpha, beta, pc == 0, c + ic * ldc + jc, ldc);
       }
     }

@@ -38,13 +38,7 @@ struct Elem<DataType::kBF16> {
   static S fromFloat(float f) { return floatToBf16(f); }
 };
 
-// How the tensor is cut into rows, and where each row reads Scale and B.
-struct Geometry {
-  int64_t rows = 0, len = 0;
-  float epsilon = 0.f;
-  ln::ParamIndex scale, bias;
-  bool hasBias = false;
-};
+using Geometry = ln::RowGeometry;
 
 template <DataType T>
 void normalizeRows(const Geometry& g, const void* const* in, void* out) {
@@ -103,16 +97,8 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
                             dataTypeName(t) + "), got " + dataTypeName(d.type));
       return nullptr;
     }
-  const Dims& x = c.inputs[0].dims;
-  const int32_t axis = p->axis < 0 ? p->axis + x.nbDims : p->axis;  // validated by inference
-  Geometry g;
-  g.len = 1;
-  for (int32_t i = axis; i < x.nbDims; ++i) g.len *= x.d[i];
-  g.rows = g.len == 0 ? 0 : volume(x) / g.len;
-  g.epsilon = p->epsilon;
-  g.scale = ln::paramIndex(x, axis, c.inputs[1].dims);
-  g.hasBias = c.inputs.size() == 3;
-  if (g.hasBias) g.bias = ln::paramIndex(x, axis, c.inputs[2].dims);
+  const Geometry g = ln::rowGeometry(p->axis, p->epsilon, c.inputs[0].dims, c.inputs[1].dims,
+                                     c.inputs.size() == 3 ? &c.inputs[2].dims : nullptr);
   return std::make_unique<LayerNormKernel>(g, t);
 }
 

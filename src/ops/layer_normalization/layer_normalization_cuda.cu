@@ -22,12 +22,7 @@ namespace {
 namespace ln = ops::layer_normalization;
 using config_checks::fail;
 
-struct Geometry {
-  int64_t rows = 0, len = 0;
-  float epsilon = 0.f;
-  ln::ParamIndex scale, bias;
-  bool hasBias = false;
-};
+using Geometry = ln::RowGeometry;
 
 template <class T>
 struct LayerNormRow {
@@ -91,38 +86,40 @@ const LayerNormalizationParams* check(const KernelConfig& c, Geometry& g, std::s
         return nullptr;
       }
     }
-  const Dims& x = c.inputs[0].dims;
-  const int32_t axis = p->axis < 0 ? p->axis + x.nbDims : p->axis;  // inference checked it
-  g.len = 1;
-  for (int32_t i = axis; i < x.nbDims; ++i) g.len *= x.d[i];
-  g.rows = g.len == 0 ? 0 : volume(x) / g.len;
-  g.epsilon = p->epsilon;
-  g.scale = ln::paramIndex(x, axis, c.inputs[1].dims);
-  g.hasBias = c.inputs.size() == 3;
-  if (g.hasBias) g.bias = ln::paramIndex(x, axis, c.inputs[2].dims);
+  g = ln::rowGeometry(p->axis, p->epsilon, c.inputs[0].dims, c.inputs[1].dims,
+                      c.inputs.size() == 3 ? &c.inputs[2].dims : nullptr);
   return p;
 }
 
-std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
+// A kernel over every float type whose run is launch(T{}, geometry, in, out, ctx).
+template <class Launch>
+std::unique_ptr<Kernel> makeKernel(const KernelConfig& c, std::string* whyNot, Launch launch) {
   Geometry g;
   if (!check(c, g, whyNot)) return nullptr;
   return makeTypedKernel<FloatTypes>(
       c.inputs[0].type,
-      [g](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
-        using T = decltype(tag);
-        LayerNormRow<T> f{static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
-                          g.hasBias ? static_cast<const T*>(in[2]) : nullptr,
-                          static_cast<T*>(out[0]), g};
-        return launchElements(f, g.rows, ctx, "layer_normalization_reference");
+      [g, launch](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        return launch(tag, g, in, out, ctx);
       });
 }
 
+std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
+  return makeKernel(c, whyNot,
+                    [](auto tag, const Geometry& g, const void* const* in, void* const* out,
+                       const RunContext& ctx) {
+                      using T = decltype(tag);
+                      LayerNormRow<T> f{static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
+                                        g.hasBias ? static_cast<const T*>(in[2]) : nullptr,
+                                        static_cast<T*>(out[0]), g};
+                      return launchElements(f, g.rows, ctx, "layer_normalization_reference");
+                    });
+}
+
 std::unique_ptr<Kernel> createRows(const KernelConfig& c, std::string* whyNot) {
-  Geometry g;
-  if (!check(c, g, whyNot)) return nullptr;
-  return makeTypedKernel<FloatTypes>(
-      c.inputs[0].type,
-      [g](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+  return makeKernel(
+      c, whyNot,
+      [](auto tag, const Geometry& g, const void* const* in, void* const* out,
+         const RunContext& ctx) {
         if (ctx.emulate) return notEmulated("layer_normalization block_per_row");
         if (g.rows == 0) return Status::ok();
         using T = decltype(tag);

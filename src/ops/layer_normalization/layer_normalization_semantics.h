@@ -77,6 +77,32 @@ inline ParamIndex paramIndex(const Dims& x, int32_t axis, const Dims& p) {
   return ix;
 }
 
+// How X is cut into rows, and where each row reads Scale and B.
+struct RowGeometry {
+  int64_t rows = 0, len = 0;
+  float epsilon = 0.f;
+  ParamIndex scale, bias;
+  bool hasBias = false;
+};
+
+// The rows of X (dims x) normalised from `axisParam` (negative counts from the end; the shape rule
+// has checked it) with Scale of dims `scale` and B of dims `*bias` (nullptr without B). Host code.
+inline RowGeometry rowGeometry(int32_t axisParam, float epsilon, const Dims& x, const Dims& scale,
+                               const Dims* bias) {
+  const int32_t axis = axisParam < 0 ? axisParam + x.nbDims : axisParam;
+  RowGeometry g;
+  g.len = 1;
+  for (int32_t i = axis; i < x.nbDims; ++i) g.len *= x.d[i];
+  int64_t count = 1;
+  for (int32_t i = 0; i < x.nbDims; ++i) count *= x.d[i];
+  g.rows = g.len == 0 ? 0 : count / g.len;
+  g.epsilon = epsilon;
+  g.scale = paramIndex(x, axis, scale);
+  g.hasBias = bias != nullptr;
+  if (bias) g.bias = paramIndex(x, axis, *bias);
+  return g;
+}
+
 // The mean from the row's first element x0 and the sum of x - x0 over its len elements.
 KILN_HOST_DEVICE inline float meanOf(float x0, float shiftedSum, int64_t len) {
   return x0 + shiftedSum / static_cast<float>(len);

@@ -51,9 +51,7 @@ Status LayerNormalization::shapeRule(const LayerNormalizationParams& p, const Sh
     return invalidArgument(std::string(kLayer) + ": X must have rank >= 1, got a scalar");
   int32_t axis = 0;
   KILN_RETURN_IF_ERROR(shape::normalizeAxis(kLayer, p.axis, x.nbDims, &axis));
-  if (!std::isfinite(p.epsilon) || p.epsilon < 0.f)
-    return invalidArgument(std::string(kLayer) + ": epsilon " + std::to_string(p.epsilon) +
-                           " must be finite and >= 0");
+  KILN_RETURN_IF_ERROR(shape::checkEpsilon(kLayer, p.epsilon));
   KILN_RETURN_IF_ERROR(checkParam(x, axis, in[1].dims, "Scale (input 1)"));
   if (in.size() == 3) KILN_RETURN_IF_ERROR(checkParam(x, axis, in[2].dims, "B (input 2)"));
   out.assign(1, in[0]);

@@ -17,9 +17,7 @@ Status Normalization::shapeRule(const NormalizationParams& p, const Shapes& in, 
   if (x.nbDims < 2)
     return invalidArgument("normalization: input must be [N,C,...] (rank >= 2), got " +
                            dimsString(x));
-  if (!std::isfinite(p.epsilon) || p.epsilon < 0.f)
-    return invalidArgument("normalization: epsilon " + std::to_string(p.epsilon) +
-                           " must be finite and >= 0");
+  KILN_RETURN_IF_ERROR(shape::checkEpsilon(kLayer, p.epsilon));
   KILN_RETURN_IF_ERROR(shape::checkPerChannel(kLayer, "scale (input 1)", in[1].dims, x.d[1]));
   KILN_RETURN_IF_ERROR(shape::checkPerChannel(kLayer, "bias (input 2)", in[2].dims, x.d[1]));
   out.assign(1, in[0]);
