@@ -174,9 +174,10 @@ if [ -n "${bundle:-}" ] && [ -f "$bundle/torch_exports/models.txt" ]; then
       "$kiln" run --onnx "$gen/$name.onnx" --input "x=$gen/$name.input.npy" --device cuda $mode \
         --output-dir "$dir/$name" >"$dir/$name.log" 2>&1 || tail -3 "$dir/$name.log"
     done
-    # FP16: every layer rounds to 11 bits; the bound is FP16's, not FP32's.
+    # FP16: every layer rounds to 11 bits; the elementwise bound is FP16's, and the whole output
+    # must be within 2e-3 relative L2 of PyTorch's (issue 11).
     tolerance="1e-5 1e-3"
-    [ -n "$mode" ] && tolerance="2e-2 2e-2"
+    [ -n "$mode" ] && tolerance="2e-2 2e-2 2e-3"
     python3 "$script_dir/compare.py" "$gen" "$dir" $tolerance >"$dir/compare.log" 2>&1
     rc=$?
     record "torch exports on CUDA $mode" "$(status $rc)" "$(tail -1 "$dir/compare.log" | cut -c1-70)"

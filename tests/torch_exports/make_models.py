@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Exports small transformer-era models from PyTorch to ONNX, as users export them, with the
 input and PyTorch's output for each: torchvision's VisionTransformer, Swin and ConvNeXt, and
-torch.nn.TransformerEncoder (post-norm with ReLU, pre-norm with GELU, and a causal mask).
+torch.nn.TransformerEncoder (post-norm with ReLU, pre-norm with GELU, a padding mask, a causal
+mask), at opset 17 and, for some, opset 13.
 Configurations are small (a few hundred thousand weights) so the test stays quick; every
 architectural feature of the full models is there (class token, position embedding, shifted
 windows with padding and masks, patch merging, depthwise convolutions, layer scale, LayerNorm
@@ -29,6 +30,23 @@ def randomize_zeros(model):
             if p.abs().sum() == 0:
                 p.normal_(0, 0.05)
     return model
+
+
+class PaddedEncoder(torch.nn.Module):
+    """A BERT-style encoder over a batch whose sequences have different lengths: a padding mask
+    (True where a token is padding) keeps attention off the padded positions."""
+
+    def __init__(self):
+        super().__init__()
+        layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64,
+                                                 batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, num_layers=2,
+                                                   enable_nested_tensor=False)
+        lengths = torch.tensor([10, 7, 4])
+        self.register_buffer("padding", torch.arange(10)[None, :] >= lengths[:, None])
+
+    def forward(self, x):
+        return self.encoder(x, src_key_padding_mask=self.padding)
 
 
 class CausalEncoder(torch.nn.Module):
@@ -64,13 +82,19 @@ def models():
         torch.nn.TransformerEncoderLayer(d_model=48, nhead=6, dim_feedforward=96,
                                          batch_first=True, activation="gelu", norm_first=True),
         num_layers=2)
+    # (name, model, input shape, opset): opset 17 exports LayerNorm as LayerNormalization, opset 13
+    # as its ReduceMean/Sub/Pow/Sqrt/Div pattern.
     return [
-        ("vit", vit, (2, 3, 32, 32)),
-        ("swin", swin, (1, 3, 36, 36)),
-        ("convnext", convnext, (2, 3, 32, 32)),
-        ("encoder_relu", encoder_relu, (2, 16, 64)),
-        ("encoder_gelu_pre_norm", encoder_gelu_pre_norm, (3, 10, 48)),
-        ("causal_encoder", CausalEncoder(), (2, 12, 32)),
+        ("vit", vit, (2, 3, 32, 32), 17),
+        ("vit_opset13", vit, (2, 3, 32, 32), 13),
+        ("swin", swin, (1, 3, 36, 36), 17),
+        ("convnext", convnext, (2, 3, 32, 32), 17),
+        ("encoder_relu", encoder_relu, (2, 16, 64), 17),
+        ("encoder_relu_opset13", encoder_relu, (2, 16, 64), 13),
+        ("encoder_gelu_pre_norm", encoder_gelu_pre_norm, (3, 10, 48), 17),
+        ("padded_encoder", PaddedEncoder(), (3, 10, 32), 17),
+        ("causal_encoder", CausalEncoder(), (2, 12, 32), 17),
+        ("causal_encoder_opset13", CausalEncoder(), (2, 12, 32), 13),
     ]
 
 
@@ -79,11 +103,11 @@ def main():
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
     names = []
-    for name, model, shape in models():
+    for name, model, shape, opset in models():
         model = randomize_zeros(model).eval()
         x = torch.randn(*shape)
         path = os.path.join(out, name + ".onnx")
-        torch.onnx.export(model, x, path, opset_version=17, input_names=["x"],
+        torch.onnx.export(model, x, path, opset_version=opset, input_names=["x"],
                           output_names=["y"])
         with torch.no_grad():
             y = model(x)
