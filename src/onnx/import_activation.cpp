@@ -43,6 +43,11 @@ double evalActivation(const ActivationParams& p, double x) {
       return 1 / x;
     case ActivationType::kERF:
       return std::erf(x);
+    case ActivationType::kGELU:
+      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case ActivationType::kGELU_TANH:
+      return 0.5 * x *
+             (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
     case ActivationType::kNOT:
       return x == 0;
   }
@@ -132,6 +137,15 @@ void addActivationImporters(ImporterTable& t) {
   t.push_back({"Abs", simple(A::kABS)});
   t.push_back({"Reciprocal", simple(A::kRECIPROCAL)});
   t.push_back({"Not", simple(A::kNOT)});
+  // Gelu (opset 20; the exporters of earlier opsets write it out, and the builder's gelu_fusion
+  // pass puts it back together).
+  t.push_back(
+      {"Gelu", [](NodeContext& n) {
+         const std::string approximate = n.attrString("approximate", "none");
+         if (approximate != "none" && approximate != "tanh")
+           return n.error("approximate must be 'none' or 'tanh', got '" + approximate + "'");
+         return importActivation(n, {approximate == "tanh" ? A::kGELU_TANH : A::kGELU, 0.f, 0.f});
+       }});
 }
 
 }  // namespace kiln::onnx_import

@@ -13,6 +13,17 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Shape rule
 
+// The float activations from elu on, as ints: elu..erf, then (after not) the two GELUs.
+std::vector<int> floatActivationsFromElu() {
+  std::vector<int> v;
+  for (int t = static_cast<int>(ActivationType::kELU); t <= static_cast<int>(ActivationType::kERF);
+       ++t)
+    v.push_back(t);
+  v.push_back(static_cast<int>(ActivationType::kGELU));
+  v.push_back(static_cast<int>(ActivationType::kGELU_TANH));
+  return v;
+}
+
 TEST(InferActivation, SameShapeFloatOnly) {
   ActivationParams p;
   p.type = ActivationType::kTANH;
@@ -21,14 +32,13 @@ TEST(InferActivation, SameShapeFloatOnly) {
   EXPECT_EQ(s.type, DataType::kHALF);
   inferFails(ops::Activation::infer, p, {shape({3}, DataType::kINT32)}, "floating-point");
   inferFails(ops::Activation::infer, p, {shape({3}), shape({3})}, "expects 1 input");
-  p.type = static_cast<ActivationType>(18);
-  inferFails(ops::Activation::infer, p, {shape({3})}, "unknown activation type 18");
+  p.type = static_cast<ActivationType>(20);
+  inferFails(ops::Activation::infer, p, {shape({3})}, "unknown activation type 20");
 }
 
 TEST(InferOnnxActivation, TypesPerActivation) {
   ActivationParams p;
-  for (int t = static_cast<int>(ActivationType::kELU); t <= static_cast<int>(ActivationType::kERF);
-       ++t) {
+  for (int t : floatActivationsFromElu()) {
     p.type = static_cast<ActivationType>(t);
     const TensorShape s = inferOk(ops::Activation::infer, p, {shape({2, 5}, DataType::kHALF)});
     EXPECT_EQ(s.dims, makeDims({2, 5}));
@@ -168,6 +178,11 @@ double expectedActivation(ActivationType t, double v, double alpha, double beta)
       return 1 / v;
     case ActivationType::kERF:
       return std::erf(v);
+    case ActivationType::kGELU:
+      return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    case ActivationType::kGELU_TANH:
+      return 0.5 * v *
+             (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)));
     default:
       ADD_FAILURE() << "no formula for type " << static_cast<int>(t);
       return 0;
@@ -179,8 +194,7 @@ TEST(OnnxActivation, RandomAgainstDouble) {
   SCOPED_TRACE(rng.trace());
   const auto x = rng.floats(rng.uniformInt(100, 2000), -8.f, 8.f);
   const float alpha = rng.nonZeroFloat(0.1f, 2.f), beta = rng.nonZeroFloat(0.1f, 3.f);
-  for (int t = static_cast<int>(ActivationType::kELU); t <= static_cast<int>(ActivationType::kERF);
-       ++t) {
+  for (int t : floatActivationsFromElu()) {
     const auto type = static_cast<ActivationType>(t);
     const auto y = runActivation(act(type, alpha, beta), x);
     for (size_t i = 0; i < x.size(); ++i) {
@@ -220,8 +234,7 @@ TEST(OnnxActivation, HandComputedAndEdges) {
   const auto rc = runActivation(act(ActivationType::kRECIPROCAL), std::vector<float>{0.f, -4.f});
   EXPECT_EQ(rc[0], inf);
   EXPECT_EQ(rc[1], -0.25f);
-  for (int t = static_cast<int>(ActivationType::kELU); t <= static_cast<int>(ActivationType::kERF);
-       ++t) {
+  for (int t : floatActivationsFromElu()) {
     const auto y =
         runActivation(act(static_cast<ActivationType>(t), 1.f, 1.f), std::vector<float>{nan});
     EXPECT_TRUE(std::isnan(y[0])) << "type " << t;

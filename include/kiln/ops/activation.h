@@ -24,9 +24,11 @@ enum class ActivationType : int32_t {
   kABS = 14,
   kRECIPROCAL = 15,
   kERF = 16,
-  kNOT = 17,  // logical not, kBOOL in and out
+  kNOT = 17,        // logical not, kBOOL in and out
+  kGELU = 18,       // x * Phi(x) = 0.5 * x * (1 + erf(x / sqrt(2)))   (ONNX Gelu, "none")
+  kGELU_TANH = 19,  // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))   ("tanh")
 };
-constexpr int32_t enumCount(ActivationType) { return 18; }
+constexpr int32_t enumCount(ActivationType) { return 20; }
 
 struct ActivationParams {
   ActivationType type = ActivationType::kRELU;

@@ -68,6 +68,16 @@ void GraphEditor::setOutput(int32_t n, size_t slot, int32_t t) {
   graph_.tensors[size_t(t)].producer = n;
 }
 
+void GraphEditor::replaceLayer(int32_t n, LayerType type, LayerParams params,
+                               std::vector<int32_t> inputs) {
+  GraphNode& node = graph_.nodes[size_t(n)];
+  for (int32_t t : node.inputs) unlink(t, n);
+  node.type = type;
+  node.params = std::move(params);
+  node.inputs = std::move(inputs);
+  for (int32_t t : node.inputs) consumers_[size_t(t)].push_back(n);
+}
+
 void GraphEditor::removeNode(int32_t n) {
   if (removed_[size_t(n)]) return;
   GraphNode& node = graph_.nodes[size_t(n)];

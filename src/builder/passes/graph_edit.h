@@ -44,6 +44,9 @@ class GraphEditor {
   // Node n produces tensor t at output `slot` (its previous output there loses its producer;
   // t must not be produced by any other live node).
   void setOutput(int32_t n, size_t slot, int32_t t);
+  // Node n becomes a layer of `type` with `params` reading `inputs`; its outputs stay (a fusion
+  // turns the last layer of a chain into the fused one).
+  void replaceLayer(int32_t n, LayerType type, LayerParams params, std::vector<int32_t> inputs);
   // The node stops reading its inputs and is dropped at compact().
   void removeNode(int32_t n);
   // Node n becomes a constant layer whose outputs hold `values` (one per output, in the output

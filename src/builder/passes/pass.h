@@ -53,5 +53,6 @@ Status eliminateIdentities(Graph& graph, PassContext& context);  // identity_eli
 Status foldConstants(Graph& graph, PassContext& context);        // constant_folding.cpp
 Status foldAffine(Graph& graph, PassContext& context);           // affine_folding.cpp
 Status eliminateDeadLayers(Graph& graph, PassContext& context);  // dead_layer_elimination.cpp
+Status fuseGelu(Graph& graph, PassContext& context);             // gelu_fusion.cpp
 
 }  // namespace kiln::passes

@@ -7,11 +7,13 @@ std::span<const Pass> defaultPipeline() {
   //  - identities go first, so that the folds see through the layers that do nothing;
   //  - constant folding before affine folding, so that per-channel constants computed from
   //    other constants (a BatchNorm written out in layers) are plain constants by then;
+  //  - fusions after the folds, which may have turned their constants into plain scalars;
   //  - dead-layer elimination last: it also removes the constants the folds left unread.
   static const Pass passes[] = {
       {"identity_elimination", eliminateIdentities},
       {"constant_folding", foldConstants},
       {"affine_folding", foldAffine},
+      {"gelu_fusion", fuseGelu},
       {"dead_layer_elimination", eliminateDeadLayers},
   };
   return passes;

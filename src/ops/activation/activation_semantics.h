@@ -32,7 +32,9 @@
   X(kNEG)                         \
   X(kABS)                         \
   X(kRECIPROCAL)                  \
-  X(kERF)
+  X(kERF)                         \
+  X(kGELU)                        \
+  X(kGELU_TANH)
 
 namespace kiln::ops::activation {
 
@@ -76,6 +78,12 @@ KILN_HOST_DEVICE inline float activate(float x, float alpha, float beta) {
     return fabsf(x);
   } else if constexpr (kType == ActivationType::kRECIPROCAL) {
     return 1.f / x;
+  } else if constexpr (kType == ActivationType::kGELU) {
+    return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
+  } else if constexpr (kType == ActivationType::kGELU_TANH) {
+    // tanhf saturates to +-1 for large |x|, so the cube overflowing to inf still gives x or 0.
+    const float inner = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+    return 0.5f * x * (1.f + tanhf(inner));
   } else {
     static_assert(kType == ActivationType::kERF, "not has no float form");
     return erff(x);

@@ -187,6 +187,8 @@ void addActivation(std::vector<OpCase>& cases) {
       {"abs", ActivationType::kABS, 0, 0, -2, 2},
       {"reciprocal", ActivationType::kRECIPROCAL, 0, 0, 0.25f, 4},
       {"erf", ActivationType::kERF, 0, 0, -3, 3},
+      {"gelu", ActivationType::kGELU, 0, 0, -5, 5},
+      {"gelu_tanh", ActivationType::kGELU_TANH, 0, 0, -5, 5},
   };
   for (const A& a : acts) {
     for (const Dims& d : {makeDims({2, 3, 5, 7}), makeDims({17}), makeDims({3, 1, 4, 1, 5})}) {

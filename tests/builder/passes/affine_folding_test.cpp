@@ -140,11 +140,10 @@ TEST(AffineFolding, FoldsThroughAReshapeThatKeepsBatchAndChannels) {
 
   Graph g = graphOf(*net);
   PassContext ctx = runPass(passes::foldAffine, g);
-  EXPECT_EQ(
-      ctx.changes(),
-      (std::vector<std::string>{
-          "folded 'mul' (Elementwise mul) into convolution 'conv' through reshape 'to_3d'",
-          "folded 'add' (Elementwise add) into convolution 'conv' through reshape 'to_3d'"}));
+  EXPECT_EQ(ctx.changes(),
+            (std::vector<std::string>{
+                "folded 'mul' (Elementwise mul) into convolution 'conv' through reshape 'to_3d'",
+                "folded 'add' (Elementwise add) into convolution 'conv' through reshape 'to_3d'"}));
   EXPECT_EQ(g.tensors[size_t(findNode(g, "to_3d")->outputs[0])].name, "y");
   EXPECT_NE(findNode(g, "mul2"), nullptr);
   expectSameResults(*net);

@@ -34,8 +34,7 @@ TEST(ConstantFolding, LayersOfConstantsBecomeConstants) {
 
   Graph g = graphOf(*net);
   PassContext c = runPass(passes::foldConstants, g);
-  EXPECT_TRUE(
-      mentions(c.changes(), "folded 'sum' (Elementwise add) into constant 'sum_out' [2,3]"))
+  EXPECT_TRUE(mentions(c.changes(), "folded 'sum' (Elementwise add) into constant 'sum_out' [2,3]"))
       << joined(c.changes());
   EXPECT_TRUE(mentions(c.changes(), "folded 'moved' (Shuffle)")) << joined(c.changes());
   const GraphNode* u = findNode(g, "use");
