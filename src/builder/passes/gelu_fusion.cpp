@@ -11,35 +11,18 @@
 //
 // A chain is left alone, with the reason in the verbose log, when one of its intermediates is
 // read by another layer too or is a network output (the intermediate must then exist).
-#include <cmath>
 #include <string>
 
-#include "builder/passes/constant_values.h"
-#include "builder/passes/graph_edit.h"
-#include "builder/passes/pass.h"
+#include "builder/passes/chain_fusion.h"
 
 namespace kiln::passes {
 namespace {
 
 constexpr double kSqrt2 = 1.4142135623730951;
 
-// Whether tensor t is a one-element constant within FP32 rounding of `value`.
-bool scalarNear(const GraphTensor& t, double value) {
-  if (!isConstant(t) || volume(t.shape.dims) != 1) return false;
-  return std::fabs(constantValue(t, 0) - value) <= 1e-6 * std::fabs(value);
-}
-
 class Matcher {
  public:
-  explicit Matcher(GraphEditor& edit) : edit_(edit) {}
-
-  // The live node producing t if it is an elementwise `op` with two inputs, else -1.
-  int32_t elementwise(int32_t t, ElementwiseOp op) const {
-    const int32_t n = edit_.producer(t);
-    if (n < 0 || edit_.node(n).type != LayerType::kELEMENTWISE) return -1;
-    const auto* p = std::get_if<ElementwiseParams>(&edit_.node(n).params);
-    return p && p->op == op && edit_.node(n).inputs.size() == 2 ? n : -1;
-  }
+  explicit Matcher(const GraphEditor& edit) : edit_(edit) {}
 
   // For a commutative node n = a op b: the input that is not the scalar near `value`, or -1.
   int32_t otherThanScalar(int32_t n, double value) const {
@@ -51,7 +34,7 @@ class Matcher {
 
   // t = erf(x / sqrt(2)) + 1: x, with the three nodes in `chain`, or -1.
   int32_t erfPlusOne(int32_t t, std::vector<int32_t>& chain) const {
-    const int32_t add = elementwise(t, ElementwiseOp::kADD);
+    const int32_t add = elementwiseProducer(edit_, t, ElementwiseOp::kADD);
     if (add < 0) return -1;
     const int32_t e = otherThanScalar(add, 1.0);
     const int32_t erf = e < 0 ? -1 : edit_.producer(e);
@@ -59,10 +42,10 @@ class Matcher {
     const auto* a = std::get_if<ActivationParams>(&edit_.node(erf).params);
     if (!a || a->type != ActivationType::kERF) return -1;
     const int32_t d = edit_.node(erf).inputs[0];
-    int32_t x = -1, scale = elementwise(d, ElementwiseOp::kDIV);
+    int32_t x = -1, scale = elementwiseProducer(edit_, d, ElementwiseOp::kDIV);
     if (scale >= 0 && scalarNear(edit_.tensor(edit_.node(scale).inputs[1]), kSqrt2)) {
       x = edit_.node(scale).inputs[0];
-    } else if ((scale = elementwise(d, ElementwiseOp::kMUL)) >= 0) {
+    } else if ((scale = elementwiseProducer(edit_, d, ElementwiseOp::kMUL)) >= 0) {
       x = otherThanScalar(scale, 1.0 / kSqrt2);
     }
     if (x < 0) return -1;
@@ -73,20 +56,17 @@ class Matcher {
   // y (made by node last) = x * (erf(x / sqrt(2)) + 1) * 0.5 in either grouping: x, with the
   // chain's other nodes in `chain`, or -1.
   int32_t gelu(int32_t last, std::vector<int32_t>& chain) const {
-    const GraphNode& node = edit_.node(last);
-    const auto* p = std::get_if<ElementwiseParams>(&node.params);
-    if (node.type != LayerType::kELEMENTWISE || !p || p->op != ElementwiseOp::kMUL ||
-        node.inputs.size() != 2)
-      return -1;
+    if (!isElementwise(edit_, last, ElementwiseOp::kMUL)) return -1;
+    const auto& in = edit_.node(last).inputs;
     // (x * t) * 0.5
     const int32_t product = otherThanScalar(last, 0.5);
     if (product >= 0) {
-      const int32_t mul = elementwise(product, ElementwiseOp::kMUL);
+      const int32_t mul = elementwiseProducer(edit_, product, ElementwiseOp::kMUL);
       if (mul < 0) return -1;
-      for (int side = 0; side < 2; ++side) {
+      for (size_t side = 0; side < 2; ++side) {
         std::vector<int32_t> c;
-        const int32_t x = erfPlusOne(edit_.node(mul).inputs[size_t(1 - side)], c);
-        if (x >= 0 && x == edit_.node(mul).inputs[size_t(side)]) {
+        const int32_t x = erfPlusOne(edit_.node(mul).inputs[1 - side], c);
+        if (x >= 0 && x == edit_.node(mul).inputs[side]) {
           chain = c;
           chain.push_back(mul);
           return x;
@@ -95,12 +75,12 @@ class Matcher {
       return -1;
     }
     // x * (t * 0.5)
-    for (int side = 0; side < 2; ++side) {
-      const int32_t half = elementwise(node.inputs[size_t(1 - side)], ElementwiseOp::kMUL);
+    for (size_t side = 0; side < 2; ++side) {
+      const int32_t half = elementwiseProducer(edit_, in[1 - side], ElementwiseOp::kMUL);
       const int32_t t = half < 0 ? -1 : otherThanScalar(half, 0.5);
       std::vector<int32_t> c;
       const int32_t x = t < 0 ? -1 : erfPlusOne(t, c);
-      if (x >= 0 && x == node.inputs[size_t(side)]) {
+      if (x >= 0 && x == in[side]) {
         chain = c;
         chain.push_back(half);
         return x;
@@ -110,42 +90,27 @@ class Matcher {
   }
 
  private:
-  GraphEditor& edit_;
+  const GraphEditor& edit_;
 };
 
 }  // namespace
 
 Status fuseGelu(Graph& graph, PassContext& context) {
-  GraphEditor edit(graph);
-  const Matcher match(edit);
-  for (int32_t n = 0; n < edit.nodeCount(); ++n) {
-    if (edit.removed(n)) continue;
-    std::vector<int32_t> chain;
-    const int32_t x = match.gelu(n, chain);
-    if (x < 0) continue;
+  return fuseChains(graph, context, [](const GraphEditor& edit, int32_t n, ChainFusion& f) {
+    const int32_t x = Matcher(edit).gelu(n, f.chain);
+    if (x < 0) return false;
     const GraphTensor& in = edit.tensor(x);
-    const GraphTensor& out = edit.tensor(edit.node(n).outputs[0]);
-    if (in.shape.dims != out.shape.dims || !isFloatType(in.shape.type)) continue;
-    // Every intermediate must feed the chain only.
-    std::string kept;
-    for (int32_t c : chain) {
-      const int32_t t = edit.node(c).outputs[0];
-      if (edit.tensor(t).isOutput || edit.consumers(t).size() != 1) {
-        kept = edit.tensor(t).name;
-        break;
-      }
-    }
-    if (!kept.empty()) {
-      context.declined("left the GELU chain ending in " + describe(edit.node(n)) +
-                       " alone: its intermediate '" + kept + "' is read elsewhere too");
-      continue;
-    }
-    context.changed("fused " + std::to_string(chain.size() + 1) + " layers ending in " +
-                    describe(edit.node(n)) + " into one GELU of '" + in.name + "'");
-    for (int32_t c : chain) edit.removeNode(c);
-    edit.replaceLayer(n, LayerType::kACTIVATION, ActivationParams{ActivationType::kGELU}, {x});
-  }
-  return edit.compact();
+    if (in.shape.dims != edit.tensor(edit.node(n).outputs[0]).shape.dims ||
+        !isFloatType(in.shape.type))
+      return false;
+    f.what = "the GELU written out as " + std::to_string(f.chain.size() + 1) +
+             " layers ending in " + describe(edit.node(n));
+    f.into = "one GELU of '" + in.name + "'";
+    f.type = LayerType::kACTIVATION;
+    f.params = ActivationParams{ActivationType::kGELU};
+    f.inputs = {x};
+    return true;
+  });
 }
 
 }  // namespace kiln::passes

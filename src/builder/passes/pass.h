@@ -54,5 +54,6 @@ Status foldConstants(Graph& graph, PassContext& context);        // constant_fol
 Status foldAffine(Graph& graph, PassContext& context);           // affine_folding.cpp
 Status eliminateDeadLayers(Graph& graph, PassContext& context);  // dead_layer_elimination.cpp
 Status fuseGelu(Graph& graph, PassContext& context);             // gelu_fusion.cpp
+Status fuseLayerNorm(Graph& graph, PassContext& context);        // layer_norm_fusion.cpp
 
 }  // namespace kiln::passes

@@ -14,6 +14,7 @@ std::span<const Pass> defaultPipeline() {
       {"constant_folding", foldConstants},
       {"affine_folding", foldAffine},
       {"gelu_fusion", fuseGelu},
+      {"layer_norm_fusion", fuseLayerNorm},
       {"dead_layer_elimination", eliminateDeadLayers},
   };
   return passes;

@@ -9,9 +9,9 @@ namespace {
 TEST(Pipeline, RunsThePassesInTheirOrder) {
   std::vector<std::string> names;
   for (const Pass& p : passes::defaultPipeline()) names.push_back(p.name);
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"identity_elimination", "constant_folding", "affine_folding",
-                                      "gelu_fusion", "dead_layer_elimination"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"identity_elimination", "constant_folding",
+                                             "affine_folding", "gelu_fusion", "layer_norm_fusion",
+                                             "dead_layer_elimination"}));
 }
 
 TEST(Pipeline, VerboseBuildReportsEveryPass) {
