@@ -24,8 +24,8 @@ using plan::Plan;
 using plan::PluginRecord;
 using plan::Step;
 using plan::Tensor;
-using plan::TensorKind;
 using plan::tensorBytes;
+using plan::TensorKind;
 
 inline uint64_t freshSeed() {
   std::random_device rd;

@@ -70,10 +70,7 @@ TEST(OnnxIndex, ScatterNdFoldsWithEveryReduction) {
     Model m(16);
     m.input("x", {4});
     m.initFloat("data", {4}, {1, 2, 3, 4});
-    m.initInts("ind", {1, 3});
-    m.graph().mutable_initializer(1)->clear_dims();
-    m.graph().mutable_initializer(1)->add_dims(2);
-    m.graph().mutable_initializer(1)->add_dims(1);
+    m.initInts("ind", {1, 3}, std::vector<int64_t>{2, 1});
     m.initFloat("upd", {2}, {10, 20});
     attrString(m.node("ScatterND", {"data", "ind", "upd"}, {"sc"}), "reduction", reduction);
     m.node("Add", {"x", "sc"}, {"y"});
@@ -94,10 +91,7 @@ TEST(OnnxIndex, ScatterNdSlicesAndBadIndices) {
   Model m(13);
   m.input("x", {3, 2});
   m.initFloat("data", {3, 2}, {0, 0, 0, 0, 0, 0});
-  m.initInts("ind", {-1, 0});
-  m.graph().mutable_initializer(1)->clear_dims();
-  m.graph().mutable_initializer(1)->add_dims(2);
-  m.graph().mutable_initializer(1)->add_dims(1);
+  m.initInts("ind", {-1, 0}, std::vector<int64_t>{2, 1});
   m.initFloat("upd", {2, 2}, {5, 6, 7, 8});
   m.node("ScatterND", {"data", "ind", "upd"}, {"sc"});
   m.node("Add", {"x", "sc"}, {"y"});

@@ -50,10 +50,14 @@ class Model {
     t->set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4));
   }
   void initInts(const std::string& name, const std::vector<int64_t>& v, bool scalar = false) {
+    initInts(name, v, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{int64_t(v.size())});
+  }
+  void initInts(const std::string& name, const std::vector<int64_t>& v,
+                const std::vector<int64_t>& dims) {
     auto* t = graph_->add_initializer();
     t->set_name(name);
     t->set_data_type(onnx::TensorProto::INT64);
-    if (!scalar) t->add_dims(int64_t(v.size()));
+    for (int64_t d : dims) t->add_dims(d);
     for (int64_t x : v) t->add_int64_data(x);
   }
   onnx::NodeProto& node(const std::string& op, std::vector<std::string> in,

@@ -1,13 +1,14 @@
 // LayerNormalization on the CPU, one tactic: "reference", row by row, linear tensors of fp32,
-// fp16 or bf16 (X, Scale, B and Y of one type; fp16 and bf16 convert with kiln/float16.h). The
-// arithmetic, FP32 and two-pass whatever the storage, is layer_normalization_semantics.h, which
-// the CUDA kernels run too. The 16-bit types are taken here, unlike most CPU float kernels, so
-// that a half network keeps its bytes and the FP32 statistics can be tested on the host.
+// fp16 or bf16 (X, Scale, B and Y of one type; fp16 and bf16 convert through
+// backends/cpu/float_elements.h). The arithmetic, FP32 and two-pass whatever the storage, is
+// layer_normalization_semantics.h, which the CUDA kernels run too. The 16-bit types are taken here,
+// unlike most CPU float kernels, so that a half network keeps its bytes and the FP32 statistics can
+// be tested on the host.
 #include <cstdint>
 #include <string>
 
+#include "backends/cpu/float_elements.h"
 #include "backends/cpu/tactic_checks.h"
-#include "kiln/float16.h"
 #include "ops/layer_normalization/layer_normalization_semantics.h"
 #include "ops/op.h"
 
@@ -16,33 +17,11 @@ namespace {
 
 namespace ln = ops::layer_normalization;
 
-// The storage of each float type and its conversions to and from FP32.
-template <DataType T>
-struct Elem;
-template <>
-struct Elem<DataType::kFLOAT> {
-  using S = float;
-  static float toFloat(S v) { return v; }
-  static S fromFloat(float f) { return f; }
-};
-template <>
-struct Elem<DataType::kHALF> {
-  using S = uint16_t;
-  static float toFloat(S v) { return halfToFloat(v); }
-  static S fromFloat(float f) { return floatToHalf(f); }
-};
-template <>
-struct Elem<DataType::kBF16> {
-  using S = uint16_t;
-  static float toFloat(S v) { return bf16ToFloat(v); }
-  static S fromFloat(float f) { return floatToBf16(f); }
-};
-
 using Geometry = ln::RowGeometry;
 
 template <DataType T>
 void normalizeRows(const Geometry& g, const void* const* in, void* out) {
-  using E = Elem<T>;
+  using E = FloatElement<T>;
   using S = typename E::S;
   const auto* x = static_cast<const S*>(in[0]);
   const auto* scale = static_cast<const S*>(in[1]);

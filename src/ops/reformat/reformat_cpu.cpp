@@ -1,11 +1,11 @@
 // Reformat on the CPU: converts data type and memory format (linear <-> channels-last, rank 4)
 // in one pass. One tactic: "reference". Which type pairs exist is decided by ops::Reformat::infer;
 // the value rules are reformat_semantics.h, shared with the CUDA kernel (fp16 and bf16 convert
-// with include/kiln/float16.h here).
+// through backends/cpu/float_elements.h here).
 #include <cstring>
 
+#include "backends/cpu/float_elements.h"
 #include "backends/cpu/tactic_checks.h"
-#include "kiln/float16.h"
 #include "ops/op.h"
 #include "ops/reformat/reformat_checks.h"
 #include "ops/reformat/reformat_semantics.h"
@@ -18,25 +18,16 @@ using ops::reformat::Kind;
 template <DataType T>
 struct Elem;
 template <>
-struct Elem<DataType::kFLOAT> {
-  using S = float;
+struct Elem<DataType::kFLOAT> : FloatElement<DataType::kFLOAT> {
   static constexpr Kind kKind = Kind::kFloat;
-  static float toFloat(S v) { return v; }
-  static S fromFloat(float f) { return f; }
 };
 template <>
-struct Elem<DataType::kHALF> {
-  using S = uint16_t;
+struct Elem<DataType::kHALF> : FloatElement<DataType::kHALF> {
   static constexpr Kind kKind = Kind::kFloat;
-  static float toFloat(S v) { return halfToFloat(v); }
-  static S fromFloat(float f) { return floatToHalf(f); }
 };
 template <>
-struct Elem<DataType::kBF16> {
-  using S = uint16_t;
+struct Elem<DataType::kBF16> : FloatElement<DataType::kBF16> {
   static constexpr Kind kKind = Kind::kFloat;
-  static float toFloat(S v) { return bf16ToFloat(v); }
-  static S fromFloat(float f) { return floatToBf16(f); }
 };
 template <>
 struct Elem<DataType::kINT8> {
