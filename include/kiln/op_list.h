@@ -9,6 +9,7 @@
 #pragma once
 
 #include "kiln/ops/activation.h"
+#include "kiln/ops/attention.h"
 #include "kiln/ops/concatenation.h"
 #include "kiln/ops/convolution.h"
 #include "kiln/ops/deconvolution.h"
@@ -37,31 +38,32 @@
 // a value, only append), parameters kiln::<Name>Params, unit src/ops/<name>/, and <Name> is what
 // layerTypeName() says. Values 0 (kCONSTANT) and 11 (kPLUGIN) are the two layer types that are
 // not ops (kiln/layers.h).
-#define KILN_BUILTIN_OPS(X)             \
-  X(CONVOLUTION, 1, Convolution)        \
-  X(POOLING, 2, Pooling)                \
-  X(ELEMENTWISE, 3, Elementwise)        \
-  X(ACTIVATION, 4, Activation)          \
-  X(MATRIX_MULTIPLY, 5, MatrixMultiply) \
-  X(GEMM, 6, Gemm)                      \
-  X(SOFTMAX, 7, Softmax)                \
-  X(CONCATENATION, 8, Concatenation)    \
-  X(SHUFFLE, 9, Shuffle)                \
-  X(REDUCE, 10, Reduce)                 \
-  X(REFORMAT, 12, Reformat)             \
-  X(SELECT, 13, Select)                 \
-  X(GATHER, 14, Gather)                 \
-  X(SLICE, 15, Slice)                   \
-  X(PADDING, 16, Padding)               \
-  X(RESIZE, 17, Resize)                 \
-  X(TILE, 18, Tile)                     \
-  X(EXPAND, 19, Expand)                 \
-  X(DECONVOLUTION, 20, Deconvolution)   \
-  X(NORMALIZATION, 21, Normalization)   \
-  X(LRN, 22, LRN)                       \
-  X(ROI_ALIGN, 23, RoiAlign)            \
-  X(TRILU, 24, Trilu)                   \
-  X(LAYER_NORMALIZATION, 25, LayerNormalization)
+#define KILN_BUILTIN_OPS(X)                      \
+  X(CONVOLUTION, 1, Convolution)                 \
+  X(POOLING, 2, Pooling)                         \
+  X(ELEMENTWISE, 3, Elementwise)                 \
+  X(ACTIVATION, 4, Activation)                   \
+  X(MATRIX_MULTIPLY, 5, MatrixMultiply)          \
+  X(GEMM, 6, Gemm)                               \
+  X(SOFTMAX, 7, Softmax)                         \
+  X(CONCATENATION, 8, Concatenation)             \
+  X(SHUFFLE, 9, Shuffle)                         \
+  X(REDUCE, 10, Reduce)                          \
+  X(REFORMAT, 12, Reformat)                      \
+  X(SELECT, 13, Select)                          \
+  X(GATHER, 14, Gather)                          \
+  X(SLICE, 15, Slice)                            \
+  X(PADDING, 16, Padding)                        \
+  X(RESIZE, 17, Resize)                          \
+  X(TILE, 18, Tile)                              \
+  X(EXPAND, 19, Expand)                          \
+  X(DECONVOLUTION, 20, Deconvolution)            \
+  X(NORMALIZATION, 21, Normalization)            \
+  X(LRN, 22, LRN)                                \
+  X(ROI_ALIGN, 23, RoiAlign)                     \
+  X(TRILU, 24, Trilu)                            \
+  X(LAYER_NORMALIZATION, 25, LayerNormalization) \
+  X(ATTENTION, 26, Attention)
 
 // How many lines KILN_BUILTIN_OPS has; kiln/layers.h checks it.
-#define KILN_BUILTIN_OP_COUNT 24
+#define KILN_BUILTIN_OP_COUNT 25

@@ -55,5 +55,6 @@ Status foldAffine(Graph& graph, PassContext& context);           // affine_foldi
 Status eliminateDeadLayers(Graph& graph, PassContext& context);  // dead_layer_elimination.cpp
 Status fuseGelu(Graph& graph, PassContext& context);             // gelu_fusion.cpp
 Status fuseLayerNorm(Graph& graph, PassContext& context);        // layer_norm_fusion.cpp
+Status fuseAttention(Graph& graph, PassContext& context);        // attention_fusion.cpp
 
 }  // namespace kiln::passes

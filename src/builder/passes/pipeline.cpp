@@ -15,6 +15,7 @@ std::span<const Pass> defaultPipeline() {
       {"affine_folding", foldAffine},
       {"gelu_fusion", fuseGelu},
       {"layer_norm_fusion", fuseLayerNorm},
+      {"attention_fusion", fuseAttention},
       {"dead_layer_elimination", eliminateDeadLayers},
   };
   return passes;
