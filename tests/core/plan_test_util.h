@@ -285,6 +285,9 @@ class PlanMaker {
             LayerNormalizationParams{-2, std::abs(randomFloat()) + 1e-5f},
             {x, addTensor("ln_scale", makeDims({8, 8}), C), addTensor("ln_bias", makeDims({8}), C)},
             {addTensor("layernorm_out", makeDims({2, 4, 8, 8}), A)});
+    addStep("attention", LayerType::kATTENTION, AttentionParams{randomFloat(), true},
+            {x, x, x, addTensor("attention_mask", makeDims({8, 8}), C)},
+            {addTensor("attention_out", makeDims({2, 4, 8, 8}), A)});
 
     // A constant step: computes nothing, carries no parameters.
     addStep("const", LayerType::kCONSTANT, std::monostate{}, {}, {});
@@ -365,6 +368,10 @@ inline bool sameParams(const LayerParams& x, const LayerParams& y) {
   if (const auto* a = std::get_if<LayerNormalizationParams>(&x)) {
     const auto& b = std::get<LayerNormalizationParams>(y);
     return a->axis == b.axis && sameFloat(a->epsilon, b.epsilon);
+  }
+  if (const auto* a = std::get_if<AttentionParams>(&x)) {
+    const auto& b = std::get<AttentionParams>(y);
+    return sameFloat(a->scale, b.scale) && a->keyTransposed == b.keyTransposed;
   }
   return true;  // monostate
 }

@@ -11,7 +11,7 @@ TEST(Pipeline, RunsThePassesInTheirOrder) {
   for (const Pass& p : passes::defaultPipeline()) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"identity_elimination", "constant_folding",
                                              "affine_folding", "gelu_fusion", "layer_norm_fusion",
-                                             "dead_layer_elimination"}));
+                                             "attention_fusion", "dead_layer_elimination"}));
 }
 
 TEST(Pipeline, VerboseBuildReportsEveryPass) {

@@ -1,0 +1,135 @@
+// attention_fusion: the MatMul -> scale -> mask add -> Softmax -> MatMul chain that exporters
+// write becomes one Attention layer, in each form they write it (Q scaled before the product or
+// the scores after it, by a multiply or a divide; K^T as a tensor or through transposeB; with a
+// constant mask, a computed one, or none), and the fused plan computes what the unfused one does
+// on random data. Chains it must not touch stay, with the reason in the log.
+#include <cmath>
+
+#include "builder/passes/pass_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+ITensor* scalar(INetworkDefinition& net, float v) { return constant(net, makeDims({1}), {v}); }
+
+ITensor* binary(INetworkDefinition& net, ITensor& a, ITensor& b, ElementwiseOp op) {
+  return net.addElementwise(a, b, op)->getOutput(0);
+}
+
+ITensor* matmul(INetworkDefinition& net, ITensor& a, ITensor& b, bool transposeB = false) {
+  MatrixMultiplyParams p;
+  p.transposeB = transposeB;
+  return net.addMatrixMultiply(a, b, p)->getOutput(0);
+}
+
+ITensor* softmax(INetworkDefinition& net, ITensor& x, int32_t axis = -1) {
+  SoftmaxParams p;
+  p.axis = axis;
+  return net.addSoftmax(x, p)->getOutput(0);
+}
+
+struct Form {
+  const char* name;
+  bool scaleQ;      // Q * c before the product (PyTorch), else the scores (Hugging Face)
+  bool divide;      // by 1/c rather than times c
+  bool transposeB;  // K as [.., Sk, D] with transposeB, else K^T given as [.., D, Sk]
+  int mask;         // 0 none, 1 constant [Sq, Sk], 2 computed [B, 1, 1, Sk] (a padding mask)
+};
+
+TEST(AttentionFusion, EveryExportedFormBecomesOneAttention) {
+  const Form forms[] = {{"pytorch_q_scaled_causal", true, false, false, 1},
+                        {"hf_scores_divided_padding", false, true, true, 2},
+                        {"no_mask_no_scale_transposeB", false, false, true, 0},
+                        {"q_divided_const_mask", true, true, false, 1}};
+  for (const Form& f : forms) {
+    SCOPED_TRACE(f.name);
+    const int64_t b = 2, h = 3, sq = 5, sk = 6, d = 8;
+    auto net = createNetwork();
+    ITensor* q = net->addInput("q", DataType::kFLOAT, makeDims({b, h, sq, d}));
+    ITensor* k = net->addInput("k", DataType::kFLOAT,
+                               f.transposeB ? makeDims({b, h, sk, d}) : makeDims({b, h, d, sk}));
+    ITensor* v = net->addInput("v", DataType::kFLOAT, makeDims({b, h, sk, d}));
+    ITensor* scale = scalar(*net, f.divide ? std::sqrt(float(d)) : 1.f / std::sqrt(float(d)));
+    const ElementwiseOp op = f.divide ? ElementwiseOp::kDIV : ElementwiseOp::kMUL;
+    ITensor* qs = f.scaleQ ? binary(*net, *q, *scale, op) : q;
+    ITensor* s = matmul(*net, *qs, *k, f.transposeB);
+    if (!f.scaleQ && (f.divide || f.mask != 0)) s = binary(*net, *s, *scale, op);
+    if (f.mask == 1) {
+      std::vector<float> causal(static_cast<size_t>(sq * sk));
+      for (int64_t i = 0; i < sq; ++i)
+        for (int64_t j = 0; j < sk; ++j) causal[size_t(i * sk + j)] = j > i ? -INFINITY : 0.f;
+      s = binary(*net, *s, *constant(*net, makeDims({sq, sk}), causal), ElementwiseOp::kADD);
+    } else if (f.mask == 2) {
+      ITensor* m = net->addInput("mask", DataType::kFLOAT, makeDims({b, 1, 1, sk}));
+      s = binary(*net, *m, *s, ElementwiseOp::kADD);  // the mask first: either order
+    }
+    ITensor* y = matmul(*net, *softmax(*net, *s), *v);
+    ASSERT_TRUE(net->markOutput(*y).isOk());
+
+    Graph g = graphOf(*net);
+    PassContext c = runPass(passes::fuseAttention, g);
+    EXPECT_TRUE(mentions(c.changes(), "into one Attention of 'q', 'k', 'v'"))
+        << joined(c.changes());
+    EXPECT_EQ(countNodes(g, LayerType::kMATRIX_MULTIPLY), 0);
+    EXPECT_EQ(countNodes(g, LayerType::kSOFTMAX), 0);
+    EXPECT_EQ(countNodes(g, LayerType::kELEMENTWISE), 0);
+    ASSERT_EQ(countNodes(g, LayerType::kATTENTION), 1);
+    const GraphNode& last = g.nodes.back();
+    ASSERT_EQ(last.type, LayerType::kATTENTION);
+    const auto& p = std::get<AttentionParams>(last.params);
+    EXPECT_NEAR(p.scale, (f.scaleQ || f.divide || f.mask != 0) ? 1.f / std::sqrt(float(d)) : 1.f,
+                1e-7f);
+    EXPECT_EQ(p.keyTransposed, !f.transposeB);
+    EXPECT_EQ(last.inputs.size(), f.mask ? 4u : 3u);
+    expectSameResults(*net, 1e-5f);
+  }
+}
+
+TEST(AttentionFusion, ChainsItMustNotTouchStay) {
+  const int64_t sq = 4, sk = 6, d = 8;
+  auto build = [&](int variant) {
+    auto net = createNetwork();
+    ITensor* q = net->addInput("q", DataType::kFLOAT, makeDims({2, sq, d}));
+    ITensor* k = net->addInput("k", DataType::kFLOAT, makeDims({2, d, sk}));
+    ITensor* v = net->addInput("v", DataType::kFLOAT, makeDims({2, sk, d}));
+    ITensor* s = matmul(*net, *q, *k);
+    ITensor* p = softmax(*net, *s, variant == 0 ? 1 : -1);  // 0: softmax over the queries
+    ITensor* y = matmul(*net, *p, *v);
+    EXPECT_TRUE(net->markOutput(*y).isOk());
+    if (variant == 1) EXPECT_TRUE(net->markOutput(*p).isOk());  // the probabilities wanted too
+    return net;
+  };
+  for (int variant = 0; variant < 2; ++variant) {
+    SCOPED_TRACE(variant);
+    auto net = build(variant);
+    Graph g = graphOf(*net);
+    PassContext c = runPass(passes::fuseAttention, g);
+    EXPECT_TRUE(c.changes().empty()) << joined(c.changes());
+    EXPECT_EQ(countNodes(g, LayerType::kATTENTION), 0);
+    EXPECT_EQ(countNodes(g, LayerType::kMATRIX_MULTIPLY), 2);
+    if (variant == 1) EXPECT_TRUE(mentions(c.declines(), "is read elsewhere too"));
+    expectSameResults(*net);
+  }
+}
+
+TEST(AttentionFusion, TheFullPipelineFusesAndKeepsResults) {
+  // Sizes past the CPU blocked tactic's 64-row and 256-key blocks, the scale on Q as PyTorch's
+  // nn.MultiheadAttention writes it.
+  const int64_t h = 2, sq = 70, sk = 300, d = 16;
+  auto net = createNetwork();
+  ITensor* q = net->addInput("q", DataType::kFLOAT, makeDims({h, sq, d}));
+  ITensor* k = net->addInput("k", DataType::kFLOAT, makeDims({h, d, sk}));
+  ITensor* v = net->addInput("v", DataType::kFLOAT, makeDims({h, sk, d}));
+  ITensor* qs = binary(*net, *q, *scalar(*net, 0.25f), ElementwiseOp::kMUL);
+  ITensor* y = matmul(*net, *softmax(*net, *matmul(*net, *qs, *k)), *v);
+  ASSERT_TRUE(net->markOutput(*y).isOk());
+  Graph g = graphOf(*net);
+  std::vector<std::string> log;
+  ASSERT_TRUE(passes::runPipeline(g, passes::defaultPipeline(), {}, &log).isOk());
+  EXPECT_TRUE(mentions(log, "pass attention_fusion: fused the attention")) << joined(log);
+  EXPECT_EQ(countNodes(g, LayerType::kATTENTION), 1);
+  expectSameResults(*net, 1e-5f);
+}
+
+}  // namespace
+}  // namespace kiln::testing

@@ -1,0 +1,255 @@
+// Attention (src/ops/attention/): the shape and type rules, the CPU reference against the
+// definition written out here (scores, the softmax over keys, the weighted sum of V, in double),
+// and the blocked tactic against the reference on random problems that cross its 64-row and
+// 256-key blocks, with every mask shape and batch broadcast; the softmax's special rows (masked
+// out entirely: NaN, as the unfused chain gives; masked in the first key block only: finite).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kiln/float16.h"
+#include "ops/op_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+constexpr LayerType kAT = LayerType::kATTENTION;
+
+AttentionParams params(float scale = 1.f, bool keyTransposed = false) {
+  AttentionParams p;
+  p.scale = scale;
+  p.keyTransposed = keyTransposed;
+  return p;
+}
+
+TEST(Attention, ShapeRuleGivesTheBroadcastBatchAndDv) {
+  EXPECT_EQ(
+      inferLayerOk(kAT, params(), {f32({2, 4, 5, 8}), f32({2, 4, 7, 8}), f32({2, 4, 7, 3})}).dims,
+      makeDims({2, 4, 5, 3}));
+  EXPECT_EQ(inferLayerOk(kAT, params(1.f, true),
+                         {f32({2, 4, 5, 8}), f32({2, 1, 8, 7}), f32({1, 7, 3}), f32({5, 7})})
+                .dims,
+            makeDims({2, 4, 5, 3}));
+  EXPECT_EQ(inferLayerOk(kAT, params(), {f32({5, 8}), f32({7, 8}), f32({7, 2}), f32({7})}).dims,
+            makeDims({5, 2}));
+  const TensorShape h =
+      inferLayerOk(kAT, params(),
+                   {typed({3, 4}, DataType::kHALF), typed({6, 4}, DataType::kHALF),
+                    typed({6, 4}, DataType::kHALF)});
+  EXPECT_EQ(h.type, DataType::kHALF);
+}
+
+TEST(Attention, ShapeRuleSaysWhatIsWrong) {
+  EXPECT_MENTIONS(inferLayerError(kAT, params(), {f32({2, 5, 8}), f32({2, 7, 6}), f32({2, 7, 3})}),
+                  "head size 6 but Q [2,5,8] has 8");
+  EXPECT_MENTIONS(
+      inferLayerError(kAT, params(1.f, true), {f32({2, 5, 8}), f32({2, 7, 8}), f32({2, 7, 3})}),
+      "transposed");
+  EXPECT_MENTIONS(inferLayerError(kAT, params(), {f32({2, 5, 8}), f32({2, 7, 8}), f32({2, 6, 3})}),
+                  "V [2,6,3] has 6 rows but K has 7 keys");
+  EXPECT_MENTIONS(inferLayerError(kAT, params(), {f32({2, 5, 8}), f32({3, 7, 8}), f32({3, 7, 3})}),
+                  "do not broadcast");
+  EXPECT_MENTIONS(inferLayerError(kAT, params(),
+                                  {f32({2, 5, 8}), f32({2, 7, 8}), f32({2, 7, 3}), f32({2, 5, 6})}),
+                  "Mask [2,5,6] does not broadcast to the scores [2,5,7]");
+  // The mask broadcasts to the scores, never the scores to a larger mask.
+  EXPECT_MENTIONS(
+      inferLayerError(kAT, params(), {f32({5, 8}), f32({7, 8}), f32({7, 3}), f32({2, 5, 7})}),
+      "does not broadcast");
+  EXPECT_MENTIONS(inferLayerError(kAT, params(), {f32({5, 8}), f32({0, 8}), f32({0, 3})}),
+                  "no keys");
+  EXPECT_MENTIONS(inferLayerError(kAT, params(NAN), {f32({5, 8}), f32({7, 8}), f32({7, 3})}),
+                  "scale");
+  EXPECT_MENTIONS(inferLayerError(kAT, params(), {f32({8}), f32({7, 8}), f32({7, 3})}),
+                  "rank >= 2");
+  EXPECT_MENTIONS(
+      inferLayerError(kAT, params(), {f32({5, 8}), typed({7, 8}, DataType::kHALF), f32({7, 3})}),
+      "all inputs must have one type");
+  EXPECT_MENTIONS(inferLayerError(kAT, params(), {f32({5, 8}), f32({7, 8})}),
+                  "expects 3 or 4 inputs");
+}
+
+// One random problem: dims and data of Q, K, V and perhaps a mask.
+struct Problem {
+  AttentionParams p;
+  std::vector<Dims> dims;
+  std::vector<std::vector<float>> data;
+  std::string trace;
+};
+
+Dims withTail(const Dims& batch, int64_t a, int64_t b) {
+  Dims d = batch;
+  d.nbDims = batch.nbDims + 2;
+  d.d[batch.nbDims] = a;
+  d.d[batch.nbDims + 1] = b;
+  return d;
+}
+
+// Batch dims of 0 to 2 axes; K/V (and the mask) broadcast over some; sizes up to maxSeq.
+Problem randomProblem(Rng& rng, int64_t maxSeq) {
+  Problem pr;
+  const Dims batch = rng.dims(static_cast<int32_t>(rng.uniformInt(0, 2)), 3);
+  const Dims kvBatch = rng.coin() ? batch : broadcastableTo(rng, batch);
+  const int64_t sq = rng.uniformInt(1, maxSeq), sk = rng.uniformInt(1, maxSeq);
+  const int64_t d = rng.uniformInt(1, 24), dv = rng.uniformInt(1, 24);
+  pr.p = params(rng.uniformFloat(0.05f, 1.f), rng.coin());
+  pr.dims = {withTail(batch, sq, d),
+             pr.p.keyTransposed ? withTail(kvBatch, d, sk) : withTail(kvBatch, sk, d),
+             withTail(kvBatch, sk, dv)};
+  if (rng.coin()) pr.dims.push_back(broadcastableTo(rng, withTail(batch, sq, sk)));
+  for (const Dims& x : pr.dims) pr.data.push_back(rng.floats(volume(x), -2.f, 2.f));
+  pr.trace = "Q " + dimsString(pr.dims[0]) + " K " + dimsString(pr.dims[1]) + " V " +
+             dimsString(pr.dims[2]) +
+             (pr.dims.size() == 4 ? " mask " + dimsString(pr.dims[3]) : std::string(" no mask")) +
+             (pr.p.keyTransposed ? " (K transposed)" : "") + ", " + rng.trace();
+  return pr;
+}
+
+// The definition, in double: for each batch index and query row, the scores against every key,
+// their softmax, and the softmax-weighted sum of V's rows. Every input is read through its own
+// broadcast to the full shape it plays in (op_test_util.h's broadcastIndex).
+std::vector<double> definition(const Problem& pr, const Dims& out) {
+  const Dims &qd = pr.dims[0], &vd = pr.dims[2];
+  const int32_t r = out.nbDims;
+  const int64_t sq = out.d[r - 2], dv = out.d[r - 1], d = qd.d[qd.nbDims - 1];
+  const int64_t sk = vd.d[vd.nbDims - 2];
+  Dims batch = out;
+  batch.nbDims = r - 2;
+  const Dims qFull = withTail(batch, sq, d), vFull = withTail(batch, sk, dv);
+  const Dims kFull = pr.p.keyTransposed ? withTail(batch, d, sk) : withTail(batch, sk, d);
+  const Dims mFull = withTail(batch, sq, sk);
+  auto at = [](const std::vector<float>& x, const Dims& full, const Dims& stored, int64_t flat) {
+    return static_cast<double>(x[static_cast<size_t>(broadcastIndex(flat, full, stored))]);
+  };
+  std::vector<double> y(static_cast<size_t>(volume(out)));
+  std::vector<double> s(static_cast<size_t>(sk));
+  for (int64_t b = 0; b < volume(batch); ++b) {
+    for (int64_t i = 0; i < sq; ++i) {
+      double m = -INFINITY;
+      for (int64_t j = 0; j < sk; ++j) {
+        double dot = 0;
+        for (int64_t e = 0; e < d; ++e) {
+          const int64_t kFlat = pr.p.keyTransposed ? (b * d + e) * sk + j : (b * sk + j) * d + e;
+          dot += at(pr.data[0], qFull, qd, (b * sq + i) * d + e) *
+                 at(pr.data[1], kFull, pr.dims[1], kFlat);
+        }
+        double v = pr.p.scale * dot;
+        if (pr.dims.size() == 4) v += at(pr.data[3], mFull, pr.dims[3], (b * sq + i) * sk + j);
+        s[static_cast<size_t>(j)] = v;
+        m = std::max(m, v);
+      }
+      double sum = 0;
+      for (double& v : s) sum += (v = std::exp(v - m));
+      for (int64_t e = 0; e < dv; ++e) {
+        double acc = 0;
+        for (int64_t j = 0; j < sk; ++j)
+          acc += s[static_cast<size_t>(j)] * at(pr.data[2], vFull, vd, (b * sk + j) * dv + e);
+        y[static_cast<size_t>((b * sq + i) * dv + e)] = acc / sum;
+      }
+    }
+  }
+  return y;
+}
+
+KernelConfig configOf(const Problem& pr) {
+  std::vector<PluginTensorDesc> in;
+  for (const Dims& x : pr.dims) in.push_back(fp32(x));
+  return config(kAT, pr.p, in, inferredOutputs(&ops::Attention::infer, pr.p, in));
+}
+
+TEST(Attention, ReferenceMatchesTheDefinitionOnRandomProblems) {
+  Rng rng;
+  for (int trial = 0; trial < 60; ++trial) {
+    const Problem pr = randomProblem(rng, 12);
+    const KernelConfig c = configOf(pr);
+    const auto y = runTactic(tacticNamed(ops::Attention::cpuTactics(), "reference"), c, pr.data);
+    expectNearScaled(y, definition(pr, c.outputs[0].dims), 1e-5, pr.trace);
+  }
+}
+
+TEST(Attention, BlockedMatchesTheReferenceAcrossItsBlocks) {
+  Rng rng;
+  for (int trial = 0; trial < 12; ++trial) {
+    // Up to 300 rows and keys: several 64-row and 256-key blocks, and partial ones.
+    const Problem pr = randomProblem(rng, trial < 4 ? 300 : 70);
+    const KernelConfig c = configOf(pr);
+    const auto& tactics = ops::Attention::cpuTactics();
+    const auto want = runTactic(tacticNamed(tactics, "reference"), c, pr.data);
+    const auto got = runTactic(tacticNamed(tactics, "blocked"), c, pr.data);
+    std::vector<double> w(want.begin(), want.end());
+    expectNearScaled(got, w, 2e-5, pr.trace);
+  }
+}
+
+// Hand-made masks on one batch index: row 0 masked out entirely, row 1 masked in the first
+// key block only (the online softmax must not let the -inf block poison the row), row 2 with a
+// NaN score. 300 keys: two blocks of the blocked tactic.
+TEST(Attention, MaskedRowsFollowTheSoftmaxRules) {
+  Rng rng;
+  const int64_t sq = 3, sk = 300, d = 4;
+  Problem pr;
+  pr.p = params(0.5f);
+  pr.dims = {makeDims({sq, d}), makeDims({sk, d}), makeDims({sk, d}), makeDims({sq, sk})};
+  for (int i = 0; i < 3; ++i) pr.data.push_back(rng.floats(volume(pr.dims[size_t(i)]), -2.f, 2.f));
+  std::vector<float> mask(static_cast<size_t>(sq * sk), 0.f);
+  for (int64_t j = 0; j < sk; ++j) mask[static_cast<size_t>(j)] = -INFINITY;
+  for (int64_t j = 0; j < 256; ++j) mask[static_cast<size_t>(sk + j)] = -INFINITY;
+  mask[static_cast<size_t>(2 * sk + 7)] = NAN;
+  pr.data.push_back(mask);
+  const KernelConfig c = configOf(pr);
+  for (const char* name : {"reference", "blocked"}) {
+    const auto y = runTactic(tacticNamed(ops::Attention::cpuTactics(), name), c, pr.data);
+    ASSERT_EQ(y.size(), static_cast<size_t>(sq * d));
+    for (int64_t e = 0; e < d; ++e) {
+      EXPECT_TRUE(std::isnan(y[static_cast<size_t>(e)])) << name << ": a row masked out";
+      EXPECT_TRUE(std::isfinite(y[static_cast<size_t>(d + e)])) << name << ": row 1";
+      EXPECT_TRUE(std::isnan(y[static_cast<size_t>(2 * d + e)])) << name << ": a NaN score";
+    }
+    // Row 1 is the softmax over keys 256..299 alone.
+    Problem tail;
+    tail.p = pr.p;
+    tail.dims = {makeDims({1, d}), makeDims({sk - 256, d}), makeDims({sk - 256, d})};
+    tail.data = {std::vector<float>(pr.data[0].begin() + d, pr.data[0].begin() + 2 * d),
+                 std::vector<float>(pr.data[1].begin() + 256 * d, pr.data[1].end()),
+                 std::vector<float>(pr.data[2].begin() + 256 * d, pr.data[2].end())};
+    const auto want = definition(tail, makeDims({1, d}));
+    expectNearScaled(std::vector<float>(y.begin() + d, y.begin() + 2 * d), want, 1e-5, name);
+  }
+}
+
+TEST(Attention, HalfAndBf16ReferenceComputeInFp32) {
+  // Scores of 80000 overflow fp16 if formed in it; the reference keeps them in wide precision.
+  const std::vector<float> q = {200.f, 200.f}, k = {200.f, 200.f, -200.f, -200.f}, v = {1.f, 2.f};
+  for (DataType t : {DataType::kHALF, DataType::kBF16}) {
+    std::vector<PluginTensorDesc> in = {desc(makeDims({1, 2}), t), desc(makeDims({2, 2}), t),
+                                        desc(makeDims({2, 1}), t)};
+    const KernelConfig c =
+        config(kAT, params(), in, inferredOutputs(&ops::Attention::infer, params(), in));
+    std::vector<std::vector<uint16_t>> bytes;
+    for (const auto* x : {&q, &k, &v}) {
+      std::vector<uint16_t> b;
+      for (float f : *x) b.push_back(t == DataType::kHALF ? floatToHalf(f) : floatToBf16(f));
+      bytes.push_back(b);
+    }
+    KernelPtr kernel = create(tacticNamed(ops::Attention::cpuTactics(), "reference"), c);
+    ASSERT_TRUE(kernel);
+    uint16_t y = 0;
+    ASSERT_TRUE(
+        runKernel(*kernel, {bytes[0].data(), bytes[1].data(), bytes[2].data()}, {&y}).isOk());
+    // Key 0 scores 80000, key 1 -80000: all weight on v = 1.
+    EXPECT_EQ(t == DataType::kHALF ? halfToFloat(y) : bf16ToFloat(y), 1.f) << dataTypeName(t);
+  }
+  EXPECT_NE(declines(tacticNamed(ops::Attention::cpuTactics(), "blocked"),
+                     config(kAT, params(),
+                            {desc(makeDims({1, 2}), DataType::kHALF),
+                             desc(makeDims({2, 2}), DataType::kHALF),
+                             desc(makeDims({2, 1}), DataType::kHALF)},
+                            {desc(makeDims({1, 1}), DataType::kHALF)})),
+            "");
+}
+
+}  // namespace
+}  // namespace kiln::testing
