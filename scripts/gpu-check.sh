@@ -38,7 +38,8 @@ if [ "${1:-}" = --bundle ]; then
   for p in $programs $libraries; do files+=("$build/$p"); done
   rm -rf "$out"
   ../shared/device/bundle.sh "$out" "${files[@]}"
-  cp bench/crop_and_resize_torchvision.py tests/torch_exports/compare.py "$out/bin/"
+  cp bench/crop_and_resize_torchvision.py tests/torch_exports/compare.py \
+    tests/cli/bench_gpu_test.sh models/demo_detector.onnx "$out/bin/"
   # The transformer exports of tests/torch_exports, made here by Debian's PyTorch (the GPU
   # machine's is another version), for the bundle's kiln to run on CUDA there.
   if /usr/bin/python3 -I -c "import torch, torchvision" 2>/dev/null; then
@@ -162,6 +163,20 @@ done
 "$kiln" run "$logs/demo/demo.plan" --contexts 4 --runs 20 --cuda-graph >"$logs/graph.log" 2>&1
 rc=$?
 record "kiln run --cuda-graph --contexts 4" "$(status $rc)" "$(head -1 "$logs/graph.log" | cut -c1-60)"
+
+# 3a. kiln bench on CUDA (tests/cli/bench_gpu_test.sh, the `gpu` ctest cli.bench_gpu): plain
+# enqueues, CUDA graph replays, 2 streams, profiled with a Chrome trace; --onnx --fp16 where the
+# bundle's kiln has the parser
+if [ -n "${bundle:-}" ]; then
+  "$bundle/bin/bench_gpu_test.sh" "$kiln" "$logs/bench_work" "$bundle/bin/demo_detector.onnx" \
+    >"$logs/bench.log" 2>&1
+else
+  "$root/tests/cli/bench_gpu_test.sh" "$kiln" "$logs/bench_work" >"$logs/bench.log" 2>&1
+fi
+rc=$?
+record "kiln bench --device cuda" "$(status $rc)" "$(tail -1 "$logs/bench.log")"
+[ $rc != 0 ] && grep -A8 '^FAIL' "$logs/bench.log" | head -40
+grep -A12 '^kiln bench' "$logs/bench_work/profile.log" 2>/dev/null | head -14
 
 # 3b. the transformer exports of tests/torch_exports (ViT, Swin, ConvNeXt, TransformerEncoder) on
 # CUDA through the bundle's kiln (it has the ONNX parser), FP32 and FP16, against PyTorch's outputs

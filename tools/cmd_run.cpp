@@ -46,23 +46,12 @@ Status parseInputs(const Args& args, std::map<std::string, HostTensor>& given) {
 }
 
 Status run(const Args& args) {
-  const bool onnx = args.has("onnx");
-  if (args.positional.size() != (onnx ? 0u : 1u))
-    return invalidArgument("usage: kiln run PLAN [options], or kiln run --onnx MODEL [options]");
   KILN_RETURN_IF_ERROR(setUpTraceAndLogging(args));
   KILN_RETURN_IF_ERROR(setUpPlugins(args));
   std::vector<uint8_t> bytes;
-  const std::string source = onnx ? args.get("onnx") : args.positional[0];
-  if (onnx) {
-    BuilderConfig config;
-    KILN_RETURN_IF_ERROR(builderConfigFromArgs(args, config));
-    KILN_RETURN_IF_ERROR(buildOnnxPlan(source, config, bytes));
-  } else {
-    if (args.has("device") || args.has("fp16"))
-      return invalidArgument(
-          "--device and --fp16 choose how --onnx builds; a plan runs where it was built for");
-    KILN_RETURN_IF_ERROR(readFile(source, bytes));
-  }
+  std::string source;
+  KILN_RETURN_IF_ERROR(planFromArgs(
+      args, "usage: kiln run PLAN [options], or kiln run --onnx MODEL [options]", bytes, source));
   int contexts = 1, runs = 1;
   unsigned seed = std::random_device{}();
   try {

@@ -6,6 +6,7 @@
 namespace kiln::cli {
 
 int runCommand(int argc, char** argv);          // kiln run PLAN ... | kiln run --onnx MODEL ...
+int benchCommand(int argc, char** argv);        // kiln bench PLAN ... | kiln bench --onnx MODEL
 int buildCommand(int argc, char** argv);        // kiln build --onnx MODEL --save PLAN
 int inspectCommand(int argc, char** argv);      // kiln inspect PLAN
 int traceCommand(int argc, char** argv);        // kiln trace FILE

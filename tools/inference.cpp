@@ -6,6 +6,7 @@
 
 #include "core/random_fill.h"
 #include "kiln/float16.h"
+#include "onnx_model.h"
 
 namespace kiln::cli {
 namespace {
@@ -22,6 +23,22 @@ std::string dimsText(const Dims& d) {
 }
 
 }  // namespace
+
+Status planFromArgs(const Args& args, const std::string& usage, std::vector<uint8_t>& plan,
+                    std::string& source) {
+  const bool onnx = args.has("onnx");
+  if (args.positional.size() != (onnx ? 0u : 1u)) return invalidArgument(usage);
+  source = onnx ? args.get("onnx") : args.positional[0];
+  if (onnx) {
+    BuilderConfig config;
+    KILN_RETURN_IF_ERROR(builderConfigFromArgs(args, config));
+    return buildOnnxPlan(source, config, plan);
+  }
+  if (args.has("device") || args.has("fp16"))
+    return invalidArgument(
+        "--device and --fp16 choose how --onnx builds; a plan runs where it was built for");
+  return readFile(source, plan);
+}
 
 Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> given, unsigned seed,
                      std::vector<HostTensor>& inputs) {
@@ -88,45 +105,56 @@ std::vector<HostTensor> outputTensors(const IEngine& engine) {
   return outputs;
 }
 
-// Each context gets its own stream and its own copies of the inputs and outputs in the engine's
-// device memory (host memory for CPU engines); host data goes in before and comes back after,
-// outside the enqueues. With `graph`, each context's enqueue is captured once and replayed.
+}  // namespace
+
+Status bindContext(IEngine& engine, const std::vector<HostTensor>& inputs, BoundContext& bound) {
+  const IDevice& device = engine.getDevice();
+  KILN_RETURN_IF_ERROR(engine.createExecutionContext(bound.context));
+  KILN_RETURN_IF_ERROR(device.createStream(bound.stream));
+  bound.in.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string what = "input " + inputs[i].name;
+    KILN_RETURN_IF_ERROR(device.allocate(inputs[i].data.size(), what.c_str(), bound.in[i]));
+    KILN_RETURN_IF_ERROR(
+        device.copyFromHost(bound.in[i]->data(), inputs[i].data.data(), inputs[i].data.size()));
+    KILN_RETURN_IF_ERROR(
+        bound.context->setTensorAddress(inputs[i].name.c_str(), bound.in[i]->data()));
+  }
+  bound.outputs = outputTensors(engine);
+  bound.out.resize(bound.outputs.size());
+  for (size_t o = 0; o < bound.outputs.size(); ++o) {
+    HostTensor& t = bound.outputs[o];
+    const std::string what = "output " + t.name;
+    KILN_RETURN_IF_ERROR(device.allocate(t.data.size(), what.c_str(), bound.out[o]));
+    // Poisoned (NaN bytes), so an output element the engine never writes cannot pass.
+    KILN_RETURN_IF_ERROR(
+        device.fill(bound.out[o]->data(), 0xFF, t.data.size(), bound.stream->get()));
+    KILN_RETURN_IF_ERROR(bound.context->setTensorAddress(t.name.c_str(), bound.out[o]->data()));
+  }
+  return bound.stream->synchronize();
+}
+
+Status readOutputs(const IEngine& engine, BoundContext& bound) {
+  for (size_t o = 0; o < bound.outputs.size(); ++o) {
+    KILN_RETURN_IF_ERROR(engine.getDevice().copyToHost(
+        bound.outputs[o].data.data(), bound.out[o]->data(), bound.outputs[o].data.size()));
+  }
+  return Status::ok();
+}
+
+namespace {
+
+// Each context runs on its own thread; host data goes in before and comes back after, outside
+// the enqueues. With `graph`, each context's enqueue is captured once and replayed.
 Status runOnDevice(IEngine& engine, const std::vector<HostTensor>& inputs, int contexts,
                    int iterations, bool graph, std::vector<std::vector<HostTensor>>& all) {
   const IDevice& device = engine.getDevice();
-  struct Run {
-    std::unique_ptr<IExecutionContext> context;
-    std::unique_ptr<IDeviceStream> stream;
-    std::vector<std::unique_ptr<IDeviceBuffer>> in, out;
-    std::vector<HostTensor> outputs;
+  struct Run : BoundContext {
     std::unique_ptr<IDeviceGraph> graph;
     Status status;
   };
   std::vector<Run> runs(contexts);
-  for (Run& run : runs) {
-    KILN_RETURN_IF_ERROR(engine.createExecutionContext(run.context));
-    KILN_RETURN_IF_ERROR(device.createStream(run.stream));
-    run.in.resize(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const std::string what = "input " + inputs[i].name;
-      KILN_RETURN_IF_ERROR(device.allocate(inputs[i].data.size(), what.c_str(), run.in[i]));
-      KILN_RETURN_IF_ERROR(
-          device.copyFromHost(run.in[i]->data(), inputs[i].data.data(), inputs[i].data.size()));
-      KILN_RETURN_IF_ERROR(
-          run.context->setTensorAddress(inputs[i].name.c_str(), run.in[i]->data()));
-    }
-    run.outputs = outputTensors(engine);
-    run.out.resize(run.outputs.size());
-    for (size_t o = 0; o < run.outputs.size(); ++o) {
-      HostTensor& t = run.outputs[o];
-      const std::string what = "output " + t.name;
-      KILN_RETURN_IF_ERROR(device.allocate(t.data.size(), what.c_str(), run.out[o]));
-      // Poisoned (NaN bytes), so an output element the engine never writes cannot pass.
-      KILN_RETURN_IF_ERROR(device.fill(run.out[o]->data(), 0xFF, t.data.size(), run.stream->get()));
-      KILN_RETURN_IF_ERROR(run.context->setTensorAddress(t.name.c_str(), run.out[o]->data()));
-    }
-    KILN_RETURN_IF_ERROR(run.stream->synchronize());
-  }
+  for (Run& run : runs) KILN_RETURN_IF_ERROR(bindContext(engine, inputs, run));
   std::vector<std::thread> threads;
   for (Run& run : runs) {
     threads.emplace_back([&run, &device, iterations, graph] {
@@ -147,10 +175,7 @@ Status runOnDevice(IEngine& engine, const std::vector<HostTensor>& inputs, int c
   for (int c = 0; c < contexts; ++c) {
     Run& run = runs[c];
     if (!run.status) return run.status.withContext("context " + std::to_string(c));
-    for (size_t o = 0; o < run.outputs.size(); ++o) {
-      KILN_RETURN_IF_ERROR(device.copyToHost(run.outputs[o].data.data(), run.out[o]->data(),
-                                             run.outputs[o].data.size()));
-    }
+    KILN_RETURN_IF_ERROR(readOutputs(engine, run));
     all.push_back(std::move(run.outputs));
   }
   return Status::ok();

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_common.h"
 #include "kiln/runtime.h"
 
 namespace kiln::cli {
@@ -16,11 +17,29 @@ struct HostTensor {
   std::vector<uint8_t> data;
 };
 
+// The plan a command runs: `PLAN` (one positional), or `--onnx MODEL` parsed and built in memory
+// with --device and --fp16, which apply only there (a plan runs where it was built for).
+// `usage` is the error for a wrong number of positionals; `source` names the plan in messages.
+Status planFromArgs(const Args& args, const std::string& usage, std::vector<uint8_t>& plan,
+                    std::string& source);
+
 // Random inputs (floats uniform in [-1, 1); integers 0) for every engine input not in `given`;
 // `given` inputs are checked against the engine's dims and converted from fp32 to fp16/bf16 where
 // the engine wants those.
 Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> given, unsigned seed,
                      std::vector<HostTensor>& inputs);
+
+// One execution context ready to enqueue: its own stream, and its own copies of the inputs and
+// of (poisoned) outputs in the engine's device memory (host memory for CPU engines), bound.
+struct BoundContext {
+  std::unique_ptr<IExecutionContext> context;
+  std::unique_ptr<IDeviceStream> stream;
+  std::vector<std::unique_ptr<IDeviceBuffer>> in, out;
+  std::vector<HostTensor> outputs;  // host copies, filled by readOutputs()
+};
+Status bindContext(IEngine& engine, const std::vector<HostTensor>& inputs, BoundContext& bound);
+// Copies the outputs back into bound.outputs (after the stream has finished).
+Status readOutputs(const IEngine& engine, BoundContext& bound);
 
 // Runs `iterations` inferences on each of `contexts` contexts, each on its own thread, all at
 // once. `outputs` are context 0's; any difference from another context is an error.

@@ -24,6 +24,18 @@ void usage(FILE* out) {
       "      --contexts N            run N contexts on N threads and check they agree\n"
       "      --runs N                inferences per context (default 1)\n"
       "      --seed N                seed for random inputs\n"
+      "  bench PLAN            latency and throughput, as trtexec (bench --onnx MODEL builds "
+      "first)\n"
+      "      --warmup-ms MS          untimed runs first (default 200)\n"
+      "      --iterations N          at least N timed inferences per stream (default 10)\n"
+      "      --duration S            and at least S seconds of them (default 3)\n"
+      "      --streams N             N contexts on N streams and threads at once (default 1)\n"
+      "      --cuda-graph            CUDA plans: replay each context's enqueue as a CUDA graph\n"
+      "      --profile               per-layer times (--profile-runs N, default 20)\n"
+      "      --json FILE             the report as JSON\n"
+      "      --chrome-trace FILE     the profiled runs for chrome://tracing or Perfetto\n"
+      "      --batch-items N         items per inference (default: first input's dim 0)\n"
+      "      --seed N                seed for random inputs; --no-progress\n"
       "  inspect PLAN          print the plan as JSON: layers, tactics, formats, timings,\n"
       "                        memory plan, plugin records\n"
       "  trace FILE            render a lifecycle trace and check guarantees 1-8\n"
@@ -44,6 +56,7 @@ int main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   if (command == "run") return kiln::cli::runCommand(argc, argv);
+  if (command == "bench") return kiln::cli::benchCommand(argc, argv);
   if (command == "build") return kiln::cli::buildCommand(argc, argv);
   if (command == "inspect") return kiln::cli::inspectCommand(argc, argv);
   if (command == "trace") return kiln::cli::traceCommand(argc, argv);

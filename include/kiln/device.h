@@ -33,6 +33,20 @@ class IDeviceStream {
   virtual Status synchronize() = 0;
 };
 
+// A point in a stream's work whose time can be read once the work before it is done: a CUDA event
+// on CUDA; on the CPU, where streams run synchronously, the steady clock read when it is recorded.
+class IDeviceEvent {
+ public:
+  virtual ~IDeviceEvent() = default;
+  // Marks the point after everything enqueued on `stream` so far.
+  virtual Status record(Stream stream) = 0;
+  // Waits until the work before the recorded point is done.
+  virtual Status synchronize() = 0;
+  // Milliseconds from `start` (an event of the same device, recorded earlier on the same or
+  // another stream) to this one; both must be recorded and complete.
+  virtual Status elapsedSince(const IDeviceEvent& start, double& ms) const = 0;
+};
+
 // Work enqueued on a stream, captured once and replayed (a CUDA graph).
 class IDeviceGraph {
  public:
@@ -55,6 +69,8 @@ class IDevice {
   // Sets `bytes` bytes to `value`, in stream order.
   virtual Status fill(void* device, int value, size_t bytes, Stream stream) const = 0;
   virtual Status createStream(std::unique_ptr<IDeviceStream>& stream) const = 0;
+  // An event for timing work on this device's streams (made outside any timed or captured work).
+  virtual Status createEvent(std::unique_ptr<IDeviceEvent>& event) const = 0;
   // Captures what `enqueue` puts on `stream` (a stream made by createStream) into a graph.
   // kUnsupported where the device has no graphs (the CPU).
   virtual Status captureGraph(Stream stream, const std::function<Status()>& enqueue,

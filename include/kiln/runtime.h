@@ -17,6 +17,32 @@ namespace kiln {
 
 enum class TensorIOMode : int32_t { kINPUT = 0, kOUTPUT = 1 };
 
+// One layer's time in one profiled enqueue (IExecutionContext::setProfiler).
+struct LayerTime {
+  int32_t index = 0;           // the layer's step, in execution order
+  const char* layerName = "";  // valid during the call only, as are the other strings
+  const char* layerType = "";  // "Convolution", ...; "Plugin" for plugin layers
+  const char* tactic = "";     // the implementation the plan chose; a plugin layer's plugin name
+  double startMs = 0;          // from the start of the enqueue's first layer
+  double durationMs = 0;
+};
+
+// Per-layer timing, in the manner of TensorRT's IProfiler.
+class IProfiler {
+ public:
+  virtual ~IProfiler() = default;
+  // Called once per layer, in execution order, on the thread that called enqueue(), after the
+  // profiled enqueue's work is done.
+  virtual void reportLayerTime(const LayerTime& time) = 0;
+};
+
+// What an engine and each of its contexts hold on the engine's device.
+struct EngineMemory {
+  uint64_t weightBytes = 0;   // the weights uploaded once at load (0 on the CPU: read in place)
+  uint64_t contextBytes = 0;  // per context: its activation arena and workspace (plugins' own
+                              // persistent allocations come on top)
+};
+
 class IExecutionContext {
  public:
   virtual ~IExecutionContext() = default;
@@ -27,6 +53,13 @@ class IExecutionContext {
   virtual void* getTensorAddress(const char* name) const = 0;
   // Runs the network. Asynchronous on `stream` on CUDA; synchronous on the CPU (stream ignored).
   virtual Status enqueue(Stream stream) = 0;
+  // With a profiler set, each enqueue() records a device event before every layer and after the
+  // last (CUDA events; the steady clock on the CPU), waits for the stream and reports every
+  // layer's time: a profiled enqueue is synchronous and must not be captured in a CUDA graph.
+  // nullptr (the default) turns profiling off, which leaves enqueue() as it was. Not while this
+  // context is enqueuing on another thread.
+  virtual Status setProfiler(IProfiler* profiler) = 0;
+  virtual IProfiler* getProfiler() const = 0;
 };
 
 class IEngine {
@@ -41,6 +74,8 @@ class IEngine {
   virtual const char* getTarget() const = 0;
   // The device the engine runs on: memory for its inputs and outputs, streams, graphs.
   virtual const IDevice& getDevice() const = 0;
+  // Device memory of the engine's weights and of each context.
+  virtual EngineMemory getMemory() const = 0;
   // Each context owns its activation memory and its plugin objects.
   virtual Status createExecutionContext(std::unique_ptr<IExecutionContext>& context) = 0;
   // JSON describing layers, tactics, formats, timings, the memory plan and plugin records.

@@ -34,6 +34,10 @@ class EngineDevice final : public IDevice {
     KILN_RETURN_IF_ERROR(backend_.activate(index_));
     return backend_.createStream(stream);
   }
+  Status createEvent(std::unique_ptr<IDeviceEvent>& event) const override {
+    KILN_RETURN_IF_ERROR(backend_.activate(index_));
+    return backend_.createEvent(event);
+  }
   Status captureGraph(Stream stream, const std::function<Status()>& enqueue,
                       std::unique_ptr<IDeviceGraph>& graph) const override {
     KILN_RETURN_IF_ERROR(backend_.activate(index_));

@@ -63,6 +63,21 @@ class ExecutionContext final : public IExecutionContext {
     return it == engine_->ioTensors.end() ? nullptr : bindings_[it->second];
   }
 
+  Status setProfiler(IProfiler* profiler) override {
+    if (busy_.load())
+      return invalidArgument("setProfiler: this execution context is enqueuing on another thread");
+    // The events are made here, once, so that a profiled enqueue only records them.
+    if (profiler && events_.empty()) {
+      std::vector<std::unique_ptr<IDeviceEvent>> events(engine_->steps.size() + 1);
+      KILN_RETURN_IF_ERROR(engine_->backend->activate(engine_->deviceIndex));
+      for (auto& event : events) KILN_RETURN_IF_ERROR(engine_->backend->createEvent(event));
+      events_ = std::move(events);
+    }
+    profiler_ = profiler;
+    return Status::ok();
+  }
+  IProfiler* getProfiler() const override { return profiler_; }
+
   Status enqueue(Stream stream) override {
     // One thread at a time per context: a second caller would share the arena.
     if (busy_.exchange(true)) {
@@ -108,6 +123,9 @@ class ExecutionContext final : public IExecutionContext {
     KILN_RETURN_IF_ERROR(engine_->backend->activate(engine_->deviceIndex));
     const RunContext context = resources_->runContext(stream);
     void* workspace = workspace_->data();
+    // Profiling costs one test per step when off; on, an event before each step and after the last.
+    IProfiler* const profiler = profiler_;
+    if (profiler) KILN_RETURN_IF_ERROR(events_[0]->record(stream));
     std::vector<const void*> ins;
     std::vector<void*> outs;
     for (size_t s = 0; s < plan.steps.size(); ++s) {
@@ -126,6 +144,26 @@ class ExecutionContext final : public IExecutionContext {
         return status.withContext("enqueue: layer '" + step.layerName + "' (" +
                                   layerTypeName(step.type) + ")");
       }
+      if (profiler) KILN_RETURN_IF_ERROR(events_[s + 1]->record(stream));
+    }
+    return profiler ? report(*profiler) : Status::ok();
+  }
+
+  // Waits for the profiled enqueue's last event, then reports every step's time.
+  Status report(IProfiler& profiler) {
+    KILN_RETURN_IF_ERROR(events_.back()->synchronize().withContext("enqueue: profiling"));
+    const plan::Plan& plan = engine_->plan;
+    for (size_t s = 0; s < plan.steps.size(); ++s) {
+      const plan::Step& step = plan.steps[s];
+      LayerTime time;
+      time.index = static_cast<int32_t>(s);
+      time.layerName = step.layerName.c_str();
+      time.layerType = layerTypeName(step.type);
+      time.tactic =
+          step.pluginIndex >= 0 ? plan.plugins[step.pluginIndex].name.c_str() : step.tactic.c_str();
+      KILN_RETURN_IF_ERROR(events_[s]->elapsedSince(*events_[0], time.startMs));
+      KILN_RETURN_IF_ERROR(events_[s + 1]->elapsedSince(*events_[s], time.durationMs));
+      profiler.reportLayerTime(time);
     }
     return Status::ok();
   }
@@ -139,6 +177,8 @@ class ExecutionContext final : public IExecutionContext {
   // they were given.
   std::vector<std::shared_ptr<PluginObject>> plugins_;  // per step; context objects
   std::atomic<bool> busy_{false};
+  IProfiler* profiler_ = nullptr;
+  std::vector<std::unique_ptr<IDeviceEvent>> events_;  // with a profiler: steps + 1
 };
 
 class Engine final : public IEngine {
@@ -172,6 +212,12 @@ class Engine final : public IEngine {
   }
   const char* getTarget() const override { return state_->plan.target.c_str(); }
   const IDevice& getDevice() const override { return device_; }
+  EngineMemory getMemory() const override {
+    EngineMemory memory;
+    for (const auto& w : state_->deviceWeights) memory.weightBytes += w ? w->size() : 0;
+    memory.contextBytes = state_->plan.arenaBytes + state_->workspaceBytes;
+    return memory;
+  }
 
   Status createExecutionContext(std::unique_ptr<IExecutionContext>& context) override {
     auto ctx = std::make_unique<ExecutionContext>(state_);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The kiln command line end to end: demo, run (several contexts, outputs to .npy, inputs from
-# .npy), inspect (planned memory below naive), trace (render + check), and the exit status 1 with
-# a message on each kind of error.
+# .npy), bench (report, JSON, Chrome trace), inspect (planned memory below naive), trace (render +
+# check), and the exit status 1 with a message on each kind of error.
 # usage: cli_test.sh KILN_BINARY WORK_DIR [ONNX_MODEL]   (ONNX checks run when a model is given)
 set -uo pipefail
 kiln=$1
@@ -84,12 +84,55 @@ if [ -n "$onnx_model" ]; then
   refuse "not an ONNX model" "" "$kiln" run --onnx "$work/garbage.onnx"
 fi
 
+# kiln bench on the CPU: two streams, profiled, with its JSON report and Chrome trace.
+check "bench a CPU plan on 2 streams, profiled" "$kiln" bench "$plan" --duration 0.2 --iterations 15 \
+  --warmup-ms 10 --streams 2 --profile --profile-runs 3 --json "$work/bench.json" \
+  --chrome-trace "$work/bench_trace.json" --seed 1
+cp "$work/last.log" "$work/bench.log"
+for field in "throughput: .* inferences/s, .* items/s" "min  *median  *mean  *p90  *p99  *max" \
+  "^  latency  *[0-9]" "^  host enqueue  *[0-9]" "steady clock" "per context" \
+  "per-layer times over 3 profiled runs" "Plugin  *CropAndResize" "100.0%"; do
+  check "bench output has '$field'" grep -q -- "$field" "$work/bench.log"
+done
+if $py -c 'import json' 2>/dev/null; then
+  check "bench JSON and Chrome trace parse and hold the runs" $py - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+r = json.load(open(f"{work}/bench.json"))
+assert r["device"] == "cpu" and r["streams"] == 2 and r["latency_clock"] == "steady_clock", r
+assert r["timed"]["inferences"] >= 30 and r["timed"]["ms"] >= 200, r["timed"]
+assert r["latency_ms"]["count"] == r["enqueue_ms"]["count"] == r["timed"]["inferences"]
+for k in ("min", "median", "mean", "p90", "p99", "max"):
+    assert r["latency_ms"][k] > 0, k
+l = r["latency_ms"]
+assert l["min"] <= l["median"] <= l["p90"] <= l["p99"] <= l["max"], l
+assert r["throughput"]["inferences_per_s"] > 0 and r["batch_items"] == 1
+layers = r["profile"]["layers"]
+assert any(x["type"] == "Plugin" and x["tactic"] == "CropAndResize" for x in layers), layers
+assert abs(sum(x["share"] for x in layers) - 1) < 1e-6
+t = json.load(open(f"{work}/bench_trace.json"))
+events = [e for e in t["traceEvents"] if e["ph"] == "X"]
+assert len(events) == 3 * (len(layers) + 1), len(events)
+assert all(e["dur"] >= 0 and e["ts"] >= 0 and e["name"] for e in events)
+assert {x["name"] for x in layers} <= {e["name"] for e in events}
+PY
+fi
+refuse "bench: a bad --streams says what it takes" "--streams takes a whole number from 1 to 64" \
+  "$kiln" bench "$plan" --streams 0
+refuse "bench: --device on a plan" "a plan runs where it was built for" "$kiln" bench "$plan" --device cpu
+refuse "bench: no plan" "usage: kiln bench PLAN" "$kiln" bench
+if [ -n "$onnx_model" ]; then
+  check "bench --onnx builds in memory and times it" "$kiln" bench --onnx "$onnx_model" \
+    --duration 0 --iterations 5 --warmup-ms 0 --no-progress
+fi
+
 # Errors: exit 1 with a message.
 refuse "unknown --device" "--device takes cpu, cuda or cuda:N" "$kiln" demo --device gpu --out "$work/d"
 refuse "--fp16 without CUDA" "--fp16 applies to CUDA" "$kiln" demo --fp16 --out "$work/d"
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   refuse "--device cuda without a GPU" "no CUDA device 0\\|without the CUDA backend" "$kiln" demo --device cuda --out "$work/d"
   refuse "--cuda-graph on a CPU plan" "--cuda-graph needs a CUDA plan" "$kiln" run "$plan" --cuda-graph
+  refuse "bench --cuda-graph on a CPU plan" "--cuda-graph needs a CUDA plan" "$kiln" bench "$plan" --cuda-graph
 fi
 refuse "missing plan file" "cannot open" "$kiln" run "$work/nope.plan"
 head -c 1000 "$plan" >"$work/truncated.plan"

@@ -29,6 +29,30 @@ class HostStream final : public IDeviceStream {
   Status synchronize() override { return Status::ok(); }
 };
 
+// The CPU runs enqueued work before enqueue() returns, so the time an event is recorded is the
+// time the work before it finished.
+class HostEvent final : public IDeviceEvent {
+ public:
+  Status record(Stream) override {
+    time_ = std::chrono::steady_clock::now();
+    recorded_ = true;
+    return Status::ok();
+  }
+  Status synchronize() override { return Status::ok(); }
+  Status elapsedSince(const IDeviceEvent& start, double& ms) const override {
+    const auto* other = dynamic_cast<const HostEvent*>(&start);
+    if (!other) return invalidArgument("elapsedSince: the start event is not a CPU event");
+    if (!recorded_ || !other->recorded_)
+      return invalidArgument("elapsedSince: an event that was never recorded");
+    ms = std::chrono::duration<double, std::milli>(time_ - other->time_).count();
+    return Status::ok();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point time_;
+  bool recorded_ = false;
+};
+
 class CpuTimer final : public Timer {
  public:
   const RunContext& context() override { return context_; }
@@ -109,6 +133,10 @@ class CpuBackend final : public Backend {
   }
   Status createStream(std::unique_ptr<IDeviceStream>& stream) const override {
     stream = std::make_unique<HostStream>();
+    return Status::ok();
+  }
+  Status createEvent(std::unique_ptr<IDeviceEvent>& event) const override {
+    event = std::make_unique<HostEvent>();
     return Status::ok();
   }
   Status captureGraph(Stream, const std::function<Status()>&,

@@ -33,6 +33,18 @@ class CudaGraph final : public IDeviceGraph {
   cuda::CapturedGraph graph;
 };
 
+class CudaEvent final : public IDeviceEvent {
+ public:
+  Status record(Stream stream) override { return event.record(stream); }
+  Status synchronize() override { return event.synchronize(); }
+  Status elapsedSince(const IDeviceEvent& start, double& ms) const override {
+    const auto* other = dynamic_cast<const CudaEvent*>(&start);
+    if (!other) return invalidArgument("elapsedSince: the start event is not a CUDA event");
+    return event.elapsedSince(other->event, ms);
+  }
+  cuda::EventHandle event;
+};
+
 class CudaTimer final : public Timer {
  public:
   Status create() {
@@ -111,6 +123,12 @@ class CudaBackend final : public Backend {
     auto s = std::make_unique<CudaStream>();
     KILN_RETURN_IF_ERROR(s->stream.create());
     stream = std::move(s);
+    return Status::ok();
+  }
+  Status createEvent(std::unique_ptr<IDeviceEvent>& event) const override {
+    auto e = std::make_unique<CudaEvent>();
+    KILN_RETURN_IF_ERROR(e->event.create());
+    event = std::move(e);
     return Status::ok();
   }
   Status captureGraph(Stream stream, const std::function<Status()>& enqueue,

@@ -132,6 +132,36 @@ Status synchronize(void* stream) {
   return Status::ok();
 }
 
+EventHandle::~EventHandle() {
+  if (event_) cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+}
+
+Status EventHandle::create() {
+  cudaEvent_t e = nullptr;
+  KILN_CUDA_CHECK(cudaEventCreate(&e));
+  event_ = e;
+  return Status::ok();
+}
+
+Status EventHandle::record(void* stream) {
+  KILN_CUDA_CHECK(
+      cudaEventRecord(static_cast<cudaEvent_t>(event_), static_cast<cudaStream_t>(stream)));
+  return Status::ok();
+}
+
+Status EventHandle::synchronize() {
+  KILN_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)));
+  return Status::ok();
+}
+
+Status EventHandle::elapsedSince(const EventHandle& start, double& ms) const {
+  float elapsed = 0;
+  KILN_CUDA_CHECK(cudaEventElapsedTime(&elapsed, static_cast<cudaEvent_t>(start.event_),
+                                       static_cast<cudaEvent_t>(event_)));
+  ms = elapsed;
+  return Status::ok();
+}
+
 EventTimer::~EventTimer() {
   if (begin_) cudaEventDestroy(static_cast<cudaEvent_t>(begin_));
   if (end_) cudaEventDestroy(static_cast<cudaEvent_t>(end_));

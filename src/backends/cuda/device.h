@@ -70,6 +70,20 @@ Status copyAsync(void* dst, const void* src, size_t bytes, void* stream);
 Status fillBytesAsync(void* device, int value, size_t bytes, void* stream);
 Status synchronize(void* stream);
 
+// One event that destroys itself, for timing (cudaEventCreate's default flags keep timing on).
+class EventHandle : NonCopyable {
+ public:
+  ~EventHandle();
+  Status create();
+  Status record(void* stream);
+  Status synchronize();
+  // Milliseconds from `start` to this event, both complete.
+  Status elapsedSince(const EventHandle& start, double& ms) const;
+
+ private:
+  void* event_ = nullptr;
+};
+
 // Times work enqueued on a stream with a pair of events: start(), enqueue, stop() gives ms.
 class EventTimer : NonCopyable {
  public:

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# `kiln bench --device cuda` on a small plan (the demo detector built for the GPU): plain
+# enqueues, CUDA graph replays, two streams, and profiled runs with their JSON report and Chrome
+# trace. Exits 77 (ctest's skip) with "no CUDA GPU: ..." where there is none.
+# usage: bench_gpu_test.sh KILN_BINARY WORK_DIR [ONNX_MODEL]
+set -uo pipefail
+kiln=$1
+work=$2
+onnx_model=${3:-}
+rm -rf "$work" && mkdir -p "$work"
+py=${KILN_PYTHON:-python3}
+
+# The GPU plan, or the reason there is none.
+if ! "$kiln" demo --device cuda --out "$work/demo" >"$work/demo.log" 2>&1; then
+  if grep -q "no CUDA device\|without the CUDA backend\|no usable GPU" "$work/demo.log"; then
+    echo "no CUDA GPU: $(grep -m1 "kiln" "$work/demo.log")"
+    exit 77
+  fi
+  echo "FAIL kiln demo --device cuda"; sed 's/^/     /' "$work/demo.log" | tail -20
+  exit 1
+fi
+plan=$work/demo/demo.plan
+
+failures=0
+check() {  # description, then a command that must succeed
+  local what=$1; shift
+  if "$@" >"$work/last.log" 2>&1; then echo "ok   $what"; else
+    echo "FAIL $what"; sed 's/^/     /' "$work/last.log" | tail -20; failures=$((failures + 1)); fi
+}
+quick=(--duration 0.5 --iterations 50 --warmup-ms 50 --no-progress)
+
+check "bench a CUDA plan" "$kiln" bench "$plan" "${quick[@]}" --json "$work/plain.json"
+cp "$work/last.log" "$work/plain.log"
+check "GPU compute beside host enqueue" grep -q "^  GPU compute  *[0-9]" "$work/plain.log"
+check "the host enqueue row" grep -q "^  host enqueue  *[0-9]" "$work/plain.log"
+check "CUDA events named as the clock" grep -q "CUDA events" "$work/plain.log"
+check "bench with CUDA graph replays" "$kiln" bench "$plan" "${quick[@]}" --cuda-graph \
+  --json "$work/graph.json"
+cp "$work/last.log" "$work/graph.log"
+check "the graph run says so" grep -q "CUDA graph replays" "$work/graph.log"
+check "bench on 2 streams" "$kiln" bench "$plan" "${quick[@]}" --streams 2 --json "$work/streams.json"
+check "bench profiled, with a Chrome trace" "$kiln" bench "$plan" "${quick[@]}" --profile \
+  --json "$work/profile.json" --chrome-trace "$work/trace.json"
+cp "$work/last.log" "$work/profile.log"
+check "the per-layer table has the plugin" grep -q "Plugin  *CropAndResize" "$work/profile.log"
+check "graph and profile: the profile runs without the graph" "$kiln" bench "$plan" "${quick[@]}" \
+  --cuda-graph --profile --profile-runs 5
+cp "$work/last.log" "$work/graph_profile.log"
+check "... and says so" grep -q "without the CUDA graph" "$work/graph_profile.log"
+if $py -c 'import json' 2>/dev/null; then
+  check "reports parse and hold what ran" $py - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+for name, streams, graph in (("plain", 1, False), ("graph", 1, True), ("streams", 2, False),
+                             ("profile", 1, False)):
+    r = json.load(open(f"{work}/{name}.json"))
+    assert r["device"].startswith("cuda:") and r["latency_clock"] == "cuda_events", r
+    assert r["streams"] == streams and r["cuda_graph"] == graph, (name, r)
+    assert r["timed"]["inferences"] >= 50 * streams, (name, r["timed"])
+    l = r["latency_ms"]
+    assert 0 < l["min"] <= l["median"] <= l["p99"] <= l["max"], (name, l)
+    assert r["memory"]["weight_bytes"] > 0 and r["memory"]["context_bytes"] > 0, r["memory"]
+layers = json.load(open(f"{work}/profile.json"))["profile"]["layers"]
+assert layers and all(x["ms"]["mean"] > 0 for x in layers), layers
+t = json.load(open(f"{work}/trace.json"))
+events = [e for e in t["traceEvents"] if e["ph"] == "X"]
+assert len(events) == 20 * (len(layers) + 1), len(events)
+assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in events)
+PY
+fi
+if [ -n "$onnx_model" ]; then
+  check "bench --onnx --device cuda --fp16" "$kiln" bench --onnx "$onnx_model" --device cuda --fp16 \
+    "${quick[@]}" --streams 2 --cuda-graph
+fi
+[ $failures -eq 0 ] && echo "bench gpu: all checks passed" || {
+  echo "bench gpu: $failures check(s) failed"; exit 1; }
