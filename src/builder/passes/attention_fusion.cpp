@@ -1,5 +1,6 @@
 // Attention fusion: exporters write scaled dot-product attention out as a chain of layers,
-//   S = MatMul(Q', K^T)   where Q' is Q, or Q times or divided by a scalar (PyTorch scales Q)
+//   S = MatMul(Q', K'^T)  where Q' is Q, or Q times or divided by a scalar (PyTorch scales Q;
+//                         torch.onnx's scaled_dot_product_attention scales K^T as well)
 //   S' = S, or S times or divided by a scalar (Hugging Face scales the scores)
 //   S'' = S', or S' + Mask (a padding or causal mask, constant or computed)
 //   O = MatMul(Softmax(S'' over its last axis), V)
@@ -95,7 +96,8 @@ class Matcher {
     const auto* mm1 = std::get_if<MatrixMultiplyParams>(&edit_.node(matmul).params);
     if (!mm1 || mm1->transposeA) return false;
     const int32_t q = unscaled(edit_.node(matmul).inputs[0], &scale, chain);
-    const int32_t k = edit_.node(matmul).inputs[1];
+    // torch.onnx's scaled_dot_product_attention scales both Q and K^T by sqrt(scale).
+    const int32_t k = unscaled(edit_.node(matmul).inputs[1], &scale, chain);
 
     AttentionParams params;
     params.scale = scale;

@@ -30,17 +30,19 @@ ITensor* softmax(INetworkDefinition& net, ITensor& x, int32_t axis = -1) {
 
 struct Form {
   const char* name;
-  bool scaleQ;      // Q * c before the product (PyTorch), else the scores (Hugging Face)
-  bool divide;      // by 1/c rather than times c
-  bool transposeB;  // K as [.., Sk, D] with transposeB, else K^T given as [.., D, Sk]
-  int mask;         // 0 none, 1 constant [Sq, Sk], 2 computed [B, 1, 1, Sk] (a padding mask)
+  bool scaleQ;          // Q * c before the product (PyTorch), else the scores (Hugging Face)
+  bool divide;          // by 1/c rather than times c
+  bool transposeB;      // K as [.., Sk, D] with transposeB, else K^T given as [.., D, Sk]
+  int mask;             // 0 none, 1 constant [Sq, Sk], 2 computed [B, 1, 1, Sk] (a padding mask)
+  bool scaleK = false;  // Q and K^T each times sqrt(c) (torch.onnx's scaled_dot_product_attention)
 };
 
 TEST(AttentionFusion, EveryExportedFormBecomesOneAttention) {
   const Form forms[] = {{"pytorch_q_scaled_causal", true, false, false, 1},
                         {"hf_scores_divided_padding", false, true, true, 2},
                         {"no_mask_no_scale_transposeB", false, false, true, 0},
-                        {"q_divided_const_mask", true, true, false, 1}};
+                        {"q_divided_const_mask", true, true, false, 1},
+                        {"onnx_sdpa_q_and_k_scaled", false, false, false, 1, true}};
   for (const Form& f : forms) {
     SCOPED_TRACE(f.name);
     const int64_t b = 2, h = 3, sq = 5, sk = 6, d = 8;
@@ -52,8 +54,13 @@ TEST(AttentionFusion, EveryExportedFormBecomesOneAttention) {
     ITensor* scale = scalar(*net, f.divide ? std::sqrt(float(d)) : 1.f / std::sqrt(float(d)));
     const ElementwiseOp op = f.divide ? ElementwiseOp::kDIV : ElementwiseOp::kMUL;
     ITensor* qs = f.scaleQ ? binary(*net, *q, *scale, op) : q;
+    if (f.scaleK) {
+      ITensor* root = scalar(*net, std::sqrt(1.f / std::sqrt(float(d))));
+      qs = binary(*net, *q, *root, ElementwiseOp::kMUL);
+      k = binary(*net, *root, *k, ElementwiseOp::kMUL);
+    }
     ITensor* s = matmul(*net, *qs, *k, f.transposeB);
-    if (!f.scaleQ && (f.divide || f.mask != 0)) s = binary(*net, *s, *scale, op);
+    if (!f.scaleQ && !f.scaleK && (f.divide || f.mask != 0)) s = binary(*net, *s, *scale, op);
     if (f.mask == 1) {
       std::vector<float> causal(static_cast<size_t>(sq * sk));
       for (int64_t i = 0; i < sq; ++i)
@@ -77,8 +84,9 @@ TEST(AttentionFusion, EveryExportedFormBecomesOneAttention) {
     const GraphNode& last = g.nodes.back();
     ASSERT_EQ(last.type, LayerType::kATTENTION);
     const auto& p = std::get<AttentionParams>(last.params);
-    EXPECT_NEAR(p.scale, (f.scaleQ || f.divide || f.mask != 0) ? 1.f / std::sqrt(float(d)) : 1.f,
-                1e-7f);
+    EXPECT_NEAR(p.scale,
+                (f.scaleQ || f.scaleK || f.divide || f.mask != 0) ? 1.f / std::sqrt(float(d)) : 1.f,
+                1e-6f);
     EXPECT_EQ(p.keyTransposed, !f.transposeB);
     EXPECT_EQ(last.inputs.size(), f.mask ? 4u : 3u);
     expectSameResults(*net, 1e-5f);
