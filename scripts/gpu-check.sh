@@ -23,11 +23,13 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 
 programs="tests/backends/cuda/test_cuda_ops_data_movement tests/backends/cuda/test_cuda_ops_math
-  tests/backends/cuda/test_cuda_ops_dense tests/backends/cuda/test_cuda_runtime
+  tests/backends/cuda/test_cuda_ops_dense tests/backends/cuda/test_cuda_ops_attention
+  tests/backends/cuda/test_cuda_runtime
   tests/plugins/crop_and_resize/crop_and_resize_cuda_test tests/plugin_check/test_plugin_check_gpu
   bench/crop_and_resize_bench tools/kiln"
 libraries="plugins/libkiln_plugins.so tests/plugin_check/libkiln_check_example_plugins.so"
-targets="test_cuda_ops_data_movement test_cuda_ops_math test_cuda_ops_dense test_cuda_runtime
+targets="test_cuda_ops_data_movement test_cuda_ops_math test_cuda_ops_dense test_cuda_ops_attention
+  test_cuda_runtime
   crop_and_resize_cuda_test test_plugin_check_gpu kiln_check_example_plugins crop_and_resize_bench
   kiln_cli kiln_plugins"
 
@@ -38,7 +40,7 @@ if [ "${1:-}" = --bundle ]; then
   for p in $programs $libraries; do files+=("$build/$p"); done
   rm -rf "$out"
   ../shared/device/bundle.sh "$out" "${files[@]}"
-  cp bench/crop_and_resize_torchvision.py tests/torch_exports/compare.py \
+  cp bench/crop_and_resize_torchvision.py bench/transformers_h200.py tests/torch_exports/compare.py \
     tests/cli/bench_gpu_test.sh models/demo_detector.onnx "$out/bin/"
   # The transformer exports of tests/torch_exports, made here by Debian's PyTorch (the GPU
   # machine's is another version), for the bundle's kiln to run on CUDA there.
@@ -127,7 +129,8 @@ cat "$logs/gpu.txt"
 
 # 2. GPU test programs (whole programs; the op harness runs its device half)
 for p in tests/backends/cuda/test_cuda_ops_data_movement tests/backends/cuda/test_cuda_ops_math \
-         tests/backends/cuda/test_cuda_ops_dense tests/backends/cuda/test_cuda_runtime \
+         tests/backends/cuda/test_cuda_ops_dense tests/backends/cuda/test_cuda_ops_attention \
+         tests/backends/cuda/test_cuda_runtime \
          tests/plugins/crop_and_resize/crop_and_resize_cuda_test \
          tests/plugin_check/test_plugin_check_gpu; do
   exe=$(where "$p")
@@ -255,6 +258,37 @@ if [ $quick = 0 ] && command -v compute-sanitizer >/dev/null; then
         "$([ $rc = 124 ] && echo 'TIMED OUT, ')$(grep -m1 -o 'ERROR SUMMARY: [0-9]* errors\?\|RACECHECK SUMMARY: [0-9]* hazards\? displayed ([0-9]* errors\?, [0-9]* warnings\?)' "$log"), $(($(date +%s) - start)) s"
     done
   done
+fi
+
+# 5b. compute-sanitizer on the fused attention kernel: memcheck and racecheck over device cases
+# that cover partial query and key tiles, masks, transposed K, every padded head size and a long
+# sequence (the whole sweep under racecheck would take many minutes)
+if command -v compute-sanitizer >/dev/null; then
+  exe=$(where tests/backends/cuda/test_cuda_ops_attention)
+  cases='Ops/Attention.Device/attention_2x2xq7_k65_d*:Ops/Attention.Device/attention_1x3xq130_k200_d64*'
+  cases+=':Ops/Attention.Device/attention_1x3xq130_k200_d128*:Ops/Attention.Device/attention_2x2xq1_k1_d40'
+  cases+=':Ops/Attention.Device/attention_1x2xq1000*:Ops/Attention.DeviceEdgeValues/attention_2x2xq7_k65_d96*'
+  for tool in memcheck racecheck; do
+    log="$logs/test_cuda_ops_attention.$tool.log"
+    start=$(date +%s)
+    run_capped "${KILN_SANITIZER_TIMEOUT:-150}" "$exe" "$log.backtrace" \
+      compute-sanitizer --tool $tool --error-exitcode 9 "$exe" --gtest_brief=1 \
+      "--gtest_filter=$cases" >"$log" 2>&1
+    rc=$?
+    record "attention kernels $tool" "$(status $rc)" \
+      "$(grep -m1 -o 'ERROR SUMMARY: [0-9]* errors\?\|RACECHECK SUMMARY: [0-9]* hazards\? displayed ([0-9]* errors\?, [0-9]* warnings\?)' "$log"), $(grep -o '[0-9]* tests\? from' "$log" | tail -1) $(($(date +%s) - start)) s"
+  done
+fi
+
+# 6b. transformer speed (issue 11): ViT-B/16 and BERT-base, kiln FP16 against PyTorch eager and
+# torch.compile in the same run (bench/transformers_h200.py); KILN_TRANSFORMERS=1 to run it, as it
+# takes several minutes; KILN_TRANSFORMERS_ARGS for --only/--batches
+if [ "${KILN_TRANSFORMERS:-0}" = 1 ]; then
+  python3 "$script_dir/transformers_h200.py" "$kiln" "$logs/transformers" \
+    ${KILN_TRANSFORMERS_ARGS:-} >"$logs/transformers.log" 2>&1
+  rc=$?
+  record "transformers vs eager/torch.compile" "$(status $rc)" "transformers.log"
+  tail -8 "$logs/transformers.log"
 fi
 
 if [ -z "${bundle:-}" ] && [ "${KILN_SKIP_PYTHON:-0}" != 1 ]; then python_step; fi

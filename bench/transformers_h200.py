@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Transformer speed on the GPU machine: kiln against PyTorch eager (scaled_dot_product_attention)
+and torch.compile, FP16, measured in one run (issue 11, item 4).
+
+Models, built there from their configurations with random weights (nothing can be downloaded):
+  vit_b16   torchvision's vit_b_16, 224x224 images, batch 1 and 64
+  bert_base transformers' BertModel (12 layers, hidden 768, 12 heads), sequence 128, batch 1 and 32
+
+For each model and batch: PyTorch FP32 gives the reference output on one random input; the model
+is exported to ONNX (opset 17, dynamo=False, FP32 weights, static shapes), `kiln build --fp16`
+builds it for CUDA (the build time is recorded), `kiln run` on the same input is compared with the
+FP32 reference (relative L2, and top-1 agreement for the classifier), and `kiln bench` times it
+with and without a CUDA graph (GPU compute time with CUDA events, median). The peers run in FP16
+(model.half()), TF32 off: eager, and torch.compile (mode "max-autotune-no-cudagraphs" is not used:
+default mode at the large batch, "reduce-overhead", i.e. CUDA graphs, at batch 1, as the issue's
+figures were measured), each timed with CUDA events around every iteration, median of 100 after
+warm-up.
+
+usage: transformers_h200.py KILN OUT_DIR [--only vit_b16|bert_base] [--batches 1,64]
+Writes OUT_DIR/results.json and prints a table; every step's log lands in OUT_DIR.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+
+
+def vit_b16():
+    import torchvision
+    return torchvision.models.vit_b_16(weights=None)
+
+
+def bert_base():
+    import transformers
+    config = transformers.BertConfig()  # bert-base: 12 layers, 768 hidden, 12 heads
+    model = transformers.BertModel(config, add_pooling_layer=False)
+    return model
+
+
+class BertHidden(torch.nn.Module):
+    """BertModel's last hidden state from token ids alone (every token attended)."""
+
+    def __init__(self, bert):
+        super().__init__()
+        self.bert = bert
+
+    def forward(self, input_ids):
+        return self.bert(input_ids=input_ids).last_hidden_state
+
+
+MODELS = {
+    "vit_b16": {"make": vit_b16, "batches": [1, 64], "classifier": True},
+    "bert_base": {"make": lambda: BertHidden(bert_base()), "batches": [1, 32], "classifier": False},
+}
+
+
+def make_input(name, batch, gen):
+    if name == "vit_b16":
+        return torch.randn(batch, 3, 224, 224, generator=gen)
+    return torch.randint(0, 30522, (batch, 128), generator=gen, dtype=torch.int64)
+
+
+def time_cuda(fn, iters=100, warmup=20):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return float(np.median(times))
+
+
+def run(cmd, log):
+    start = time.time()
+    with open(log, "w") as f:
+        rc = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT)
+    return rc, time.time() - start
+
+
+def rel_l2(a, b):
+    a = a.astype(np.float64).ravel()
+    b = b.astype(np.float64).ravel()
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("kiln")
+    ap.add_argument("out")
+    ap.add_argument("--only")
+    ap.add_argument("--batches")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    results_path = os.path.join(args.out, "results.json")
+    results = []
+    gen = torch.Generator().manual_seed(0)
+    for name, spec in MODELS.items():
+        if args.only and name != args.only:
+            continue
+        batches = [int(b) for b in args.batches.split(",")] if args.batches else spec["batches"]
+        torch.manual_seed(0)
+        model = spec["make"]().eval()
+        for batch in batches:
+            r = {"model": name, "batch": batch}
+            tag = f"{name}_b{batch}"
+            x = make_input(name, batch, gen)
+            onnx_path = os.path.join(args.out, tag + ".onnx")
+            input_name = "x" if name == "vit_b16" else "input_ids"
+            with torch.no_grad():
+                ref = model.cuda().float()(x.cuda()).float().cpu().numpy()
+            np.save(os.path.join(args.out, tag + ".input.npy"), x.numpy())
+            t0 = time.time()
+            with torch.no_grad():
+                torch.onnx.export(model.cpu().float(), (x,), onnx_path, opset_version=17,
+                                  dynamo=False, input_names=[input_name], output_names=["y"])
+            r["export_s"] = round(time.time() - t0, 1)
+            plan = os.path.join(args.out, tag + ".plan")
+            rc, secs = run([args.kiln, "build", "--onnx", onnx_path, "--device", "cuda", "--fp16",
+                            "--save", plan, "--verbose"], os.path.join(args.out, tag + ".build.log"))
+            r["kiln_build_s"] = round(secs, 1)
+            r["kiln_build_ok"] = rc == 0
+            if rc == 0:
+                outdir = os.path.join(args.out, tag + "_out")
+                rc, _ = run([args.kiln, "run", plan, "--input",
+                             f"{input_name}={os.path.join(args.out, tag + '.input.npy')}",
+                             "--output-dir", outdir], os.path.join(args.out, tag + ".run.log"))
+                if rc == 0:
+                    got = np.load(os.path.join(outdir, "y.npy"))
+                    r["rel_l2_vs_fp32"] = rel_l2(got, ref)
+                    if spec["classifier"]:
+                        r["top1_agree"] = float(np.mean(got.argmax(-1) == ref.argmax(-1)))
+                for graph in (False, True):
+                    js = os.path.join(args.out, f"{tag}.bench{'_graph' if graph else ''}.json")
+                    cmd = [args.kiln, "bench", plan, "--no-progress", "--duration", "2",
+                           "--json", js]
+                    if graph:
+                        cmd.append("--cuda-graph")
+                    rc, _ = run(cmd, js.replace(".json", ".log"))
+                    if rc == 0:
+                        j = json.load(open(js))
+                        key = "kiln_graph_ms" if graph else "kiln_ms"
+                        r[key] = j["latency_ms"]["median"]
+                        if not graph:
+                            r["kiln_enqueue_ms"] = j["enqueue_ms"]["median"]
+                            r["kiln_context_mib"] = j["memory"]["context_bytes"] / 2**20
+                # Per-layer profile of the large batch, for the note.
+                if batch > 1:
+                    run([args.kiln, "bench", plan, "--no-progress", "--duration", "1", "--profile"],
+                        os.path.join(args.out, tag + ".profile.log"))
+            # The peers, FP16.
+            half = model.cuda().half()
+            xh = x.cuda() if name == "bert_base" else x.cuda().half()
+            with torch.no_grad():
+                r["eager_ms"] = time_cuda(lambda: half(xh))
+                t0 = time.time()
+                mode = "reduce-overhead" if batch == 1 else "default"
+                compiled = torch.compile(half, mode=mode)
+                compiled(xh)
+                compiled(xh)
+                r["compile_s"] = round(time.time() - t0, 1)
+                r["compile_mode"] = mode
+                r["compile_ms"] = time_cuda(lambda: compiled(xh))
+                out16 = half(xh).float().cpu().numpy()
+                r["torch_fp16_rel_l2_vs_fp32"] = rel_l2(out16, ref)
+            torch._dynamo.reset()
+            model.cpu().float()
+            best = min(r["eager_ms"], r["compile_ms"])
+            for key in ("kiln_ms", "kiln_graph_ms"):
+                if key in r:
+                    r[key.replace("_ms", "_speedup_vs_best_peer")] = best / r[key]
+            results.append(r)
+            json.dump(results, open(results_path, "w"), indent=1)
+            print(json.dumps(r), flush=True)
+    print(f"{'model':10} {'batch':>5} {'kiln':>9} {'kiln graph':>11} {'eager':>9} "
+          f"{'compile':>9} {'best/kiln':>9} {'rel L2':>9} {'build s':>8}")
+    for r in results:
+        k, kg = r.get("kiln_ms", float("nan")), r.get("kiln_graph_ms", float("nan"))
+        best = min(r["eager_ms"], r["compile_ms"])
+        print(f"{r['model']:10} {r['batch']:5d} {k:9.3f} {kg:11.3f} {r['eager_ms']:9.3f} "
+              f"{r['compile_ms']:9.3f} {best / min(k, kg):9.2f} "
+              f"{r.get('rel_l2_vs_fp32', float('nan')):9.2e} {r['kiln_build_s']:8.1f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
