@@ -137,8 +137,8 @@ Status buildPlanFromGraph(const Graph& network, const BuilderConfig& config,
   // definitions are shared with the network (shared_ptr), not cloned.
   Graph graph = network;
   std::vector<std::string> log;
-  KILN_RETURN_IF_ERROR(
-      passes::runPipeline(graph, passes, passes::PassLimits{}, config.verbose ? &log : nullptr));
+  KILN_RETURN_IF_ERROR(passes::runPipeline(graph, passes, passes::PassLimits{},
+                                           config.verbose ? &log : nullptr, target.device()));
   for (const std::string& line : log) logMessage(Severity::kInfo, line);
   BuildSession session(graph, config, target);
   KILN_RETURN_IF_ERROR(session.lower());

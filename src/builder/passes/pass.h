@@ -25,8 +25,12 @@ struct PassLimits {
 
 class PassContext {
  public:
-  explicit PassContext(PassLimits limits = {}) : limits_(limits) {}
+  explicit PassContext(PassLimits limits = {}, DeviceKind target = DeviceKind::kCPU)
+      : limits_(limits), target_(target) {}
   const PassLimits& limits() const { return limits_; }
+  // The device the build is for: most passes rewrite the same on every target; one whose
+  // kernels differ by target may decide per target (attention_fusion does).
+  DeviceKind target() const { return target_; }
 
   // One change, naming the layers involved: "folded 'bn_mul' (Elementwise mul) into ...".
   void changed(std::string line) { changes_.push_back(std::move(line)); }
@@ -38,6 +42,7 @@ class PassContext {
 
  private:
   PassLimits limits_;
+  DeviceKind target_;
   std::vector<std::string> changes_, declines_;
 };
 

@@ -22,9 +22,9 @@ std::span<const Pass> defaultPipeline() {
 }
 
 Status runPipeline(Graph& graph, std::span<const Pass> passes, const PassLimits& limits,
-                   std::vector<std::string>* log) {
+                   std::vector<std::string>* log, DeviceKind target) {
   for (const Pass& pass : passes) {
-    PassContext context(limits);
+    PassContext context(limits, target);
     Status s = pass.run(graph, context);
     if (!s) return s.withContext(std::string("builder pass ") + pass.name);
     if (!log) continue;

@@ -14,7 +14,8 @@ std::span<const Pass> defaultPipeline();
 
 // Runs `passes` in order over `graph`. When `log` is given, it receives each pass's report as
 // lines "pass NAME: <change>" (or "pass NAME: no change"), then "pass NAME: <declined>" lines.
+// `target` is the device the build is for (PassContext::target).
 Status runPipeline(Graph& graph, std::span<const Pass> passes, const PassLimits& limits,
-                   std::vector<std::string>* log);
+                   std::vector<std::string>* log, DeviceKind target = DeviceKind::kCPU);
 
 }  // namespace kiln::passes
