@@ -1,6 +1,9 @@
 #include "cli_common.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -123,6 +126,23 @@ Status builderConfigFromArgs(const Args& args, BuilderConfig& config) {
     return invalidArgument("--fp16 applies to CUDA builds (--device cuda)");
   }
   config.verbose = args.has("verbose");
+  // A progress line on a terminal (never in logs or pipes): the tactic phase is where builds
+  // spend their time, so it says how far, how many candidates were timed and about how long is
+  // left at the pace so far.
+  if (isatty(STDERR_FILENO) && !config.verbose) {
+    config.progress = [](const BuildProgress& p) {
+      if (std::string(p.phase) == "tactics") {
+        const double left = p.done > 0 ? p.elapsedSeconds / p.done * (p.total - p.done) : 0.0;
+        std::fprintf(stderr,
+                     "\rkiln build: layer %d/%d, %d candidates timed, %.0f s, about %.0f s left   ",
+                     p.done, p.total, p.candidatesTimed, p.elapsedSeconds, left);
+      } else if (std::string(p.phase) == "plan") {
+        std::fprintf(stderr, "\rkiln build: %d candidates timed in %.1f s%40s\n", p.candidatesTimed,
+                     p.elapsedSeconds, "");
+      }
+      return true;
+    };
+  }
   return Status::ok();
 }
 

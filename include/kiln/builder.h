@@ -23,7 +23,9 @@ struct BuildProgress {
   const char* phase = "";
   int32_t done = 0;
   int32_t total = 0;
-  const char* layer = "";  // the layer just finished, or "" (the "plan" phase)
+  const char* layer = "";       // the layer just finished, or "" (the "plan" phase)
+  int32_t candidatesTimed = 0;  // tactics timed so far in this build (cache hits are not timed)
+  double elapsedSeconds = 0;    // since the build started
 };
 
 struct BuilderConfig {
@@ -36,6 +38,9 @@ struct BuilderConfig {
   // Allow reduced-precision (FP16/BF16) formats wherever a layer or plugin offers them.
   bool allowHalf = true;
   // Timing: each candidate runs `warmupRuns` times, then the median of `timingRuns` is kept.
+  // Only candidates that can win are timed in full (the verbose log names the others): a layer
+  // with one candidate is timed once; one whose first run is over 4x the best so far stops there;
+  // the plain reference is timed only when no other tactic accepts the layer.
   int32_t warmupRuns = 1;
   int32_t timingRuns = 5;
   // Upper bound on any one layer's scratch memory; a candidate needing more is rejected.

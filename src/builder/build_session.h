@@ -8,6 +8,7 @@
 //   (builder.cpp)
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <random>
@@ -106,6 +107,9 @@ class BuildSession {
                       TensorFormat toFormat, double& ms);
 
   // tactic_selection.cpp
+  // A candidate whose first timed run exceeds this many times the best so far is not timed
+  // further: timings of one kernel vary by tens of percent, not by 4x.
+  static constexpr double kDropFactor = 4.0;
   Status chooseTactic(BuildStep& step);
   // The choice among the target's tactics for the configuration, timed on these buffers.
   Status chooseFastest(BuildStep& step, const KernelConfig& config,
@@ -134,6 +138,8 @@ class BuildSession {
   std::map<std::string, int> names_;
   std::map<std::string, double> reformatTimes_;
   TimingCache timingCache_;
+  int32_t candidatesTimed_ = 0;  // for BuildProgress
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace kiln

@@ -121,6 +121,9 @@ Status BuildSession::reportProgress(const char* phase, int32_t done, int32_t tot
   p.done = done;
   p.total = total;
   p.layer = layer.c_str();
+  p.candidatesTimed = candidatesTimed_;
+  p.elapsedSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   if (config_.progress(p)) return Status::ok();
   return cancelled(std::string("build cancelled by the progress callback during ") + phase +
                    (layer.empty() ? std::string() : " (after layer '" + layer + "')"));
