@@ -189,6 +189,7 @@ void addActivation(std::vector<OpCase>& cases) {
       {"erf", ActivationType::kERF, 0, 0, -3, 3},
       {"gelu", ActivationType::kGELU, 0, 0, -5, 5},
       {"gelu_tanh", ActivationType::kGELU_TANH, 0, 0, -5, 5},
+      {"mish", ActivationType::kMISH, 0, 0, -8, 8},
   };
   for (const A& a : acts) {
     for (const Dims& d : {makeDims({2, 3, 5, 7}), makeDims({17}), makeDims({3, 1, 4, 1, 5})}) {
