@@ -18,8 +18,21 @@ enum class LayerType : int32_t {
   KILN_BUILTIN_OPS(KILN_LAYER_TYPE_VALUE)
 #undef KILN_LAYER_TYPE_VALUE
 };
-// Every value in [0, kLayerTypeCount) is a layer type: the built-in ops plus kCONSTANT and kPLUGIN.
-constexpr int32_t kLayerTypeCount = KILN_BUILTIN_OP_COUNT + 2;
+// Every value in [0, kLayerTypeCount) is a layer type (the built-in ops plus kCONSTANT and
+// kPLUGIN) or one of op_list.h's reserved values, which isLayerTypeValue() tells apart.
+constexpr int32_t kLayerTypeCount = KILN_BUILTIN_OP_COUNT + 2 + KILN_RESERVED_OP_COUNT;
+// Whether `value` is reserved for an op that has not landed (kiln/op_list.h).
+constexpr bool isReservedLayerTypeValue(int32_t value) {
+#define KILN_RESERVED_OP_TEST(VALUE) \
+  if (value == VALUE) return true;
+  KILN_RESERVED_OP_VALUES(KILN_RESERVED_OP_TEST)
+#undef KILN_RESERVED_OP_TEST
+  return false;
+}
+// Whether `value` is a layer type: in range and not reserved.
+constexpr bool isLayerTypeValue(int32_t value) {
+  return value >= 0 && value < kLayerTypeCount && !isReservedLayerTypeValue(value);
+}
 // "Convolution", "Softmax", ...; "Invalid" for a value that is not a layer type.
 const char* layerTypeName(LayerType type);
 
@@ -48,6 +61,11 @@ constexpr bool valuesArePermutation() {
   bool seen[kLayerTypeCount] = {};
   seen[static_cast<int32_t>(LayerType::kCONSTANT)] = true;
   seen[static_cast<int32_t>(LayerType::kPLUGIN)] = true;
+#define KILN_RESERVED_OP_SEEN(VALUE)                                      \
+  if (VALUE < 0 || VALUE >= kLayerTypeCount || seen[VALUE]) return false; \
+  seen[VALUE] = true;
+  KILN_RESERVED_OP_VALUES(KILN_RESERVED_OP_SEEN)
+#undef KILN_RESERVED_OP_SEEN
   for (int32_t v : kValues) {
     if (v < 0 || v >= kLayerTypeCount || seen[v]) return false;
     seen[v] = true;
@@ -55,7 +73,8 @@ constexpr bool valuesArePermutation() {
   return true;
 }
 static_assert(valuesArePermutation(),
-              "op_list.h: every op needs its own value in [0, kLayerTypeCount), not 0 or 11");
+              "op_list.h: every op needs its own value in [0, kLayerTypeCount), not 0, 11 or a "
+              "reserved one");
 }  // namespace op_list_checks
 
 }  // namespace kiln

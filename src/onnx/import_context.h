@@ -154,6 +154,7 @@ bool lookupName(const std::string& name, std::initializer_list<std::pair<const c
   return false;
 }
 Dims dimsOf(const std::vector<int64_t>& v);
+std::string dimsText(const Dims& d);                // "[2,3,4]", for messages
 std::vector<int64_t> toInts(const ConstTensor& c);  // exact for integer constants
 int64_t saturatingInt64(double v);                  // beyond int64: saturates; NaN: 0
 ConstTensor intsConstant(const std::vector<int64_t>& v, DataType type = DataType::kINT64);

@@ -48,9 +48,7 @@ bool validDataType(DataType t) {
 bool validFormat(TensorFormat f) {
   return static_cast<int32_t>(f) >= 0 && static_cast<int32_t>(f) < kTensorFormatCount;
 }
-bool validLayerType(LayerType t) {
-  return static_cast<int32_t>(t) >= 0 && static_cast<int32_t>(t) < kLayerTypeCount;
-}
+bool validLayerType(LayerType t) { return isLayerTypeValue(static_cast<int32_t>(t)); }
 template <typename E>
 bool inRange(E v, int32_t count) {
   return static_cast<int32_t>(v) >= 0 && static_cast<int32_t>(v) < count;

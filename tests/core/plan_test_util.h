@@ -285,6 +285,14 @@ class PlanMaker {
             LayerNormalizationParams{-2, std::abs(randomFloat()) + 1e-5f},
             {x, addTensor("ln_scale", makeDims({8, 8}), C), addTensor("ln_bias", makeDims({8}), C)},
             {addTensor("layernorm_out", makeDims({2, 4, 8, 8}), A)});
+    addStep("rmsnorm", LayerType::kRMS_NORMALIZATION,
+            RMSNormalizationParams{-1, std::abs(randomFloat()) + 1e-5f},
+            {x, addTensor("rms_scale", makeDims({1, 8}), C)},
+            {addTensor("rmsnorm_out", makeDims({2, 4, 8, 8}), A)});
+    addStep("groupnorm", LayerType::kGROUP_NORMALIZATION,
+            GroupNormalizationParams{2, std::abs(randomFloat()) + 1e-5f},
+            {x, addTensor("gn_scale", makeDims({4}), C), addTensor("gn_bias", makeDims({4}), C)},
+            {addTensor("groupnorm_out", makeDims({2, 4, 8, 8}), A)});
 
     // A constant step: computes nothing, carries no parameters.
     addStep("const", LayerType::kCONSTANT, std::monostate{}, {}, {});
@@ -364,6 +372,14 @@ inline bool sameParams(const LayerParams& x, const LayerParams& y) {
   }
   if (const auto* a = std::get_if<LayerNormalizationParams>(&x)) {
     const auto& b = std::get<LayerNormalizationParams>(y);
+    return a->axis == b.axis && sameFloat(a->epsilon, b.epsilon);
+  }
+  if (const auto* a = std::get_if<GroupNormalizationParams>(&x)) {
+    const auto& b = std::get<GroupNormalizationParams>(y);
+    return a->numGroups == b.numGroups && sameFloat(a->epsilon, b.epsilon);
+  }
+  if (const auto* a = std::get_if<RMSNormalizationParams>(&x)) {
+    const auto& b = std::get<RMSNormalizationParams>(y);
     return a->axis == b.axis && sameFloat(a->epsilon, b.epsilon);
   }
   return true;  // monostate
