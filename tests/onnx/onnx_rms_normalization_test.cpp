@@ -23,10 +23,12 @@ Model rmsNormModel(const std::vector<float>& scale, int64_t axis, int64_t opset)
 TEST(OnnxRMSNormalization, OutputMatchesTheDefinition) {
   Rng rng;
   for (int64_t axis : {1, -1}) {
+    // Opset 23's op, imported at any opset kiln reads: 17 and its highest, 21.
+    const int64_t opset = axis == 1 ? 17 : 21;
     const int64_t len = axis == 1 ? 6 : 3;
     const auto x = rng.floats(24, -4.f, 4.f), scale = rng.floats(size_t(len));
     std::map<std::string, Tensor> out;
-    const Status s = run(rmsNormModel(scale, axis, 17), {{"x", x}}, out);
+    const Status s = run(rmsNormModel(scale, axis, opset), {{"x", x}}, out);
     ASSERT_TRUE(s.isOk()) << s.toString();
     std::vector<float> y;
     for (int64_t r = 0; r < 24 / len; ++r) {
