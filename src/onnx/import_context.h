@@ -131,6 +131,7 @@ void addElementwiseImporters(ImporterTable& t);
 void addConvImporters(ImporterTable& t);
 void addPoolImporters(ImporterTable& t);
 void addMatmulImporters(ImporterTable& t);
+void addEinsumImporters(ImporterTable& t);
 void addShapeImporters(ImporterTable& t);
 void addTensorImporters(ImporterTable& t);
 void addResizeImporters(ImporterTable& t);
