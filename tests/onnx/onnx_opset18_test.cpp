@@ -16,7 +16,7 @@ TEST(OnnxOpset18, ReduceAxesAsAnInput) {
   attrInt(mean, "keepdims", 0);
   m.initInts("last", {-1});
   m.node("ReduceMax", {"x", "last"}, {"max"});
-  m.node("ReduceSum", {"x"}, {"all"});  // no axes: every axis
+  m.node("ReduceSum", {"x"}, {"all"});                 // no axes: every axis
   auto& noop = m.node("ReduceMean", {"x"}, {"kept"});  // no axes and noop: x itself
   attrInt(noop, "noop_with_empty_axes", 1);
   m.node("Neg", {"kept"}, {"same"});
