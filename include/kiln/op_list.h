@@ -17,6 +17,7 @@
 #include "kiln/ops/expand.h"
 #include "kiln/ops/gather.h"
 #include "kiln/ops/gemm.h"
+#include "kiln/ops/group_normalization.h"
 #include "kiln/ops/layer_normalization.h"
 #include "kiln/ops/lrn.h"
 #include "kiln/ops/matrix_multiply.h"
@@ -26,6 +27,7 @@
 #include "kiln/ops/reduce.h"
 #include "kiln/ops/reformat.h"
 #include "kiln/ops/resize.h"
+#include "kiln/ops/rms_normalization.h"
 #include "kiln/ops/roi_align.h"
 #include "kiln/ops/select.h"
 #include "kiln/ops/shuffle.h"
@@ -63,7 +65,9 @@
   X(ROI_ALIGN, 23, RoiAlign)                     \
   X(TRILU, 24, Trilu)                            \
   X(LAYER_NORMALIZATION, 25, LayerNormalization) \
-  X(ATTENTION, 26, Attention)
+  X(ATTENTION, 26, Attention)                     \
+  X(RMS_NORMALIZATION, 27, RMSNormalization)     \
+  X(GROUP_NORMALIZATION, 28, GroupNormalization)
 
 // How many lines KILN_BUILTIN_OPS has; kiln/layers.h checks it.
-#define KILN_BUILTIN_OP_COUNT 25
+#define KILN_BUILTIN_OP_COUNT 27

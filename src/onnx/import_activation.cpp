@@ -48,6 +48,8 @@ double evalActivation(const ActivationParams& p, double x) {
     case ActivationType::kGELU_TANH:
       return 0.5 * x *
              (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+    case ActivationType::kMISH:
+      return x * std::tanh(std::log1p(std::exp(x)));
     case ActivationType::kNOT:
       return x == 0;
   }
@@ -129,6 +131,8 @@ void addActivationImporters(ImporterTable& t) {
                          n.attrFloat("gamma", 1.05070102214813232421875f)});
                }});
   t.push_back({"Softplus", simple(A::kSOFTPLUS)});
+  // Mish (opset 18; like every op whose form never changed, imported whatever the model's opset).
+  t.push_back({"Mish", simple(A::kMISH)});
   t.push_back({"Erf", simple(A::kERF)});
   t.push_back({"Exp", simple(A::kEXP)});
   t.push_back({"Log", simple(A::kLOG)});

@@ -36,6 +36,12 @@ int64_t saturatingInt64(double v) {
   return int64_t(v);
 }
 
+std::string dimsText(const Dims& d) {
+  std::string s = "[";
+  for (int32_t a = 0; a < d.nbDims; ++a) s += (a ? "," : "") + std::to_string(d.d[a]);
+  return s + "]";
+}
+
 Dims dimsOf(const std::vector<int64_t>& v) {
   Dims d;
   if (v.size() > size_t(Dims::kMaxDims)) {

@@ -131,6 +131,7 @@ void addElementwiseImporters(ImporterTable& t);
 void addConvImporters(ImporterTable& t);
 void addPoolImporters(ImporterTable& t);
 void addMatmulImporters(ImporterTable& t);
+void addEinsumImporters(ImporterTable& t);
 void addShapeImporters(ImporterTable& t);
 void addTensorImporters(ImporterTable& t);
 void addResizeImporters(ImporterTable& t);
@@ -154,6 +155,7 @@ bool lookupName(const std::string& name, std::initializer_list<std::pair<const c
   return false;
 }
 Dims dimsOf(const std::vector<int64_t>& v);
+std::string dimsText(const Dims& d);                // "[2,3,4]", for messages
 std::vector<int64_t> toInts(const ConstTensor& c);  // exact for integer constants
 int64_t saturatingInt64(double v);                  // beyond int64: saturates; NaN: 0
 ConstTensor intsConstant(const std::vector<int64_t>& v, DataType type = DataType::kINT64);

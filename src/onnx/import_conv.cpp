@@ -1,6 +1,6 @@
-// Conv, ConvTranspose, BatchNormalization, InstanceNormalization, LayerNormalization and LRN, as
-// plain layers: a BatchNormalization after a Conv is the builder's to fold
-// (src/builder/passes/affine_folding.cpp).
+// Conv, ConvTranspose, BatchNormalization, InstanceNormalization, LayerNormalization,
+// RMSNormalization, GroupNormalization and LRN, as plain layers: a BatchNormalization after a Conv
+// is the builder's to fold (src/builder/passes/affine_folding.cpp).
 #include <cmath>
 
 #include "onnx/import_context.h"
@@ -269,6 +269,97 @@ Status importLayerNorm(NodeContext& n) {
   return layerNormStatistics(n, *x, p.axis, p.epsilon);
 }
 
+// RMSNormalization (opset 23): inputs X and scale, attributes axis (default -1), epsilon (1e-5)
+// and stash_type (1 only, as for LayerNormalization). kiln imports it at any opset it parses, as
+// it does every op whose form never changed: a model asks for the op, and there is one meaning.
+Status importRmsNorm(NodeContext& n) {
+  KILN_RETURN_IF_ERROR(n.requireInputs(2, 2));
+  const int64_t stash = n.attrInt("stash_type", 1);
+  if (stash != 1)
+    return n.unsupportedError("stash_type " + std::to_string(stash) +
+                              " is not supported: kiln computes the statistics in float "
+                              "(stash_type 1) whatever the input type");
+  ITensor *x = nullptr, *scale = nullptr;
+  KILN_RETURN_IF_ERROR(n.tensor(0, x));
+  KILN_RETURN_IF_ERROR(n.tensor(1, scale));
+  RMSNormalizationParams p;
+  KILN_RETURN_IF_ERROR(n.axis(n.attrInt("axis", -1), x->getDimensions().nbDims, p.axis));
+  p.epsilon = n.attrFloat("epsilon", 1e-5f);
+  return n.setLayerOutputs(n.net().addLayer(p, {x, scale}));
+}
+
+// GroupNormalization's Scale or B (input i) as the layer's per-channel [C]. Opset 21 gives them per
+// channel; opset 18 gave one value per group ([G], which ONNX deprecated as a mistake), each then
+// repeated for the group's C / G channels: folded when constant, else reshape [G, 1], expand to
+// [G, C / G] and reshape to [C]. A model below opset 18 (kiln imports the op at any opset) is
+// read as opset 18.
+Status groupNormParam(NodeContext& n, int32_t i, int64_t channels, int64_t groups, ITensor*& out) {
+  const char* what = i == 1 ? "scale" : "bias";
+  const Dims d = n.dims(i);
+  const bool perChannel = n.opset() >= 21;
+  const int64_t want = perChannel ? channels : groups;
+  if (d.nbDims != 1 || d.d[0] != want) {
+    std::string message = std::string(what) + " is " + dimsText(d) + ", expected [" +
+                          std::to_string(want) + "] (one per " +
+                          (perChannel ? "channel" : "group") + " at opset " +
+                          std::to_string(n.opset()) + ")";
+    if (!perChannel && d.nbDims == 1 && d.d[0] == channels)
+      message += "; one per channel is opset 21's form, and this model imports opset " +
+                 std::to_string(n.opset());
+    return n.error(message);
+  }
+  if (perChannel || groups == channels) return n.tensor(i, out);
+  const int64_t perGroup = channels / groups;
+  if (n.isConstant(i)) {
+    const ConstTensor* c = nullptr;
+    KILN_RETURN_IF_ERROR(n.constant(i, c));
+    ConstTensor wide = ConstTensor::make(c->type, makeDims({channels}));
+    for (int64_t k = 0; k < channels; ++k) wide.set(k, c->at(k / perGroup));
+    Value v;
+    v.constant = std::make_shared<const ConstTensor>(std::move(wide));
+    return constantTensor(n.ctx, v, n.node.output(0) + "_gn_" + what, out);
+  }
+  ITensor* p = nullptr;
+  KILN_RETURN_IF_ERROR(n.tensor(i, p));
+  ILayer* column = addReshape(n.net(), *p, makeDims({groups, 1}));
+  if (!column) return n.layerError();
+  ILayer* wide =
+      n.net().addExpand(*column->getOutput(0), ExpandParams{makeDims({groups, perGroup})});
+  if (!wide) return n.layerError();
+  ILayer* flat = addReshape(n.net(), *wide->getOutput(0), makeDims({channels}));
+  if (!flat) return n.layerError();
+  out = flat->getOutput(0);
+  return Status::ok();
+}
+
+// GroupNormalization (opsets 18 and 21): attributes num_groups (required), epsilon (1e-5) and,
+// from opset 21, stash_type (1 only, as for LayerNormalization).
+Status importGroupNorm(NodeContext& n) {
+  KILN_RETURN_IF_ERROR(n.requireInputs(3, 3));
+  if (!n.attr("num_groups")) return n.error("attribute 'num_groups' is required");
+  const int64_t groups = n.attrInt("num_groups", 1);
+  const int64_t stash = n.attrInt("stash_type", 1);
+  if (stash != 1)
+    return n.unsupportedError("stash_type " + std::to_string(stash) +
+                              " is not supported: kiln computes the statistics in float "
+                              "(stash_type 1) whatever the input type");
+  ITensor* x = nullptr;
+  KILN_RETURN_IF_ERROR(n.tensor(0, x));
+  const Dims xd = x->getDimensions();
+  if (xd.nbDims < 2) return n.error("X must be [N, C, ...], got " + dimsText(xd));
+  const int64_t channels = xd.d[1];
+  if (groups < 1 || groups > channels || channels % groups != 0)
+    return n.error("num_groups " + std::to_string(groups) + " does not divide the " +
+                   std::to_string(channels) + " channels of X " + dimsText(xd));
+  ITensor *scale = nullptr, *bias = nullptr;
+  KILN_RETURN_IF_ERROR(groupNormParam(n, 1, channels, groups, scale));
+  KILN_RETURN_IF_ERROR(groupNormParam(n, 2, channels, groups, bias));
+  GroupNormalizationParams p;
+  p.numGroups = int32_t(groups);
+  p.epsilon = n.attrFloat("epsilon", 1e-5f);
+  return n.setLayerOutputs(n.net().addLayer(p, {x, scale, bias}));
+}
+
 Status importLrn(NodeContext& n) {
   KILN_RETURN_IF_ERROR(n.requireInputs(1, 1));
   ITensor* in = nullptr;
@@ -291,6 +382,8 @@ void addConvImporters(ImporterTable& t) {
   t.push_back({"BatchNormalization", importBatchNorm, {1, 2, 3, 4}});
   t.push_back({"InstanceNormalization", importInstanceNorm});
   t.push_back({"LayerNormalization", importLayerNorm});
+  t.push_back({"RMSNormalization", importRmsNorm});
+  t.push_back({"GroupNormalization", importGroupNorm});
   t.push_back({"LRN", importLrn});
 }
 

@@ -61,12 +61,6 @@ Status importRange(NodeContext& n) {
   return n.setOutput(0, std::move(out));
 }
 
-std::string dimsText(const Dims& d) {
-  std::string s = "[";
-  for (int32_t a = 0; a < d.nbDims; ++a) s += (a ? "," : "") + std::to_string(d.d[a]);
-  return s + "]";
-}
-
 // The reductions ScatterND combines an update with (opset 16: add, mul; 18: max, min).
 enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
 

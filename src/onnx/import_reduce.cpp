@@ -8,15 +8,19 @@ Status importReduce(NodeContext& n, ReduceOp op) {
   KILN_RETURN_IF_ERROR(n.requireInputs(1, 2));
   const Dims in = n.dims(0);
   std::vector<int64_t> axes;
-  // ReduceSum takes axes as an input from opset 13 (the others from 18).
-  if (n.node.op_type() == "ReduceSum" && n.opset() >= 13) {
+  // ReduceSum takes axes as an input from opset 13, the others from opset 18 (with
+  // noop_with_empty_axes, as ReduceSum 13); before, an attribute.
+  const bool axesInput = n.opset() >= 18 || (n.node.op_type() == "ReduceSum" && n.opset() >= 13);
+  if (axesInput) {
     if (n.hasInput(1)) {
       const ConstTensor* c = nullptr;
       KILN_RETURN_IF_ERROR(n.constant(1, c));
       axes = toInts(*c);
     }
   } else {
-    if (n.nbInputs() > 1) return n.error("expects 1 input");
+    if (n.nbInputs() > 1)
+      return n.error("expects 1 input at opset " + std::to_string(n.opset()) +
+                     " (axes is an attribute before opset 18)");
     axes = n.attrInts("axes");
   }
   ReduceParams p;
@@ -82,9 +86,10 @@ Status importSoftmax(NodeContext& n, bool log) {
 }  // namespace
 
 void addReduceImporters(ImporterTable& t) {
-  t.push_back({"ReduceMean", [](NodeContext& n) { return importReduce(n, ReduceOp::kMEAN); }});
+  // Input 1 (axes, where it is an input) must be a constant.
+  t.push_back({"ReduceMean", [](NodeContext& n) { return importReduce(n, ReduceOp::kMEAN); }, {1}});
   t.push_back({"ReduceSum", [](NodeContext& n) { return importReduce(n, ReduceOp::kSUM); }, {1}});
-  t.push_back({"ReduceMax", [](NodeContext& n) { return importReduce(n, ReduceOp::kMAX); }});
+  t.push_back({"ReduceMax", [](NodeContext& n) { return importReduce(n, ReduceOp::kMAX); }, {1}});
   t.push_back({"ArgMax", importArgMax});
   t.push_back({"Softmax", [](NodeContext& n) { return importSoftmax(n, false); }});
   t.push_back({"LogSoftmax", [](NodeContext& n) { return importSoftmax(n, true); }});

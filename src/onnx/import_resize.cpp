@@ -1,4 +1,6 @@
-// Resize (opset 10, 11+) and Upsample: nearest and linear, scales or sizes known at parse time.
+// Resize (opset 10, 11+, 18's axes and keep_aspect_ratio_policy) and Upsample: nearest and linear,
+// scales or sizes known at parse time.
+#include <algorithm>
 #include <cmath>
 
 #include "onnx/import_context.h"
@@ -17,9 +19,11 @@ Status modeOf(NodeContext& n, ResizeParams& p) {
   return Status::ok();
 }
 
-// Output dims from per-axis scales (floor(in * scale)) or from explicit sizes.
+// Output dims from per-axis scales (floor(in * scale)) or from explicit sizes. `sizeScales`, when
+// not empty, holds the scale each axis maps coordinates with where it is not sizes / in (opset
+// 18's keep_aspect_ratio_policy: one scale for every resized axis).
 Status finish(NodeContext& n, ResizeParams& p, const std::vector<float>& scales,
-              const std::vector<int64_t>& sizes) {
+              const std::vector<int64_t>& sizes, const std::vector<float>& sizeScales = {}) {
   const Dims in = n.dims(0);
   p.outputDims = in;
   if (!sizes.empty()) {
@@ -28,7 +32,8 @@ Status finish(NodeContext& n, ResizeParams& p, const std::vector<float>& scales,
     for (int32_t k = 0; k < in.nbDims; ++k) {
       if (sizes[size_t(k)] <= 0) return n.error("sizes must be positive");
       p.outputDims.d[k] = sizes[size_t(k)];
-      p.scales[k] = float(double(sizes[size_t(k)]) / double(in.d[k]));
+      p.scales[k] = sizeScales.empty() ? float(double(sizes[size_t(k)]) / double(in.d[k]))
+                                       : sizeScales[size_t(k)];
     }
   } else {
     if (int32_t(scales.size()) != in.nbDims)
@@ -78,6 +83,62 @@ Status importUpsample(NodeContext& n) {
   return finish(n, p, scales, {});
 }
 
+// Opset 18's axes and keep_aspect_ratio_policy: scales or sizes for the listed axes only (the
+// others keep their size, scale 1), and with sizes a policy other than "stretch" resizes every
+// listed axis by one scale, the smallest (not_larger) or largest (not_smaller) of sizes / in,
+// to floor(scale * in + 0.5), as ONNX's reference does.
+Status resizeAxes(NodeContext& n, ResizeParams& p, std::vector<float> scales,
+                  std::vector<int64_t> sizes) {
+  const Dims in = n.dims(0);
+  std::vector<int32_t> axes;
+  if (n.attr("axes")) {
+    std::vector<bool> seen(size_t(std::max(in.nbDims, 0)), false);
+    for (int64_t a : n.attrInts("axes")) {
+      int32_t ax;
+      KILN_RETURN_IF_ERROR(n.axis(a, in.nbDims, ax));
+      if (seen[size_t(ax)]) return n.error("axis " + std::to_string(ax) + " appears twice in axes");
+      seen[size_t(ax)] = true;
+      axes.push_back(ax);
+    }
+    const size_t given = sizes.empty() ? scales.size() : sizes.size();
+    if (given != axes.size())
+      return n.error(std::string(sizes.empty() ? "scales" : "sizes") + " has " +
+                     std::to_string(given) + " values for " + std::to_string(axes.size()) +
+                     " axes");
+    std::vector<float> fullScales(size_t(in.nbDims), 1.f);
+    std::vector<int64_t> fullSizes(in.d, in.d + in.nbDims);
+    for (size_t k = 0; k < axes.size(); ++k) {
+      if (sizes.empty())
+        fullScales[size_t(axes[k])] = scales[k];
+      else
+        fullSizes[size_t(axes[k])] = sizes[k];
+    }
+    if (sizes.empty())
+      scales = std::move(fullScales);
+    else
+      sizes = std::move(fullSizes);
+  } else {
+    for (int32_t k = 0; k < in.nbDims; ++k) axes.push_back(k);
+  }
+  const std::string policy = n.attrString("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    return n.error("unknown keep_aspect_ratio_policy '" + policy + "'");
+  if (policy == "stretch" || sizes.empty()) return finish(n, p, scales, sizes);
+  if (int32_t(sizes.size()) != in.nbDims) return n.error("sizes must have one value per input dim");
+  double scale = policy == "not_larger" ? INFINITY : 0.0;
+  for (int32_t ax : axes) {
+    if (in.d[ax] == 0) return n.error("keep_aspect_ratio_policy needs non-empty resized axes");
+    const double r = double(sizes[size_t(ax)]) / double(in.d[ax]);
+    scale = policy == "not_larger" ? std::min(scale, r) : std::max(scale, r);
+  }
+  std::vector<float> sizeScales(size_t(in.nbDims), 1.f);
+  for (int32_t ax : axes) {
+    sizes[size_t(ax)] = int64_t(std::floor(scale * double(in.d[ax]) + 0.5));
+    sizeScales[size_t(ax)] = float(scale);
+  }
+  return finish(n, p, scales, sizes, sizeScales);
+}
+
 Status importResize(NodeContext& n) {
   ResizeParams p;
   KILN_RETURN_IF_ERROR(modeOf(n, p));
@@ -119,9 +180,9 @@ Status importResize(NodeContext& n) {
   if (n.attrInt("exclude_outside", 0) != 0)
     return n.unsupportedError("exclude_outside is not supported");
   if (n.attr("antialias") && n.attrInt("antialias", 0) != 0)
-    return n.unsupportedError("antialias is not supported");
-  if (n.attr("axes")) return n.unsupportedError("the axes attribute is not supported");
-  return finish(n, p, scales, sizes);
+    return n.unsupportedError(
+        "antialias is not supported (kiln's resize does not widen its filter when downscaling)");
+  return resizeAxes(n, p, scales, sizes);
 }
 
 }  // namespace

@@ -126,6 +126,25 @@ Status importSplit(NodeContext& n) {
   }
   const int32_t outs = n.node.output_size();
   if (outs < 1) return n.error("needs at least one output");
+  // Opset 18: without split, num_outputs (required then) parts of ceil(size / num_outputs), the
+  // last one smaller when the size does not divide; before, equal parts, one per output.
+  const onnx::AttributeProto* numOutputs = n.attr("num_outputs");
+  if (split.empty() && n.opset() >= 18) {
+    if (!numOutputs) return n.error("needs the split input or the num_outputs attribute");
+    const int64_t parts = n.attrInt("num_outputs", 0);
+    if (parts != outs)
+      return n.error("num_outputs is " + std::to_string(parts) + " but the node has " +
+                     std::to_string(outs) + " outputs");
+    const int64_t chunk = (in.d[ax] + parts - 1) / parts;
+    if (chunk * (parts - 1) >= in.d[ax] && in.d[ax] > 0)
+      return n.error("axis size " + std::to_string(in.d[ax]) + " does not split into " +
+                     std::to_string(parts) + " parts of " + std::to_string(chunk) +
+                     " (the last would be empty)");
+    for (int64_t o = 0, left = in.d[ax]; o < parts; ++o, left -= chunk)
+      split.push_back(std::min(chunk, left));
+  } else if (!split.empty() && numOutputs) {
+    return n.error("takes split or num_outputs, not both");
+  }
   if (split.empty()) {
     if (in.d[ax] % outs != 0)
       return n.error("axis size " + std::to_string(in.d[ax]) + " does not split into " +
@@ -318,7 +337,6 @@ Status importPad(NodeContext& n) {
     p.value = n.attrFloat("value", 0.f);
   } else {
     KILN_RETURN_IF_ERROR(n.requireInputs(2, 4));
-    if (n.hasInput(3)) return n.unsupportedError("the axes input is not supported");
     const ConstTensor* c = nullptr;
     KILN_RETURN_IF_ERROR(n.constant(1, c));
     pads = toInts(*c);
@@ -326,6 +344,27 @@ Status importPad(NodeContext& n) {
       KILN_RETURN_IF_ERROR(n.constant(2, c));
       if (c->count() != 1) return n.error("constant_value must be a scalar");
       p.value = float(c->at(0));
+    }
+    // Opset 18's axes (a constant): pads then hold a begin and an end for each listed axis only;
+    // the other dims are not padded.
+    if (n.hasInput(3)) {
+      KILN_RETURN_IF_ERROR(n.constant(3, c));
+      const std::vector<int64_t> axes = toInts(*c);
+      if (pads.size() != 2 * axes.size())
+        return n.error("pads has " + std::to_string(pads.size()) + " values for " +
+                       std::to_string(axes.size()) + " axes; expected two per axis");
+      std::vector<int64_t> full(size_t(2 * in.nbDims), 0);
+      std::vector<bool> seen(size_t(in.nbDims), false);
+      for (size_t k = 0; k < axes.size(); ++k) {
+        int32_t ax;
+        KILN_RETURN_IF_ERROR(n.axis(axes[k], in.nbDims, ax));
+        if (seen[size_t(ax)])
+          return n.error("axis " + std::to_string(ax) + " appears twice in axes");
+        seen[size_t(ax)] = true;
+        full[size_t(ax)] = pads[k];
+        full[size_t(ax + in.nbDims)] = pads[k + axes.size()];
+      }
+      pads = std::move(full);
     }
   }
   if (int32_t(pads.size()) != 2 * in.nbDims)
@@ -368,7 +407,7 @@ void addTensorImporters(ImporterTable& t) {
   t.push_back({"Gather", importGather});
   t.push_back({"Expand", importExpand, {1}});
   t.push_back({"Tile", importTile, {1}});
-  t.push_back({"Pad", importPad, {1, 2}});
+  t.push_back({"Pad", importPad, {1, 2, 3}});
   t.push_back({"Trilu", importTrilu, {1}});
 }
 

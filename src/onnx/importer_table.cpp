@@ -17,6 +17,7 @@ const std::map<std::string, ImporterEntry>& table() {
     addConvImporters(list);
     addPoolImporters(list);
     addMatmulImporters(list);
+    addEinsumImporters(list);
     addShapeImporters(list);
     addTensorImporters(list);
     addResizeImporters(list);

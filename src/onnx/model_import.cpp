@@ -14,9 +14,14 @@ using onnx_import::NodeContext;
 
 // protobuf refuses messages over 2 GiB; kiln keeps weights inside the model.
 constexpr size_t kMaxModelBytes = size_t(2000) << 20;
-// Opsets 7 to 17 are the target; older models (PyTorch's exporter wrote opset 6 for years) are
+// Opsets 7 to 21 are the target; older models (PyTorch's exporter wrote opset 6 for years) are
 // read too where the importers know the legacy forms (broadcast attributes, attribute inputs).
-constexpr int64_t kMinOpset = 1, kMaxOpset = 17;
+// Where a form changed in 18 to 21 the importer reads each: Reduce* axes as an input and
+// noop_with_empty_axes (18), Split's num_outputs (18), Pad's axes input (18), Resize's axes and
+// keep_aspect_ratio_policy (18), GroupNormalization's per-channel Scale and B (21); what kiln
+// cannot do is refused by name (Resize antialias and half_pixel_symmetric, Pad's wrap mode,
+// AveragePool dilations). The others changed only in the types they take.
+constexpr int64_t kMinOpset = 1, kMaxOpset = 21;
 
 Status importInputs(ImportContext& ctx, const onnx::GraphProto& g) {
   for (const auto& init : g.initializer()) {

@@ -13,6 +13,31 @@ bool floatsInFp32(const char* op, std::vector<DataType>& types, std::string& why
   return true;
 }
 
+Status checkRowParam(const char* layer, const Dims& x, int32_t axis, const Dims& p,
+                     const char* what) {
+  const int32_t rowRank = x.nbDims - axis;
+  Dims row;
+  row.nbDims = rowRank;
+  for (int32_t i = 0; i < rowRank; ++i) row.d[i] = x.d[axis + i];
+  const std::string problem = std::string(layer) + ": " + what + " " + dimsString(p) +
+                              " does not broadcast to the normalised dims X.shape[" +
+                              std::to_string(axis) + ":] = " + dimsString(row) + " (X is " +
+                              dimsString(x) + ")";
+  for (int32_t i = 0; i < p.nbDims; ++i) {
+    const int32_t r = i - (p.nbDims - rowRank);  // the aligned dim of the row, or < 0
+    if (r < 0) {
+      if (p.d[i] != 1)
+        return invalidArgument(problem + ": its dim " + std::to_string(i) +
+                               " lies before the axis and must be 1");
+    } else if (p.d[i] != 1 && p.d[i] != row.d[r]) {
+      return invalidArgument(problem + ": its dim " + std::to_string(i) + " is " +
+                             std::to_string(p.d[i]) + ", expected 1 or " +
+                             std::to_string(row.d[r]));
+    }
+  }
+  return Status::ok();
+}
+
 bool movedFloatsInFp32(std::vector<DataType>& types) {
   for (DataType& t : types)
     if (isFloatType(t)) t = DataType::kFLOAT;

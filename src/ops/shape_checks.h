@@ -93,6 +93,13 @@ inline Status checkEpsilon(const char* layer, float epsilon) {
   return Status::ok();
 }
 
+// A row normalisation's parameter (LayerNormalization's Scale and B, RMSNormalization's Scale) must
+// broadcast unidirectionally to the normalised dims x.d[axis:]: trailing dims aligned, each 1 or
+// the row's extent; dims before the row's (a higher rank) only 1. `what` names it ("Scale (input
+// 1)"); `axis` is in [0, rank).
+Status checkRowParam(const char* layer, const Dims& x, int32_t axis, const Dims& p,
+                     const char* what);
+
 inline Status checkFloatInput(const char* layer, const TensorShape& s, size_t index) {
   if (!isFloatType(s.type))
     return invalidArgument(std::string(layer) + ": input " + std::to_string(index) + " is " +

@@ -288,6 +288,14 @@ class PlanMaker {
     addStep("attention", LayerType::kATTENTION, AttentionParams{randomFloat(), true},
             {x, x, x, addTensor("attention_mask", makeDims({8, 8}), C)},
             {addTensor("attention_out", makeDims({2, 4, 8, 8}), A)});
+    addStep("rmsnorm", LayerType::kRMS_NORMALIZATION,
+            RMSNormalizationParams{-1, std::abs(randomFloat()) + 1e-5f},
+            {x, addTensor("rms_scale", makeDims({1, 8}), C)},
+            {addTensor("rmsnorm_out", makeDims({2, 4, 8, 8}), A)});
+    addStep("groupnorm", LayerType::kGROUP_NORMALIZATION,
+            GroupNormalizationParams{2, std::abs(randomFloat()) + 1e-5f},
+            {x, addTensor("gn_scale", makeDims({4}), C), addTensor("gn_bias", makeDims({4}), C)},
+            {addTensor("groupnorm_out", makeDims({2, 4, 8, 8}), A)});
 
     // A constant step: computes nothing, carries no parameters.
     addStep("const", LayerType::kCONSTANT, std::monostate{}, {}, {});
@@ -372,6 +380,14 @@ inline bool sameParams(const LayerParams& x, const LayerParams& y) {
   if (const auto* a = std::get_if<AttentionParams>(&x)) {
     const auto& b = std::get<AttentionParams>(y);
     return sameFloat(a->scale, b.scale) && a->keyTransposed == b.keyTransposed;
+  }
+  if (const auto* a = std::get_if<GroupNormalizationParams>(&x)) {
+    const auto& b = std::get<GroupNormalizationParams>(y);
+    return a->numGroups == b.numGroups && sameFloat(a->epsilon, b.epsilon);
+  }
+  if (const auto* a = std::get_if<RMSNormalizationParams>(&x)) {
+    const auto& b = std::get<RMSNormalizationParams>(y);
+    return a->axis == b.axis && sameFloat(a->epsilon, b.epsilon);
   }
   return true;  // monostate
 }

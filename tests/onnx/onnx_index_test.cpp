@@ -66,8 +66,8 @@ TEST(OnnxIndex, ScatterNdFoldsWithEveryReduction) {
                                                                          {"min", {1, 2, 3, 4}}};
   for (const auto& [reduction, want] : cases) {
     SCOPED_TRACE(reduction);
-    // max and min are opset 18's; kiln reads opsets up to 17 so far, and takes them there too.
-    Model m(16);
+    // max and min are opset 18's; kiln takes them at 16 too.
+    Model m(reduction == "max" || reduction == "min" ? 18 : 16);
     m.input("x", {4});
     m.initFloat("data", {4}, {1, 2, 3, 4});
     m.initInts("ind", {1, 3}, std::vector<int64_t>{2, 1});

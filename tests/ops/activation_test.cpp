@@ -13,7 +13,7 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Shape rule
 
-// The float activations from elu on, as ints: elu..erf, then (after not) the two GELUs.
+// The float activations from elu on, as ints: elu..erf, then (after not) the two GELUs and Mish.
 std::vector<int> floatActivationsFromElu() {
   std::vector<int> v;
   for (int t = static_cast<int>(ActivationType::kELU); t <= static_cast<int>(ActivationType::kERF);
@@ -21,6 +21,7 @@ std::vector<int> floatActivationsFromElu() {
     v.push_back(t);
   v.push_back(static_cast<int>(ActivationType::kGELU));
   v.push_back(static_cast<int>(ActivationType::kGELU_TANH));
+  v.push_back(static_cast<int>(ActivationType::kMISH));
   return v;
 }
 
@@ -32,8 +33,8 @@ TEST(InferActivation, SameShapeFloatOnly) {
   EXPECT_EQ(s.type, DataType::kHALF);
   inferFails(ops::Activation::infer, p, {shape({3}, DataType::kINT32)}, "floating-point");
   inferFails(ops::Activation::infer, p, {shape({3}), shape({3})}, "expects 1 input");
-  p.type = static_cast<ActivationType>(20);
-  inferFails(ops::Activation::infer, p, {shape({3})}, "unknown activation type 20");
+  p.type = static_cast<ActivationType>(21);
+  inferFails(ops::Activation::infer, p, {shape({3})}, "unknown activation type 21");
 }
 
 TEST(InferOnnxActivation, TypesPerActivation) {
@@ -183,6 +184,8 @@ double expectedActivation(ActivationType t, double v, double alpha, double beta)
     case ActivationType::kGELU_TANH:
       return 0.5 * v *
              (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)));
+    case ActivationType::kMISH:
+      return v * std::tanh(std::log(1 + std::exp(v)));
     default:
       ADD_FAILURE() << "no formula for type " << static_cast<int>(t);
       return 0;
@@ -234,6 +237,16 @@ TEST(OnnxActivation, HandComputedAndEdges) {
   const auto rc = runActivation(act(ActivationType::kRECIPROCAL), std::vector<float>{0.f, -4.f});
   EXPECT_EQ(rc[0], inf);
   EXPECT_EQ(rc[1], -0.25f);
+  // mish: x where softplus(x) saturates tanh, 0 where it underflows, and (x * tanh(log1p(exp(x)))
+  // in double) mish(1) = 0.86509839, mish(-1) = -0.30340146.
+  const auto mish = runActivation(act(ActivationType::kMISH),
+                                  std::vector<float>{200.f, -200.f, 1.f, -1.f, inf, -inf});
+  EXPECT_EQ(mish[0], 200.f);
+  EXPECT_EQ(mish[1], 0.f);
+  EXPECT_NEAR(mish[2], 0.86509839f, 1e-7f);
+  EXPECT_NEAR(mish[3], -0.30340146f, 1e-7f);
+  EXPECT_EQ(mish[4], inf);
+  EXPECT_TRUE(std::isnan(mish[5]));  // -inf * tanh(0), as in IEEE double
   for (int t : floatActivationsFromElu()) {
     const auto y =
         runActivation(act(static_cast<ActivationType>(t), 1.f, 1.f), std::vector<float>{nan});

@@ -34,7 +34,8 @@
   X(kRECIPROCAL)                  \
   X(kERF)                         \
   X(kGELU)                        \
-  X(kGELU_TANH)
+  X(kGELU_TANH)                   \
+  X(kMISH)
 
 namespace kiln::ops::activation {
 
@@ -84,6 +85,11 @@ KILN_HOST_DEVICE inline float activate(float x, float alpha, float beta) {
     // tanhf saturates to +-1 for large |x|, so the cube overflowing to inf still gives x or 0.
     const float inner = 0.79788456080286536f * (x + 0.044715f * x * x * x);
     return 0.5f * x * (1.f + tanhf(inner));
+  } else if constexpr (kType == ActivationType::kMISH) {
+    // softplus in its overflow-free form (as kSOFTPLUS); for large x tanhf gives exactly 1 and
+    // the result is x, for very negative x softplus underflows towards 0 and so does the product.
+    const float sp = (x > 0.f ? x : 0.f) + log1pf(expf(-fabsf(x)));
+    return x * tanhf(sp);
   } else {
     static_assert(kType == ActivationType::kERF, "not has no float form");
     return erff(x);

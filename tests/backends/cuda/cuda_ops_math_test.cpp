@@ -20,6 +20,7 @@ using kiln::DataType;
 using kiln::Dims;
 using kiln::ElementwiseOp;
 using kiln::ElementwiseParams;
+using kiln::GroupNormalizationParams;
 using kiln::LayerNormalizationParams;
 using kiln::LayerType;
 using kiln::LRNParams;
@@ -27,6 +28,7 @@ using kiln::makeDims;
 using kiln::NormalizationParams;
 using kiln::ReduceOp;
 using kiln::ReduceParams;
+using kiln::RMSNormalizationParams;
 using kiln::SoftmaxParams;
 using kiln::TensorFormat;
 using kiln::testing::OpCase;
@@ -189,6 +191,7 @@ void addActivation(std::vector<OpCase>& cases) {
       {"erf", ActivationType::kERF, 0, 0, -3, 3},
       {"gelu", ActivationType::kGELU, 0, 0, -5, 5},
       {"gelu_tanh", ActivationType::kGELU_TANH, 0, 0, -5, 5},
+      {"mish", ActivationType::kMISH, 0, 0, -8, 8},
   };
   for (const A& a : acts) {
     for (const Dims& d : {makeDims({2, 3, 5, 7}), makeDims({17}), makeDims({3, 1, 4, 1, 5})}) {
@@ -403,6 +406,68 @@ void addLayerNormalization(std::vector<OpCase>& cases) {
   }
 }
 
+void addRmsNormalization(std::vector<OpCase>& cases) {
+  struct R {
+    Dims x;
+    int32_t axis;
+    Dims scale;
+    float lo, hi;
+  };
+  const R shapes[] = {
+      {makeDims({4, 16}), -1, makeDims({16}), -2.f, 3.f},
+      {makeDims({2, 3, 5, 7}), 1, makeDims({3, 5, 7}), -2.f, 3.f},
+      {makeDims({2, 3, 5, 7}), -2, makeDims({5, 1}), -2.f, 3.f},
+      {makeDims({2, 3, 5, 7}), 0, makeDims({1}), -2.f, 3.f},
+      {makeDims({3, 2000}), -1, makeDims({2000}), -2.f, 3.f},
+      {makeDims({6, 1}), -1, makeDims({1}), -2.f, 3.f},
+      {makeDims({2, 0, 4}), 1, makeDims({0, 4}), -2.f, 3.f},
+      // Large activations: their squares overflow fp16.
+      {makeDims({5, 96}), -1, makeDims({96}), 200.f, 400.f},
+  };
+  for (const R& r : shapes) {
+    OpCase c;
+    c.name = "rms_norm_" + dimsName(r.x) + "_axis" +
+             std::to_string(r.axis < 0 ? r.axis + r.x.nbDims : r.axis) + "_scale" +
+             dimsName(r.scale) + (r.lo > 0 ? "_large" : "");
+    c.type = LayerType::kRMS_NORMALIZATION;
+    c.params = RMSNormalizationParams{r.axis, 1e-5f};
+    c.inputs = {input(r.x, r.lo, r.hi), input(r.scale, 0.5f, 2.f)};  // Scale as a tensor
+    c.floatTypes = kFloats;
+    cases.push_back(c);
+  }
+}
+
+void addGroupNormalization(std::vector<OpCase>& cases) {
+  struct G {
+    Dims x;
+    int32_t groups;
+    float lo, hi;
+  };
+  const G shapes[] = {
+      {makeDims({2, 6, 5, 7}), 3, -2.f, 3.f},
+      {makeDims({2, 6, 5, 7}), 1, -2.f, 3.f},
+      {makeDims({2, 6, 5, 7}), 6, -2.f, 3.f},
+      {makeDims({1, 32, 64}), 8, -2.f, 3.f},
+      {makeDims({3, 4}), 2, -2.f, 3.f},
+      {makeDims({2, 4, 0, 3}), 2, -2.f, 3.f},
+      {makeDims({2, 8, 3, 2, 2}), 4, -2.f, 3.f},
+      // Large activations with a small spread.
+      {makeDims({2, 4, 96}), 2, 40.f, 60.f},
+  };
+  for (const G& g : shapes) {
+    OpCase c;
+    c.name = "group_norm_" + dimsName(g.x) + "_groups" + std::to_string(g.groups) +
+             (g.lo > 0 ? "_offset" : "");
+    c.type = LayerType::kGROUP_NORMALIZATION;
+    c.params = GroupNormalizationParams{g.groups, 1e-5f};
+    OpInput scale = input(makeDims({g.x.d[1]}), 0.5f, 2.f);
+    scale.constant = true;
+    c.inputs = {input(g.x, g.lo, g.hi), scale, input(makeDims({g.x.d[1]}))};
+    c.floatTypes = kFloats;
+    cases.push_back(c);
+  }
+}
+
 std::vector<OpCase> mathCases() {
   std::vector<OpCase> cases;
   addElementwise(cases);
@@ -411,6 +476,8 @@ std::vector<OpCase> mathCases() {
   addReduce(cases);
   addNormalization(cases);
   addLayerNormalization(cases);
+  addRmsNormalization(cases);
+  addGroupNormalization(cases);
   return cases;
 }
 
