@@ -2,7 +2,7 @@
 """Exports small transformer-era models from PyTorch to ONNX, as users export them, with the
 input and PyTorch's output for each: torchvision's VisionTransformer, Swin and ConvNeXt, and
 torch.nn.TransformerEncoder (post-norm with ReLU, pre-norm with GELU, a padding mask, a causal
-mask), at opset 17 and, for some, opset 13.
+mask, a residual stream of large activations), at opset 17 and, for some, opset 13.
 Configurations are small (a few hundred thousand weights) so the test stays quick; every
 architectural feature of the full models is there (class token, position embedding, shifted
 windows with padding and masks, patch merging, depthwise convolutions, layer scale, LayerNorm
@@ -47,6 +47,24 @@ class PaddedEncoder(torch.nn.Module):
 
     def forward(self, x):
         return self.encoder(x, src_key_padding_mask=self.padding)
+
+
+class LargeActivationEncoder(torch.nn.Module):
+    """A pre-norm encoder whose residual stream carries values in the hundreds, as deep
+    transformers' do: a row's sum of squares (about 2.6e6 over 64 channels) overflows FP16
+    (65504), so LayerNorm and softmax must keep their statistics in FP32 for an FP16 plan to stay
+    finite (issue 11, item 3). The final LayerNorm brings the output back to unit scale."""
+
+    def __init__(self):
+        super().__init__()
+        layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128,
+                                                 batch_first=True, activation="gelu",
+                                                 norm_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, num_layers=2,
+                                                   norm=torch.nn.LayerNorm(64))
+
+    def forward(self, x):
+        return self.encoder(x * 200.0)
 
 
 class CausalEncoder(torch.nn.Module):
@@ -95,6 +113,8 @@ def models():
         ("padded_encoder", PaddedEncoder(), (3, 10, 32), 17),
         ("causal_encoder", CausalEncoder(), (2, 12, 32), 17),
         ("causal_encoder_opset13", CausalEncoder(), (2, 12, 32), 13),
+        ("large_activations", LargeActivationEncoder(), (2, 16, 64), 17),
+        ("large_activations_opset13", LargeActivationEncoder(), (2, 16, 64), 13),
     ]
 
 
