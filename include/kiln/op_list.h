@@ -29,6 +29,7 @@
 #include "kiln/ops/resize.h"
 #include "kiln/ops/rms_normalization.h"
 #include "kiln/ops/roi_align.h"
+#include "kiln/ops/scatter_nd.h"
 #include "kiln/ops/select.h"
 #include "kiln/ops/shuffle.h"
 #include "kiln/ops/slice.h"
@@ -65,9 +66,10 @@
   X(ROI_ALIGN, 23, RoiAlign)                     \
   X(TRILU, 24, Trilu)                            \
   X(LAYER_NORMALIZATION, 25, LayerNormalization) \
-  X(ATTENTION, 26, Attention)                     \
+  X(ATTENTION, 26, Attention)                    \
   X(RMS_NORMALIZATION, 27, RMSNormalization)     \
-  X(GROUP_NORMALIZATION, 28, GroupNormalization)
+  X(GROUP_NORMALIZATION, 28, GroupNormalization) \
+  X(SCATTER_ND, 29, ScatterND)
 
 // How many lines KILN_BUILTIN_OPS has; kiln/layers.h checks it.
-#define KILN_BUILTIN_OP_COUNT 27
+#define KILN_BUILTIN_OP_COUNT 28

@@ -2,7 +2,8 @@
 // them to build masks and index tables from static shapes (torchvision's Swin: its shifted-window
 // attention mask and relative position index), so with static shapes every input is known while
 // parsing and the result folds to a constant. Range's length depends on its values, so a
-// run-time Range needs dynamic shapes; a run-time ScatterND needs a built-in layer (issue 11).
+// run-time Range needs dynamic shapes. A ScatterND whose inputs are not all constants becomes the
+// built-in ScatterND layer (kiln/ops/scatter_nd.h), which applies the same rules at run time.
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -63,6 +64,8 @@ Status importRange(NodeContext& n) {
 
 // The reductions ScatterND combines an update with (opset 16: add, mul; 18: max, min).
 enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
+static_assert(int(Reduction::kAdd) == int(ScatterReduction::kADD) &&
+              int(Reduction::kMin) == int(ScatterReduction::kMIN));
 
 template <class T>
 T combine(Reduction r, T old, T update) {
@@ -85,14 +88,23 @@ T combine(Reduction r, T old, T update) {
 // indices, k <= rank(data) values) addresses a slice data[idx] of shape data.shape[k:], set to
 // (or combined with) the matching slice of updates, in order.
 Status importScatterNd(NodeContext& n) {
-  const ConstTensor* in[3] = {};
-  KILN_RETURN_IF_ERROR(threeConstants(n, in));
-  const ConstTensor *data = in[0], *indices = in[1], *updates = in[2];
+  KILN_RETURN_IF_ERROR(n.requireInputs(3, 3));
   const std::string reduction = n.attrString("reduction", "none");
   const char* const kNames[] = {"none", "add", "mul", "max", "min"};  // in Reduction's order
   const auto* named = std::find(std::begin(kNames), std::end(kNames), reduction);
   if (named == std::end(kNames)) return n.error("unknown reduction '" + reduction + "'");
   const auto r = static_cast<Reduction>(named - std::begin(kNames));
+  if (!n.isConstant(0) || !n.isConstant(1) || !n.isConstant(2)) {
+    // The layer's enum has Reduction's order (static_asserts below).
+    ScatterNDParams p;
+    p.reduction = static_cast<ScatterReduction>(r);
+    ITensor* x[3] = {};
+    for (int32_t i = 0; i < 3; ++i) KILN_RETURN_IF_ERROR(n.tensor(i, x[i]));
+    return n.setLayerOutputs(n.net().addLayer(p, {x[0], x[1], x[2]}));
+  }
+  const ConstTensor* in[3] = {};
+  KILN_RETURN_IF_ERROR(threeConstants(n, in));
+  const ConstTensor *data = in[0], *indices = in[1], *updates = in[2];
   if (indices->isFloat()) return n.error("indices must be integers");
   if (data->isFloat() != updates->isFloat())
     return n.error(std::string("data and updates must have one type, got ") +
@@ -146,7 +158,7 @@ Status importScatterNd(NodeContext& n) {
 
 void addIndexImporters(ImporterTable& t) {
   t.push_back({"Range", importRange, {0, 1, 2}});
-  t.push_back({"ScatterND", importScatterNd, {0, 1, 2}});
+  t.push_back({"ScatterND", importScatterNd});
 }
 
 }  // namespace kiln::onnx_import

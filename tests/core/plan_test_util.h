@@ -296,6 +296,10 @@ class PlanMaker {
             GroupNormalizationParams{2, std::abs(randomFloat()) + 1e-5f},
             {x, addTensor("gn_scale", makeDims({4}), C), addTensor("gn_bias", makeDims({4}), C)},
             {addTensor("groupnorm_out", makeDims({2, 4, 8, 8}), A)});
+    addStep("scatternd", LayerType::kSCATTER_ND, ScatterNDParams{ScatterReduction::kMAX},
+            {x, addTensor("scatter_indices", makeDims({3, 2}), C, DataType::kINT64),
+             addTensor("scatter_updates", makeDims({3, 8, 8}), C)},
+            {addTensor("scatternd_out", makeDims({2, 4, 8, 8}), A)});
 
     // A constant step: computes nothing, carries no parameters.
     addStep("const", LayerType::kCONSTANT, std::monostate{}, {}, {});
@@ -384,6 +388,9 @@ inline bool sameParams(const LayerParams& x, const LayerParams& y) {
   if (const auto* a = std::get_if<GroupNormalizationParams>(&x)) {
     const auto& b = std::get<GroupNormalizationParams>(y);
     return a->numGroups == b.numGroups && sameFloat(a->epsilon, b.epsilon);
+  }
+  if (const auto* a = std::get_if<ScatterNDParams>(&x)) {
+    return a->reduction == std::get<ScatterNDParams>(y).reduction;
   }
   if (const auto* a = std::get_if<RMSNormalizationParams>(&x)) {
     const auto& b = std::get<RMSNormalizationParams>(y);

@@ -251,6 +251,42 @@ void gatherCases(std::vector<OpCase>& out) {
   g("gather_r5_axis3", 3, makeDims({2, 1, 3, 5, 2}), makeDims({3}), DataType::kINT32, -5, 5);
 }
 
+// ScatterND: every reduction on floats, the integer types with their reductions and the moved
+// types without; repeated tuples (a small index range over many tuples) check the tuple order.
+void scatterNdCases(std::vector<OpCase>& out) {
+  auto sc = [&](const std::string& name, kiln::ScatterReduction r, Dims data, Dims indices,
+                Dims updates, int64_t lo, int64_t hi) {
+    kiln::ScatterNDParams p;
+    p.reduction = r;
+    OpInput idx = input(indices, DataType::kINT64);
+    idx.intLo = lo;
+    idx.intHi = hi;
+    OpCase base =
+        opCase(name.c_str(), LayerType::kSCATTER_ND, p, {input(data), idx, input(updates)});
+    out.push_back(base);
+    for (DataType t : kIntTypes) {
+      const bool arithmetic = t == DataType::kINT32 || t == DataType::kINT64;
+      if (r != kiln::ScatterReduction::kNONE && !arithmetic) continue;
+      OpCase c = base;
+      c.name += std::string("_") + typeTag(t);
+      c.floatTypes = {DataType::kFLOAT};
+      c.inputs[0] = input(data, t);
+      c.inputs[2] = input(updates, t);
+      out.push_back(c);
+    }
+  };
+  const char* names[] = {"none", "add", "mul", "max", "min"};
+  for (int r = 0; r < 5; ++r) {
+    const auto red = static_cast<kiln::ScatterReduction>(r);
+    sc(std::string("scatter_nd_") + names[r] + "_slices", red, makeDims({4, 5, 6}),
+       makeDims({3, 2}), makeDims({3, 6}), -4, 4);
+    sc(std::string("scatter_nd_") + names[r] + "_repeated_elements", red, makeDims({3, 4}),
+       makeDims({2, 3, 2}), makeDims({2, 3}), -3, 3);
+  }
+  sc("scatter_nd_whole_rows", kiln::ScatterReduction::kNONE, makeDims({6, 3, 2}), makeDims({2, 1}),
+     makeDims({2, 3, 2}), -6, 6);
+}
+
 void selectCases(std::vector<OpCase>& out) {
   auto s = [&](const char* name, Dims c, Dims x, Dims y) {
     addMover(out,
@@ -448,6 +484,7 @@ std::vector<OpCase> dataMovementCases() {
   paddingCases(out);
   tileExpandCases(out);
   gatherCases(out);
+  scatterNdCases(out);
   selectCases(out);
   reformatCases(out);
   resizeCases(out);
