@@ -256,9 +256,11 @@ namespace {
 // with one thread (same packed data, same k blocks in the same order, same edge handling):
 // results are bit-identical whatever the thread count or which thread takes which task.
 //
-// Below kMacsPerThread multiply-adds per thread, waking a worker costs more than it saves (a
-// wake-up is some microseconds; 2^19 multiply-adds take some tens on one core).
-constexpr int64_t kMacsPerThread = int64_t{1} << 19;
+// Below kMacsPerThread multiply-adds per thread, handing work to another thread costs more than
+// it saves: measured on a 2-core AVX-512 VM (bench/cpu_tactics_bench), with the workers still
+// spinning from the previous call, 128^3 (2M) was 0.76x on 2 threads, 160^3 (4M) 1.1x and
+// 197x197x64 (2.5M) 1.6x; 256^3 1.8x, the ViT-B/16 products 1.9-2.0x.
+constexpr int64_t kMacsPerThread = int64_t{1} << 20;
 
 struct Split {
   int slots = 1;                       // threads that share the work, each with its own scratch
