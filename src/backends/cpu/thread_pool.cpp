@@ -116,7 +116,13 @@ class Pool {
     uint64_t seen = 0;
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      auto ready = [&] { return stop_ || (open_ && generation_ != seen && slot < slots_); };
+      auto ready = [&] {
+        if (stop_) return true;
+        // A job with too few slots for this worker counts as seen, so that the spin below
+        // waits for the next one.
+        if (open_ && generation_ != seen && slot >= slots_) seen = generation_;
+        return open_ && generation_ != seen;
+      };
       if (!ready()) {
         lock.unlock();
         spinForJob(seen);
