@@ -68,7 +68,10 @@ fi
 if [ "${KILN_TSAN:-0}" = 1 ]; then
   echo "=== kiln tests: tsan (concurrency) ==="
   cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=thread >/dev/null
-  cmake --build build/tsan -j "$jobs" --target test_runtime test_lifecycle
+  cmake --build build/tsan -j "$jobs" --target test_runtime test_lifecycle test_backends_cpu
   TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/runtime/test_runtime --gtest_filter='Concurrency.*'
   TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/lifecycle/test_lifecycle --gtest_filter='*SeveralContexts*'
+  # The CPU backend's thread pool and sgemm on it, with more workers than cores.
+  TSAN_OPTIONS=halt_on_error=1 KILN_CPU_THREADS=4 build/tsan/tests/backends/cpu/test_backends_cpu \
+    --gtest_filter='ThreadPool.*:SgemmThreads.*'
 fi

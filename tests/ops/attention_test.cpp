@@ -1,15 +1,18 @@
 // Attention (src/ops/attention/): the shape and type rules, the CPU reference against the
 // definition written out here (scores, the softmax over keys, the weighted sum of V, in double),
 // and the blocked tactic against the reference on random problems that cross its 64-row and
-// 256-key blocks, with every mask shape and batch broadcast; the softmax's special rows (masked
+// 256-key blocks, with every mask shape and batch broadcast, and bit for bit the same on any
+// thread count; the softmax's special rows (masked
 // out entirely: NaN, as the unfused chain gives; masked in the first key block only: finite).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "backends/cpu/thread_pool.h"
 #include "kiln/float16.h"
 #include "ops/op_test_util.h"
 
@@ -181,6 +184,33 @@ TEST(Attention, BlockedMatchesTheReferenceAcrossItsBlocks) {
     const auto got = runTactic(tacticNamed(tactics, "blocked"), c, pr.data);
     std::vector<double> w(want.begin(), want.end());
     expectNearScaled(got, w, 2e-5, pr.trace);
+  }
+}
+
+// The blocked tactic spreads query blocks over the CPU backend's threads: the bits must not
+// depend on how many (KILN_CPU_THREADS; ScopedThreadLimit(1) runs it all on the caller).
+TEST(Attention, BlockedGivesTheSameBitsOnAnyThreadCount) {
+  Rng rng;
+  for (int trial = 0; trial < 6; ++trial) {
+    Problem pr = randomProblem(rng, 300);
+    if (trial == 0) {  // ViT-B/16's heads at batch 1: 12 x 197 tokens x 64
+      pr.p = params(0.125f, false);
+      pr.dims = {makeDims({12, 197, 64}), makeDims({12, 197, 64}), makeDims({12, 197, 64})};
+      pr.data.clear();
+      for (const Dims& x : pr.dims) pr.data.push_back(rng.floats(volume(x), -2.f, 2.f));
+      pr.trace = "vit heads, " + rng.trace();
+    }
+    SCOPED_TRACE(pr.trace);
+    const KernelConfig c = configOf(pr);
+    const Tactic& blocked = tacticNamed(ops::Attention::cpuTactics(), "blocked");
+    std::vector<float> one;
+    {
+      cpu::ScopedThreadLimit limit(1);
+      one = runTactic(blocked, c, pr.data);
+    }
+    const std::vector<float> all = runTactic(blocked, c, pr.data);
+    ASSERT_EQ(one.size(), all.size());
+    EXPECT_EQ(0, std::memcmp(one.data(), all.data(), one.size() * sizeof(float)));
   }
 }
 

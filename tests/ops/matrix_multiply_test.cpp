@@ -1,9 +1,12 @@
 // MatrixMultiply: its shape rule (broadcast batch dims, transposes, errors) and its CPU tactics:
 // sgemm against the reference on random shapes (transposes, broadcast batch dims, constant
-// operands) and across sgemm's blocks, the reference against hand-computed cases, and declining
-// with reasons.
+// operands) and across sgemm's blocks, the same bits on any thread count, the reference against
+// hand-computed cases, and declining with reasons.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
+#include "backends/cpu/thread_pool.h"
 #include "ops/op_test_util.h"
 
 namespace kiln::testing {
@@ -108,6 +111,36 @@ TEST(MatrixMultiplyKernels, SgemmMatchesReferenceAcrossBlocks) {
       makeMatrixProblem(rng, LayerType::kMATRIX_MULTIPLY, p, ops::MatrixMultiply::infer,
                         {makeDims({3, 5, 30, 20}), makeDims({20, 33})}, {false, true}),
       20);
+}
+
+// Batched products too small for sgemm to split go to the CPU backend's threads whole: the bits
+// must not depend on how many (ScopedThreadLimit(1) runs them all on the caller). Attention's
+// per-head products at ViT-B/16's size, a constant operand (packed) and odd shapes.
+TEST(MatrixMultiplyKernels, SgemmGivesTheSameBitsOnAnyThreadCount) {
+  Rng rng;
+  SCOPED_TRACE(rng.trace());
+  MatrixMultiplyParams p;
+  const std::vector<std::vector<Dims>> shapes = {
+      {makeDims({12, 197, 64}), makeDims({12, 64, 197})},
+      {makeDims({12, 197, 197}), makeDims({12, 197, 64})},
+      {makeDims({2, 7, 33, 45}), makeDims({7, 45, 29})},
+      {makeDims({300, 5, 3}), makeDims({300, 3, 7})}};
+  for (const auto& dims : shapes)
+    for (bool constantB : {false, true}) {
+      const MatrixProblem pr =
+          makeMatrixProblem(rng, LayerType::kMATRIX_MULTIPLY, p, ops::MatrixMultiply::infer, dims,
+                            {false, constantB});
+      SCOPED_TRACE(pr.what);
+      const Tactic& sgemm = *findTactic(ops::MatrixMultiply::cpuTactics(), "sgemm");
+      std::vector<float> one;
+      {
+        cpu::ScopedThreadLimit limit(1);
+        one = runTactic(sgemm, pr.config, pr.inputs);
+      }
+      const std::vector<float> all = runTactic(sgemm, pr.config, pr.inputs);
+      ASSERT_EQ(one.size(), all.size());
+      EXPECT_EQ(0, std::memcmp(one.data(), all.data(), one.size() * sizeof(float)));
+    }
 }
 
 TEST(MatrixMultiplyKernels, ReferenceHandCases) {

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backends/cpu/thread_pool.h"
+
 namespace kiln::cpu {
 namespace {
 
@@ -246,13 +248,57 @@ PackedMatrix PackedMatrix::packB(int64_t k, int64_t n, MatrixRef b) {
                       }));
 }
 
-size_t sgemmWorkspaceSize(int64_t m, int64_t n, int64_t k) {
-  if (m <= 0 || n <= 0 || k <= 0) return 0;
-  const Variant& v = variant();
+namespace {
+
+// Threads split C into a grid of rectangles, one task each, every rectangle's edges on whole
+// register tiles (multiples of MR rows and NR columns) except where C ends. Each task runs the
+// single-threaded loops over its rectangle, so every tile is computed exactly as it would be
+// with one thread (same packed data, same k blocks in the same order, same edge handling):
+// results are bit-identical whatever the thread count or which thread takes which task.
+//
+// Below kMacsPerThread multiply-adds per thread, handing work to another thread costs more than
+// it saves: measured on a 2-core AVX-512 VM (bench/cpu_tactics_bench), with the workers still
+// spinning from the previous call, 128^3 (2M) was 0.76x on 2 threads, 160^3 (4M) 1.1x and
+// 197x197x64 (2.5M) 1.6x; 256^3 1.8x, the ViT-B/16 products 1.9-2.0x.
+constexpr int64_t kMacsPerThread = int64_t{1} << 20;
+
+struct Split {
+  int slots = 1;                       // threads that share the work, each with its own scratch
+  int64_t rowParts = 1, colParts = 1;  // the grid of tasks: rowParts x colParts rectangles
+};
+
+// Monotonic in m, n, k and threads (sgemmWorkspaceSize relies on it: a smaller product run in a
+// workspace sized for a larger one needs no more slots).
+Split planSplit(const Variant& v, int64_t m, int64_t n, int64_t k, int threads) {
+  Split s;
+  const int64_t rowUnits = (m + v.mr - 1) / v.mr, colUnits = (n + v.nr - 1) / v.nr;
+  const int64_t macs = m * n * k;
+  const int64_t useful =
+      std::min({static_cast<int64_t>(threads), macs / kMacsPerThread, rowUnits * colUnits});
+  if (useful < 2) return s;
+  s.slots = static_cast<int>(useful);
+  // Each extra column part packs A again (m x k) and each extra row part packs B again (n x k):
+  // take the grid of at least `slots` tasks that packs least.
+  int64_t bestCost = -1;
+  for (int64_t cols = 1; cols <= std::min<int64_t>(useful, colUnits); ++cols) {
+    const int64_t rows = (useful + cols - 1) / cols;
+    if (rows > rowUnits) continue;
+    const int64_t cost = cols * m + rows * n;
+    if (bestCost < 0 || cost < bestCost) {
+      bestCost = cost;
+      s.rowParts = rows;
+      s.colParts = cols;
+    }
+  }
+  return s;
+}
+
+// Floats of packing scratch one thread needs (its A block and B panel).
+size_t slotBytes(const Variant& v, int64_t m, int64_t n, int64_t k) {
+  // 128: alignFloats may skip up to 63 bytes before each of the two buffers.
   return (packABufferFloats(v, m, k) + packBBufferFloats(v, n, k)) * sizeof(float) + 128;
 }
 
-namespace {
 // The block at `offset` of an operand packed when the kernel was made, or, for one packed per run,
 // `pack()` writes it into `buffer`.
 template <class Pack>
@@ -261,7 +307,49 @@ const float* packedOr(const GemmOperand& operand, int64_t offset, float* buffer,
   pack();
   return buffer;
 }
+
+// Rows [r0, r1) x columns [c0, c1) of C, in the single-threaded BLIS loop order, packing into
+// `scratch` (slotBytes of it).
+void gemmRect(const Variant& v, int64_t m, int64_t n, int64_t k, int64_t r0, int64_t r1, int64_t c0,
+              int64_t c1, float alpha, const GemmOperand& a, const GemmOperand& b, float beta,
+              float* c, int64_t ldc, void* scratch) {
+  const int64_t mcMax = v.mc();
+  float* bufA = alignFloats(scratch);
+  float* bufB = alignFloats(bufA + packABufferFloats(v, m, k));
+  // Offsets into whole pre-packed operands use the whole operand's padded size.
+  const int64_t mp = roundUp(m, v.mr);
+  const int64_t np = roundUp(n, v.nr);
+
+  for (int64_t jc = c0; jc < c1; jc += kNC) {
+    const int64_t nc = std::min(kNC, c1 - jc);
+    for (int64_t pc = 0; pc < k; pc += kKC) {
+      const int64_t kc = std::min(kKC, k - pc);
+      const float* bp = packedOr(b, pc * np + jc * kc, bufB,
+                                 [&] { packBBlock(b.raw, n, pc, kc, jc, nc, v.nr, bufB); });
+      for (int64_t ic = r0; ic < r1; ic += mcMax) {
+        const int64_t mc = std::min(mcMax, r1 - ic);
+        const float* ap = packedOr(a, pc * mp + ic * kc, bufA,
+                                   [&] { packABlock(a.raw, m, ic, mc, pc, kc, v.mr, bufA); });
+        v.macroKernel(mc, nc, kc, ap, bp, alpha, beta, pc == 0, c + ic * ldc + jc, ldc);
+      }
+    }
+  }
+}
+
 }  // namespace
+
+// Sized for the process's whole pool (not the caller's ScopedThreadLimit), so a workspace sized
+// once serves calls from any thread.
+size_t sgemmWorkspaceSize(int64_t m, int64_t n, int64_t k) {
+  if (m <= 0 || n <= 0 || k <= 0) return 0;
+  const Variant& v = variant();
+  return static_cast<size_t>(planSplit(v, m, n, k, cpuThreadCount()).slots) * slotBytes(v, m, n, k);
+}
+
+int sgemmThreads(int64_t m, int64_t n, int64_t k) {
+  if (m <= 0 || n <= 0 || k <= 0) return 1;
+  return planSplit(variant(), m, n, k, cpuThreadsForCaller()).slots;
+}
 
 void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b,
            float beta, float* c, int64_t ldc, void* workspace) {
@@ -278,26 +366,27 @@ void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, c
     return;
   }
   const Variant& v = variant();
-  const int64_t mcMax = v.mc();
-  float* bufA = alignFloats(workspace);
-  float* bufB = alignFloats(bufA + packABufferFloats(v, m, k));
-  const int64_t mp = roundUp(m, v.mr);
-  const int64_t np = roundUp(n, v.nr);
-
-  for (int64_t jc = 0; jc < n; jc += kNC) {
-    const int64_t nc = std::min(kNC, n - jc);
-    for (int64_t pc = 0; pc < k; pc += kKC) {
-      const int64_t kc = std::min(kKC, k - pc);
-      const float* bp = packedOr(b, pc * np + jc * kc, bufB,
-                                 [&] { packBBlock(b.raw, n, pc, kc, jc, nc, v.nr, bufB); });
-      for (int64_t ic = 0; ic < m; ic += mcMax) {
-        const int64_t mc = std::min(mcMax, m - ic);
-        const float* ap = packedOr(a, pc * mp + ic * kc, bufA,
-                                   [&] { packABlock(a.raw, m, ic, mc, pc, kc, v.mr, bufA); });
-        v.macroKernel(mc, nc, kc, ap, bp, alpha, beta, pc == 0, c + ic * ldc + jc, ldc);
-      }
-    }
+  const Split split = planSplit(v, m, n, k, cpuThreadsForCaller());
+  if (split.slots == 1) {
+    gemmRect(v, m, n, k, 0, m, 0, n, alpha, a, b, beta, c, ldc, workspace);
+    return;
   }
+  const size_t slot = slotBytes(v, m, n, k);
+  const int64_t rowUnits = (m + v.mr - 1) / v.mr, colUnits = (n + v.nr - 1) / v.nr;
+  // Part i of `parts` over `units` tiles of `size` each, clipped to `extent`.
+  auto bound = [](int64_t i, int64_t parts, int64_t units, int64_t size, int64_t extent) {
+    return std::min(extent, i * units / parts * size);
+  };
+  parallelFor(split.rowParts * split.colParts, split.slots, [&](int64_t task, int threadSlot) {
+    const int64_t ri = task / split.colParts, ci = task % split.colParts;
+    const int64_t r0 = bound(ri, split.rowParts, rowUnits, v.mr, m);
+    const int64_t r1 = bound(ri + 1, split.rowParts, rowUnits, v.mr, m);
+    const int64_t c0 = bound(ci, split.colParts, colUnits, v.nr, n);
+    const int64_t c1 = bound(ci + 1, split.colParts, colUnits, v.nr, n);
+    if (r0 >= r1 || c0 >= c1) return;
+    gemmRect(v, m, n, k, r0, r1, c0, c1, alpha, a, b, beta, c, ldc,
+             static_cast<char*>(workspace) + static_cast<size_t>(threadSlot) * slot);
+  });
 }
 
 }  // namespace kiln::cpu

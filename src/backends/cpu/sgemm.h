@@ -5,9 +5,12 @@
 // The micro-kernel exists in several versions (baseline, AVX2, AVX-512 on x86-64), one chosen per
 // process from the CPU; set KILN_SGEMM=baseline or avx2 to force a lesser one.
 //
-// Single-threaded and deterministic: for given shapes, each output element is accumulated in a
-// fixed order, so the same inputs give bit-identical outputs on every call (on one machine).
-// All scratch lives in the caller's workspace, so concurrent calls are safe.
+// Multi-threaded on the CPU backend's pool (thread_pool.h: KILN_CPU_THREADS) once a product is
+// large enough, each thread taking whole rectangles of C with its own packing scratch; smaller
+// products run on the caller. Deterministic: for given shapes, each output element is
+// accumulated in a fixed order whatever the thread count, so the same inputs give bit-identical
+// outputs on every call and for 1 or N threads (on one machine). All scratch lives in the
+// caller's workspace, so concurrent calls are safe.
 #pragma once
 
 #include <cstddef>
@@ -58,8 +61,14 @@ struct GemmOperand {
 // The micro-kernel version in use: "baseline", "avx2" or "avx512".
 const char* sgemmVariantName();
 
-// Workspace bytes sgemm() needs for these sizes (an upper bound, including alignment slack).
+// Workspace bytes sgemm() needs for these sizes (an upper bound, including alignment slack): one
+// packing scratch per thread that would share the product, for the process's thread count. It
+// also covers any smaller m, n or k.
 size_t sgemmWorkspaceSize(int64_t m, int64_t n, int64_t k);
+
+// The threads sgemm() splits this product over when called from this thread (1: it runs on the
+// caller). For tests and benchmarks; results do not depend on it.
+int sgemmThreads(int64_t m, int64_t n, int64_t k);
 
 // C = alpha * op(A) op(B) + beta * C. With beta == 0, C is not read (BLAS convention).
 // A packed operand must have been packed with the same m/k (A) or k/n (B).

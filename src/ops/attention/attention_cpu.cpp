@@ -16,6 +16,7 @@
 #include "backends/cpu/float_elements.h"
 #include "backends/cpu/sgemm.h"
 #include "backends/cpu/tactic_checks.h"
+#include "backends/cpu/thread_pool.h"
 #include "ops/attention/attention_semantics.h"
 #include "ops/op.h"
 #include "ops/softmax/softmax_semantics.h"
@@ -133,70 +134,85 @@ struct BlockedLayout {
 
 class BlockedAttention final : public Kernel {
  public:
-  explicit BlockedAttention(const Geometry& g) : g_(g), layout_(g) {}
+  // The query blocks of all heads are independent tasks, spread over the CPU backend's threads
+  // when there is enough work in all (each with a workspace of its own), so heads of 197 tokens
+  // whose products are too small to split still use every core. Each block is computed the same
+  // way on any thread: results do not depend on the thread count.
+  explicit BlockedAttention(const Geometry& g)
+      : g_(g), layout_(g), queryBlocks_((g.sq + layout_.bq - 1) / layout_.bq) {
+    const int64_t tasks = g_.count * queryBlocks_;
+    if (tasks > 1 && sgemmThreads(tasks * layout_.bq, layout_.bk, g_.d + g_.dv) > 1)
+      slots_ = static_cast<int>(std::min<int64_t>(cpuThreadCount(), tasks));
+  }
 
-  size_t workspaceSize() const override { return layout_.total; }
+  size_t workspaceSize() const override { return layout_.total * static_cast<size_t>(slots_); }
 
   Status run(const void* const* in, void* const* out, void* workspace) const override {
+    parallelFor(g_.count * queryBlocks_, slots_, [&](int64_t task, int slot) {
+      queryBlock(in, out, task / queryBlocks_, task % queryBlocks_ * layout_.bq,
+                 static_cast<char*>(workspace) + static_cast<size_t>(slot) * layout_.total);
+    });
+    return Status::ok();
+  }
+
+ private:
+  // Rows [i0, i0 + bq) of attention problem n, in one slot's workspace.
+  void queryBlock(const void* const* in, void* const* out, int64_t n, int64_t i0,
+                  char* base) const {
     const auto* q = static_cast<const float*>(in[0]);
     const auto* k = static_cast<const float*>(in[1]);
     const auto* v = static_cast<const float*>(in[2]);
     const auto* mask = g_.hasMask ? static_cast<const float*>(in[3]) : nullptr;
     auto* y = static_cast<float*>(out[0]);
-    auto* base = static_cast<char*>(workspace);
     auto* s = reinterpret_cast<float*>(base + layout_.scores);
     auto* o = reinterpret_cast<float*>(base + layout_.output);
     auto* runMax = reinterpret_cast<float*>(base + layout_.maxima);
     auto* runSum = reinterpret_cast<float*>(base + layout_.sums);
     void* gemm = base + layout_.gemm;
-    for (int64_t n = 0; n < g_.count; ++n) {
-      const at::Offsets off = at::offsetsOf(g_, n);
-      for (int64_t i0 = 0; i0 < g_.sq; i0 += layout_.bq) {
-        const int64_t rows = std::min(layout_.bq, g_.sq - i0);
-        std::fill(o, o + rows * g_.dv, 0.f);
-        std::fill(runMax, runMax + rows, -INFINITY);
-        std::fill(runSum, runSum + rows, 0.f);
-        for (int64_t j0 = 0; j0 < g_.sk; j0 += layout_.bk) {
-          const int64_t cols = std::min(layout_.bk, g_.sk - j0);
-          // S = scale * Q[i0:, :] K[j0:, :]^T, [rows, cols] with leading dim bk.
-          const MatrixRef qa{q + off.q + i0 * g_.d, g_.d, false};
-          const MatrixRef kb = g_.keyTransposed ? MatrixRef{k + off.k + j0, g_.sk, false}
-                                                : MatrixRef{k + off.k + j0 * g_.d, g_.d, true};
-          sgemm(rows, cols, g_.d, g_.scale, {qa}, {kb}, 0.f, s, layout_.bk, gemm);
-          for (int64_t r = 0; r < rows; ++r) {
-            float* sr = s + r * layout_.bk;
-            if (mask) {
-              const float* mr = mask + off.mask + at::maskIndex(g_, i0 + r, j0);
-              for (int64_t j = 0; j < cols; ++j) sr[j] += mr[j * g_.maskColStride];
-            }
-            float blockMax = -INFINITY;
-            for (int64_t j = 0; j < cols; ++j) blockMax = std::fmax(blockMax, sr[j]);
-            const float m = std::fmax(runMax[r], blockMax);
-            const float ref = at::referencePoint(m);
-            const float alpha = std::exp(runMax[r] - ref);
-            float sum = 0.f;
-            for (int64_t j = 0; j < cols; ++j) sum += (sr[j] = std::exp(sr[j] - ref));
-            runSum[r] = runSum[r] * alpha + sum;
-            runMax[r] = m;
-            float* orow = o + r * g_.dv;
-            for (int64_t e = 0; e < g_.dv; ++e) orow[e] *= alpha;
-          }
-          // O += P V[j0:, :]
-          const MatrixRef pa{s, layout_.bk, false};
-          const MatrixRef vb{v + off.v + j0 * g_.dv, g_.dv, false};
-          sgemm(rows, g_.dv, cols, 1.f, {pa}, {vb}, 1.f, o, g_.dv, gemm);
+    const at::Offsets off = at::offsetsOf(g_, n);
+    const int64_t rows = std::min(layout_.bq, g_.sq - i0);
+    std::fill(o, o + rows * g_.dv, 0.f);
+    std::fill(runMax, runMax + rows, -INFINITY);
+    std::fill(runSum, runSum + rows, 0.f);
+    for (int64_t j0 = 0; j0 < g_.sk; j0 += layout_.bk) {
+      const int64_t cols = std::min(layout_.bk, g_.sk - j0);
+      // S = scale * Q[i0:, :] K[j0:, :]^T, [rows, cols] with leading dim bk.
+      const MatrixRef qa{q + off.q + i0 * g_.d, g_.d, false};
+      const MatrixRef kb = g_.keyTransposed ? MatrixRef{k + off.k + j0, g_.sk, false}
+                                            : MatrixRef{k + off.k + j0 * g_.d, g_.d, true};
+      sgemm(rows, cols, g_.d, g_.scale, {qa}, {kb}, 0.f, s, layout_.bk, gemm);
+      for (int64_t r = 0; r < rows; ++r) {
+        float* sr = s + r * layout_.bk;
+        if (mask) {
+          const float* mr = mask + off.mask + at::maskIndex(g_, i0 + r, j0);
+          for (int64_t j = 0; j < cols; ++j) sr[j] += mr[j * g_.maskColStride];
         }
-        float* yb = y + (n * g_.sq + i0) * g_.dv;
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t e = 0; e < g_.dv; ++e) yb[r * g_.dv + e] = o[r * g_.dv + e] / runSum[r];
+        float blockMax = -INFINITY;
+        for (int64_t j = 0; j < cols; ++j) blockMax = std::fmax(blockMax, sr[j]);
+        const float m = std::fmax(runMax[r], blockMax);
+        const float ref = at::referencePoint(m);
+        const float alpha = std::exp(runMax[r] - ref);
+        float sum = 0.f;
+        for (int64_t j = 0; j < cols; ++j) sum += (sr[j] = std::exp(sr[j] - ref));
+        runSum[r] = runSum[r] * alpha + sum;
+        runMax[r] = m;
+        float* orow = o + r * g_.dv;
+        for (int64_t e = 0; e < g_.dv; ++e) orow[e] *= alpha;
       }
+      // O += P V[j0:, :]
+      const MatrixRef pa{s, layout_.bk, false};
+      const MatrixRef vb{v + off.v + j0 * g_.dv, g_.dv, false};
+      sgemm(rows, g_.dv, cols, 1.f, {pa}, {vb}, 1.f, o, g_.dv, gemm);
     }
-    return Status::ok();
+    float* yb = y + (n * g_.sq + i0) * g_.dv;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t e = 0; e < g_.dv; ++e) yb[r * g_.dv + e] = o[r * g_.dv + e] / runSum[r];
   }
 
- private:
   Geometry g_;
   BlockedLayout layout_;
+  int64_t queryBlocks_ = 1;
+  int slots_ = 1;
 };
 
 KernelPtr createBlocked(const KernelConfig& c, std::string* whyNot) {

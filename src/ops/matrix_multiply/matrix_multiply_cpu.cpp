@@ -1,11 +1,13 @@
 // CPU MatrixMultiply (batched numpy matmul): sgemm, and the plain reference. fp32 linear only;
 // the builder reformats around it.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/sgemm.h"
 #include "backends/cpu/tactic_checks.h"
+#include "backends/cpu/thread_pool.h"
 #include "ops/matrix_multiply/matrix_multiply_semantics.h"
 #include "ops/op.h"
 
@@ -109,18 +111,26 @@ class MatmulSgemm final : public Kernel {
       for (int64_t i = 0; i < q.bMatrices; ++i)
         packedB_.push_back(PackedMatrix::packB(
             q.k, q.n, {static_cast<const float*>(constB) + i * q.k * q.n, q.ldb, q.transB}));
+    // Products too small for sgemm to split (attention's per-head ones) go to the CPU backend's
+    // threads whole, one sgemm workspace per thread, when there is enough work in all. Each
+    // product is computed the same way on any thread: results do not depend on the threads.
+    const int64_t products = static_cast<int64_t>(q.aIndex.size());
+    if (products > 1 && sgemmThreads(q.m, q.n, q.k) == 1 &&
+        sgemmThreads(q.m * products, q.n, q.k) > 1)
+      slots_ = static_cast<int>(std::min<int64_t>(cpuThreadCount(), products));
+    slotBytes_ = (sgemmWorkspaceSize(q.m, q.n, q.k) + 63) / 64 * 64;
   }
 
-  size_t workspaceSize() const override { return sgemmWorkspaceSize(plan_.m, plan_.n, plan_.k); }
+  size_t workspaceSize() const override { return slotBytes_ * static_cast<size_t>(slots_); }
 
   Status run(const void* const* inputs, void* const* outputs, void* workspace) const override {
     const auto* a = static_cast<const float*>(inputs[0]);
     const auto* b = static_cast<const float*>(inputs[1]);
     auto* y = static_cast<float*>(outputs[0]);
     const ProductPlan& q = plan_;
-    for (size_t t = 0; t < q.aIndex.size(); ++t) {
+    parallelFor(static_cast<int64_t>(q.aIndex.size()), slots_, [&](int64_t t, int slot) {
       GemmOperand ga, gb;
-      const int64_t ia = q.aIndex[t], ib = q.bIndex[t];
+      const int64_t ia = q.aIndex[static_cast<size_t>(t)], ib = q.bIndex[static_cast<size_t>(t)];
       if (!packedA_.empty()) {
         ga.packed = &packedA_[static_cast<size_t>(ia)];
       } else {
@@ -131,15 +141,17 @@ class MatmulSgemm final : public Kernel {
       } else {
         gb.raw = {b + ib * q.k * q.n, q.ldb, q.transB};
       }
-      sgemm(q.m, q.n, q.k, 1.f, ga, gb, 0.f, y + static_cast<int64_t>(t) * q.m * q.n, q.n,
-            workspace);
-    }
+      sgemm(q.m, q.n, q.k, 1.f, ga, gb, 0.f, y + t * q.m * q.n, q.n,
+            static_cast<char*>(workspace) + static_cast<size_t>(slot) * slotBytes_);
+    });
     return Status::ok();
   }
 
  private:
   ProductPlan plan_;
   std::vector<PackedMatrix> packedA_, packedB_;
+  int slots_ = 1;
+  size_t slotBytes_ = 0;
 };
 
 KernelPtr createMatmulSgemm(const KernelConfig& config, std::string* whyNot) {
