@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "backends/cuda/cuda_check.h"
+#include "backends/kernel.h"
 #include "kiln/status.h"
 
 namespace kiln::cuda {
@@ -54,6 +56,19 @@ inline unsigned blocksFor(int64_t rows) {
 inline Status notEmulated(const char* tactic) {
   return unsupported(std::string(tactic) +
                      ": a block-reduction kernel, which has no host emulation");
+}
+
+// The run of a block-per-row tactic over `rows` rows of `len` elements: launch(blocks, threads,
+// stream) enqueues the kernel with the launch shape above. Written once so that every such tactic
+// refuses emulation, skips an empty launch (a grid of 0 blocks is an error) and checks the launch
+// alike; `tactic` names it in the emulation status, `kernel` in a launch error.
+template <class Launch>
+Status launchBlockPerRow(const char* tactic, const char* kernel, int64_t rows, int64_t len,
+                         const RunContext& ctx, const Launch& launch) {
+  if (ctx.emulate) return notEmulated(tactic);
+  if (rows == 0) return Status::ok();
+  launch(blocksFor(rows), threadsFor(len), static_cast<cudaStream_t>(ctx.stream));
+  return checkLaunch(kernel, __FILE__, __LINE__);
 }
 
 }  // namespace kiln::cuda

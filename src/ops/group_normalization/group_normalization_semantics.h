@@ -54,4 +54,17 @@ KILN_HOST_DEVICE inline void normalizeRow(const GroupGeometry& g, int64_t r, con
   }
 }
 
+// Row r of stored tensors, as LayerNormalization's StoredRow: Scale and B indexed by channel.
+struct StoredRow {
+  template <class E, class S>
+  KILN_HOST_DEVICE static void normalize(const GroupGeometry& g, int64_t r, const S* xr,
+                                         const S* scale, const S* bias, S* yr) {
+    normalizeRow(
+        g, r, [xr](int64_t j) { return E::toFloat(xr[j]); },
+        [scale](int64_t c) { return E::toFloat(scale[c]); },
+        [bias](int64_t c) { return E::toFloat(bias[c]); },
+        [yr](int64_t j, float v) { yr[j] = E::fromFloat(v); });
+  }
+};
+
 }  // namespace kiln::ops::group_normalization

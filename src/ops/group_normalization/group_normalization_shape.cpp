@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "ops/op.h"
-#include "ops/shape_checks.h"
+#include "ops/row_normalization_shape.h"
 
 namespace kiln::ops {
 namespace {
@@ -31,10 +31,7 @@ Status GroupNormalization::shapeRule(const GroupNormalizationParams& p, const Sh
     return invalidArgument(std::string(kLayer) + ": the " + std::to_string(channels) +
                            " channels of X " + dimsString(x) + " do not split into " +
                            std::to_string(p.numGroups) + " groups");
-  KILN_RETURN_IF_ERROR(shape::checkPerChannel(kLayer, "Scale (input 1)", in[1].dims, channels));
-  KILN_RETURN_IF_ERROR(shape::checkPerChannel(kLayer, "B (input 2)", in[2].dims, channels));
-  out.assign(1, in[0]);
-  return Status::ok();
+  return shape::perChannelParams(kLayer, in, "Scale (input 1)", "B (input 2)", out);
 }
 
 // FP32 (or FP16 where the builder asks for half: the kernels still take the statistics in FP32).

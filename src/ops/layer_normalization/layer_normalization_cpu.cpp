@@ -4,81 +4,25 @@
 // layer_normalization_semantics.h, which the CUDA kernels run too. The 16-bit types are taken here,
 // unlike most CPU float kernels, so that a half network keeps its bytes and the FP32 statistics can
 // be tested on the host.
-#include <cstdint>
 #include <string>
 
-#include "backends/cpu/float_elements.h"
-#include "backends/cpu/tactic_checks.h"
 #include "ops/layer_normalization/layer_normalization_semantics.h"
 #include "ops/op.h"
+#include "ops/row_normalization_cpu.h"
 
 namespace kiln::cpu {
 namespace {
 
 namespace ln = ops::layer_normalization;
 
-using Geometry = ln::RowGeometry;
-
-template <DataType T>
-void normalizeRows(const Geometry& g, const void* const* in, void* out) {
-  using E = FloatElement<T>;
-  using S = typename E::S;
-  const auto* x = static_cast<const S*>(in[0]);
-  const auto* scale = static_cast<const S*>(in[1]);
-  const auto* bias = g.hasBias ? static_cast<const S*>(in[2]) : nullptr;
-  auto* y = static_cast<S*>(out);
-  for (int64_t r = 0; r < g.rows; ++r) {
-    const S* xr = x + r * g.len;
-    S* yr = y + r * g.len;
-    ln::normalizeRow(
-        g.len, g.epsilon, [xr](int64_t j) { return E::toFloat(xr[j]); },
-        [&](int64_t j) { return E::toFloat(scale[g.scale.at(j)]); },
-        [&](int64_t j) { return bias ? E::toFloat(bias[g.bias.at(j)]) : 0.f; },
-        [yr](int64_t j, float v) { yr[j] = E::fromFloat(v); });
-  }
-}
-
-class LayerNormKernel final : public Kernel {
- public:
-  LayerNormKernel(const Geometry& g, DataType type) : g_(g), type_(type) {}
-
-  Status run(const void* const* in, void* const* out, void*) const override {
-    switch (type_) {
-      case DataType::kFLOAT:
-        normalizeRows<DataType::kFLOAT>(g_, in, out[0]);
-        break;
-      case DataType::kHALF:
-        normalizeRows<DataType::kHALF>(g_, in, out[0]);
-        break;
-      case DataType::kBF16:
-        normalizeRows<DataType::kBF16>(g_, in, out[0]);
-        break;
-      default:  // refused when the kernel was made
-        return internalError(std::string("layer_normalization: unexpected type ") +
-                             dataTypeName(type_));
-    }
-    return Status::ok();
-  }
-
- private:
-  Geometry g_;
-  DataType type_;
-};
-
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
-  const auto* p = validate<LayerNormalizationParams>(c, "layer_normalization", -1,
-                                                     &ops::LayerNormalization::infer, whyNot);
-  if (!p || !allLinear(c, "layer_normalization", whyNot)) return nullptr;
-  const DataType t = c.inputs[0].type;
-  for (const auto& d : c.inputs)
-    if (d.type != t) {
-      setWhyNot(whyNot, std::string("layer_normalization: Scale and B must have X's type (") +
-                            dataTypeName(t) + "), got " + dataTypeName(d.type));
-      return nullptr;
-    }
-  const Geometry g = ln::rowGeometry(p->axis, p->epsilon, c.inputs[0].dims, c.inputs[1].dims,
-                                     c.inputs.size() == 3 ? &c.inputs[2].dims : nullptr);
-  return std::make_unique<LayerNormKernel>(g, t);
+  const auto* p = row_normalization::validate<LayerNormalizationParams>(
+      c, "layer_normalization", -1, &ops::LayerNormalization::infer, "Scale and B", whyNot);
+  if (!p) return nullptr;
+  return row_normalization::makeKernel<ln::StoredRow>(
+      c, "layer_normalization",
+      ln::rowGeometry(p->axis, p->epsilon, c.inputs[0].dims, c.inputs[1].dims,
+                      c.inputs.size() == 3 ? &c.inputs[2].dims : nullptr));
 }
 
 constexpr Tactic kTactics[] = {{"reference", &createReference}};

@@ -149,4 +149,20 @@ KILN_HOST_DEVICE inline void normalizeRow(int64_t len, float epsilon, const Load
   for (int64_t j = 0; j < len; ++j) store(j, normalized(x(j), mean, invStdDev, scale(j), bias(j)));
 }
 
+// Row r of stored tensors (row_normalization_cpu.h and _cuda.cuh run it for each row): xr and yr
+// the row's first elements of X and Y, scale and bias the whole parameters (bias nullptr without
+// B), E::toFloat and E::fromFloat the backend's conversions of the storage type S. One place for
+// the loads, so that the CPU reference and the CUDA reference kernel index Scale and B alike.
+struct StoredRow {
+  template <class E, class S>
+  KILN_HOST_DEVICE static void normalize(const RowGeometry& g, int64_t /*r*/, const S* xr,
+                                         const S* scale, const S* bias, S* yr) {
+    normalizeRow(
+        g.len, g.epsilon, [xr](int64_t j) { return E::toFloat(xr[j]); },
+        [&](int64_t j) { return E::toFloat(scale[g.scale.at(j)]); },
+        [&](int64_t j) { return bias ? E::toFloat(bias[g.bias.at(j)]) : 0.f; },
+        [yr](int64_t j, float v) { yr[j] = E::fromFloat(v); });
+  }
+};
+
 }  // namespace kiln::ops::layer_normalization

@@ -83,29 +83,14 @@ const NormalizationParams* checkInstanceNorm(const KernelConfig& c, std::string*
   return p;
 }
 
-std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
+// A kernel over every float type whose run is launch(T{}, view, epsilon, in, out, ctx), or nullptr
+// when the configuration is refused; `contiguousSlices`: the tactic also needs linear tensors.
+template <class Launch>
+std::unique_ptr<Kernel> makeKernel(const KernelConfig& c, std::string* whyNot,
+                                   bool contiguousSlices, Launch launch) {
   const NormalizationParams* p = checkInstanceNorm(c, whyNot);
   if (!p) return nullptr;
-  const ChannelView v = channelView(c.inputs[0], c.outputs[0]);
-  const double epsilon = p->epsilon;
-  return makeTypedKernel<FloatTypes>(
-      c.inputs[0].type,
-      [v, epsilon](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
-        using T = decltype(tag);
-        InstanceNormSlice<T> f{static_cast<const T*>(in[0]),
-                               static_cast<const T*>(in[1]),
-                               static_cast<const T*>(in[2]),
-                               static_cast<T*>(out[0]),
-                               v,
-                               epsilon};
-        return launchElements(f, v.S == 0 ? 0 : v.N * v.C, ctx, "instance_norm_reference");
-      });
-}
-
-std::unique_ptr<Kernel> createSlices(const KernelConfig& c, std::string* whyNot) {
-  const NormalizationParams* p = checkInstanceNorm(c, whyNot);
-  if (!p) return nullptr;
-  if (!isRowMajor(c.inputs[0]) || !isRowMajor(c.outputs[0])) {
+  if (contiguousSlices && (!isRowMajor(c.inputs[0]) || !isRowMajor(c.outputs[0]))) {
     fail(whyNot,
          "normalization block_per_slice: needs linear input and output (each (n, c) slice "
          "contiguous)");
@@ -114,17 +99,42 @@ std::unique_ptr<Kernel> createSlices(const KernelConfig& c, std::string* whyNot)
   const ChannelView v = channelView(c.inputs[0], c.outputs[0]);
   const double epsilon = p->epsilon;
   return makeTypedKernel<FloatTypes>(
-      c.inputs[0].type,
-      [v, epsilon](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
-        if (ctx.emulate) return notEmulated("normalization block_per_slice");
-        const int64_t slices = v.N * v.C;
-        if (v.S == 0 || slices == 0) return Status::ok();
+      c.inputs[0].type, [v, epsilon, launch](auto tag, const void* const* in, void* const* out,
+                                             const RunContext& ctx) {
+        return launch(tag, v, epsilon, in, out, ctx);
+      });
+}
+
+std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyNot) {
+  return makeKernel(c, whyNot, false,
+                    [](auto tag, const ChannelView& v, double epsilon, const void* const* in,
+                       void* const* out, const RunContext& ctx) {
+                      using T = decltype(tag);
+                      InstanceNormSlice<T> f{static_cast<const T*>(in[0]),
+                                             static_cast<const T*>(in[1]),
+                                             static_cast<const T*>(in[2]),
+                                             static_cast<T*>(out[0]),
+                                             v,
+                                             epsilon};
+                      return launchElements(f, v.S == 0 ? 0 : v.N * v.C, ctx,
+                                            "instance_norm_reference");
+                    });
+}
+
+std::unique_ptr<Kernel> createSlices(const KernelConfig& c, std::string* whyNot) {
+  return makeKernel(
+      c, whyNot, true,
+      [](auto tag, const ChannelView& v, double epsilon, const void* const* in, void* const* out,
+         const RunContext& ctx) {
         using T = decltype(tag);
-        instanceNormSlicesKernel<T>
-            <<<blocksFor(slices), threadsFor(v.S), 0, static_cast<cudaStream_t>(ctx.stream)>>>(
-                static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
-                static_cast<const T*>(in[2]), static_cast<T*>(out[0]), slices, v.C, v.S, epsilon);
-        return checkLaunch("instance_norm_slices", __FILE__, __LINE__);
+        const int64_t slices = v.N * v.C;
+        return launchBlockPerRow(
+            "normalization block_per_slice", "instance_norm_slices", v.S == 0 ? 0 : slices, v.S,
+            ctx, [&](unsigned blocks, int threads, cudaStream_t stream) {
+              instanceNormSlicesKernel<T><<<blocks, threads, 0, stream>>>(
+                  static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
+                  static_cast<const T*>(in[2]), static_cast<T*>(out[0]), slices, v.C, v.S, epsilon);
+            });
       });
 }
 

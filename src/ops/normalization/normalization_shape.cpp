@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "ops/op.h"
-#include "ops/shape_checks.h"
+#include "ops/row_normalization_shape.h"
 
 namespace kiln::ops {
 
@@ -18,10 +18,7 @@ Status Normalization::shapeRule(const NormalizationParams& p, const Shapes& in, 
     return invalidArgument("normalization: input must be [N,C,...] (rank >= 2), got " +
                            dimsString(x));
   KILN_RETURN_IF_ERROR(shape::checkEpsilon(kLayer, p.epsilon));
-  KILN_RETURN_IF_ERROR(shape::checkPerChannel(kLayer, "scale (input 1)", in[1].dims, x.d[1]));
-  KILN_RETURN_IF_ERROR(shape::checkPerChannel(kLayer, "bias (input 2)", in[2].dims, x.d[1]));
-  out.assign(1, in[0]);
-  return Status::ok();
+  return shape::perChannelParams(kLayer, in, "scale (input 1)", "bias (input 2)", out);
 }
 
 bool Normalization::computeTypes(const NormalizationParams&, std::vector<DataType>& types,

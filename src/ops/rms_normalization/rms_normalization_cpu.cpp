@@ -4,78 +4,24 @@
 // rms_normalization_semantics.h, which the CUDA kernels run too. The 16-bit types are taken here,
 // as LayerNormalization's are, so that a half network keeps its bytes and the FP32 sum of squares
 // can be tested on the host.
-#include <cstdint>
 #include <string>
 
-#include "backends/cpu/float_elements.h"
-#include "backends/cpu/tactic_checks.h"
 #include "ops/op.h"
 #include "ops/rms_normalization/rms_normalization_semantics.h"
+#include "ops/row_normalization_cpu.h"
 
 namespace kiln::cpu {
 namespace {
 
 namespace rms = ops::rms_normalization;
 
-using Geometry = rms::RowGeometry;
-
-template <DataType T>
-void normalizeRows(const Geometry& g, const void* const* in, void* out) {
-  using E = FloatElement<T>;
-  using S = typename E::S;
-  const auto* x = static_cast<const S*>(in[0]);
-  const auto* scale = static_cast<const S*>(in[1]);
-  auto* y = static_cast<S*>(out);
-  for (int64_t r = 0; r < g.rows; ++r) {
-    const S* xr = x + r * g.len;
-    S* yr = y + r * g.len;
-    rms::normalizeRow(
-        g.len, g.epsilon, [xr](int64_t j) { return E::toFloat(xr[j]); },
-        [&](int64_t j) { return E::toFloat(scale[g.scale.at(j)]); },
-        [yr](int64_t j, float v) { yr[j] = E::fromFloat(v); });
-  }
-}
-
-class RmsNormKernel final : public Kernel {
- public:
-  RmsNormKernel(const Geometry& g, DataType type) : g_(g), type_(type) {}
-
-  Status run(const void* const* in, void* const* out, void*) const override {
-    switch (type_) {
-      case DataType::kFLOAT:
-        normalizeRows<DataType::kFLOAT>(g_, in, out[0]);
-        break;
-      case DataType::kHALF:
-        normalizeRows<DataType::kHALF>(g_, in, out[0]);
-        break;
-      case DataType::kBF16:
-        normalizeRows<DataType::kBF16>(g_, in, out[0]);
-        break;
-      default:  // refused when the kernel was made
-        return internalError(std::string("rms_normalization: unexpected type ") +
-                             dataTypeName(type_));
-    }
-    return Status::ok();
-  }
-
- private:
-  Geometry g_;
-  DataType type_;
-};
-
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
-  const auto* p = validate<RMSNormalizationParams>(c, "rms_normalization", 2,
-                                                   &ops::RMSNormalization::infer, whyNot);
-  if (!p || !allLinear(c, "rms_normalization", whyNot)) return nullptr;
-  const DataType t = c.inputs[0].type;
-  for (const auto& d : c.inputs)
-    if (d.type != t) {
-      setWhyNot(whyNot, std::string("rms_normalization: Scale must have X's type (") +
-                            dataTypeName(t) + "), got " + dataTypeName(d.type));
-      return nullptr;
-    }
-  const Geometry g = rms::rowGeometry(p->axis, p->epsilon, c.inputs[0].dims, c.inputs[1].dims);
-  return std::make_unique<RmsNormKernel>(g, t);
+  const auto* p = row_normalization::validate<RMSNormalizationParams>(
+      c, "rms_normalization", 2, &ops::RMSNormalization::infer, "Scale", whyNot);
+  if (!p) return nullptr;
+  return row_normalization::makeKernel<rms::StoredRow>(
+      c, "rms_normalization",
+      rms::rowGeometry(p->axis, p->epsilon, c.inputs[0].dims, c.inputs[1].dims));
 }
 
 constexpr Tactic kTactics[] = {{"reference", &createReference}};

@@ -48,4 +48,16 @@ KILN_HOST_DEVICE inline void normalizeRow(int64_t len, float epsilon, const Load
   for (int64_t j = 0; j < len; ++j) store(j, normalized(x(j), invRms, scale(j)));
 }
 
+// Row r of stored tensors, as LayerNormalization's StoredRow (there is no B: bias is ignored).
+struct StoredRow {
+  template <class E, class S>
+  KILN_HOST_DEVICE static void normalize(const RowGeometry& g, int64_t /*r*/, const S* xr,
+                                         const S* scale, const S* /*bias*/, S* yr) {
+    normalizeRow(
+        g.len, g.epsilon, [xr](int64_t j) { return E::toFloat(xr[j]); },
+        [&](int64_t j) { return E::toFloat(scale[g.scale.at(j)]); },
+        [yr](int64_t j, float v) { yr[j] = E::fromFloat(v); });
+  }
+};
+
 }  // namespace kiln::ops::rms_normalization

@@ -5,28 +5,14 @@
 #include <vector>
 
 #include "ops/op.h"
-#include "ops/shape_checks.h"
+#include "ops/row_normalization_shape.h"
 
 namespace kiln::ops {
-namespace {
-
-constexpr const char* kLayer = "rms_normalization";
-
-}  // namespace
-
 const InputCount RMSNormalization::inputs = {2, 2, "X, Scale"};
 
 Status RMSNormalization::shapeRule(const RMSNormalizationParams& p, const Shapes& in, Shapes& out) {
-  KILN_RETURN_IF_ERROR(shape::checkFloatInputs(kLayer, in));
-  const Dims& x = in[0].dims;
-  if (x.nbDims < 1)
-    return invalidArgument(std::string(kLayer) + ": X must have rank >= 1, got a scalar");
-  int32_t axis = 0;
-  KILN_RETURN_IF_ERROR(shape::normalizeAxis(kLayer, p.axis, x.nbDims, &axis));
-  KILN_RETURN_IF_ERROR(shape::checkEpsilon(kLayer, p.epsilon));
-  KILN_RETURN_IF_ERROR(shape::checkRowParam(kLayer, x, axis, in[1].dims, "Scale (input 1)"));
-  out.assign(1, in[0]);
-  return Status::ok();
+  return shape::rowNormalizationRule("rms_normalization", p.axis, p.epsilon, in,
+                                     out);  // two inputs: no B
 }
 
 // FP32 (or FP16 where the builder asks for half: the kernels still sum the squares in FP32).
