@@ -328,8 +328,9 @@ def build_while_counting(path):
 
 @needs_onnx
 def test_the_gil_is_released_during_a_long_build(tmp_path, r):
-    # A network whose CPU build takes a second or so (doubled until it takes at least 0.5 s).
-    for layers in (12, 24, 48, 96):
+    # A network whose CPU build takes a second or so (doubled until it takes at least 0.5 s: the
+    # builder times a lone candidate once, so a layer builds in milliseconds).
+    for layers in (12, 24, 48, 96, 192, 384, 768):
         path = conv_model(tmp_path / f"big{layers}.onnx", r, layers=layers, channels=32, size=48)
         seconds, ticks = build_while_counting(path)
         print(f"{layers} layers: build took {seconds:.2f} s; the main thread ticked {ticks} times")
