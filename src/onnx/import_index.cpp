@@ -1,6 +1,8 @@
-// Index arithmetic that exports run on constants: Range and ScatterND. Vision transformers use
+// Index arithmetic that exports run on constants: Range, ScatterND and GatherElements. Vision
+// transformers use
 // them to build masks and index tables from static shapes (torchvision's Swin: its shifted-window
-// attention mask and relative position index), so with static shapes every input is known while
+// attention mask and relative position index; transformers' BERT gathers its token-type buffer by
+// position ids), so with static shapes every input is known while
 // parsing and the result folds to a constant. Range's length depends on its values, so a
 // run-time Range needs dynamic shapes. A ScatterND whose inputs are not all constants becomes the
 // built-in ScatterND layer (kiln/ops/scatter_nd.h), which applies the same rules at run time.
@@ -154,11 +156,65 @@ Status importScatterNd(NodeContext& n) {
   return n.setOutput(0, std::move(out));
 }
 
+// GatherElements(data, indices, axis): output[i] = data[i with axis replaced by indices[i]]; the
+// output has the shape of indices, which must match data's on every other axis. Only on
+// constants (BERT's token-type ids); a run-time GatherElements has no layer yet.
+Status importGatherElements(NodeContext& n) {
+  KILN_RETURN_IF_ERROR(n.requireInputs(2, 2));
+  if (!n.isConstant(0) || !n.isConstant(1))
+    return n.unsupportedError(
+        "GatherElements is supported on constant inputs only (it folds "
+        "while parsing); this one reads a run-time tensor");
+  const ConstTensor *data = nullptr, *indices = nullptr;
+  KILN_RETURN_IF_ERROR(n.constant(0, data));
+  KILN_RETURN_IF_ERROR(n.constant(1, indices));
+  if (indices->isFloat()) return n.error("indices must be integers");
+  const Dims& dd = data->dims;
+  const Dims& id = indices->dims;
+  if (dd.nbDims < 1 || id.nbDims != dd.nbDims)
+    return n.error("data " + dimsText(dd) + " and indices " + dimsText(id) +
+                   " must have one rank, at least 1");
+  int64_t axis = n.attrInt("axis", 0);
+  if (axis < -dd.nbDims || axis >= dd.nbDims)
+    return n.error("axis " + std::to_string(axis) + " is outside [" + std::to_string(-dd.nbDims) +
+                   ", " + std::to_string(dd.nbDims) + ")");
+  if (axis < 0) axis += dd.nbDims;
+  for (int32_t a = 0; a < dd.nbDims; ++a)
+    if (a != axis && id.d[a] > dd.d[a])
+      return n.error("indices " + dimsText(id) + " exceed data " + dimsText(dd) + " on axis " +
+                     std::to_string(a));
+  ConstTensor out = ConstTensor::make(data->type, id);
+  const int64_t count = indices->count();
+  for (int64_t e = 0; e < count; ++e) {
+    // The coordinates of element e of indices, and the data offset with axis replaced.
+    int64_t rest = e, offset = 0, stride = 1;
+    for (int32_t a = id.nbDims - 1; a >= 0; --a) {
+      int64_t c = rest % id.d[a];
+      rest /= id.d[a];
+      if (a == axis) {
+        const int64_t v = indices->i[size_t(e)];
+        c = v < 0 ? v + dd.d[a] : v;
+        if (c < 0 || c >= dd.d[a])
+          return n.error("index " + std::to_string(v) + " is outside [" + std::to_string(-dd.d[a]) +
+                         ", " + std::to_string(dd.d[a]) + ")");
+      }
+      offset += c * stride;
+      stride *= dd.d[a];
+    }
+    if (out.isFloat())
+      out.f[size_t(e)] = data->f[size_t(offset)];
+    else
+      out.i[size_t(e)] = data->i[size_t(offset)];
+  }
+  return n.setOutput(0, std::move(out));
+}
+
 }  // namespace
 
 void addIndexImporters(ImporterTable& t) {
   t.push_back({"Range", importRange, {0, 1, 2}});
   t.push_back({"ScatterND", importScatterNd});
+  t.push_back({"GatherElements", importGatherElements});
 }
 
 }  // namespace kiln::onnx_import

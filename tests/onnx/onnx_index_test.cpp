@@ -1,6 +1,6 @@
-// The index arithmetic of transformer exports (Range, ScatterND, Mod), folded on constants or run
-// on tensors, and two export habits of torchvision's Swin: Slice to INT64_MAX ("to the end") and
-// Dropout in training mode with ratio 0.
+// The index arithmetic of transformer exports (Range, ScatterND, GatherElements, Mod), folded on
+// constants or run on tensors, and two export habits of torchvision's Swin: Slice to INT64_MAX ("to
+// the end") and Dropout in training mode with ratio 0.
 #include <cmath>
 #include <limits>
 
@@ -107,6 +107,44 @@ TEST(OnnxIndex, ScatterNdSlicesAndBadIndices) {
   s = parse(m, net);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("index 3 on axis 0 is outside [-3, 3)"), std::string::npos)
+      << s.toString();
+}
+
+TEST(OnnxIndex, GatherElementsFoldsOnConstants) {
+  // data [2, 3], indices [2, 2] along axis 1, -1 meaning the last column:
+  // [[d00, d02], [d12, d11]].
+  Rng rng;
+  Model m(13);
+  m.input("x", {2, 2});
+  m.initFloat("data", {2, 3}, {1, 2, 3, 4, 5, 6});
+  m.initInts("ind", {0, -1, 2, 1}, std::vector<int64_t>{2, 2});
+  attrInt(m.node("GatherElements", {"data", "ind"}, {"g"}), "axis", 1);
+  m.node("Add", {"x", "g"}, {"y"});
+  m.output("y");
+  const auto x = rng.values(4);
+  std::map<std::string, Tensor> out;
+  Status s = run(m, {{"x", x}}, out);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  expectNear(out["y"].v, {x[0] + 1, x[1] + 3, x[2] + 6, x[3] + 5}, 0.f, rng.seed);
+
+  m.graph().mutable_initializer(1)->set_int64_data(2, 3);  // column 3 of 3
+  std::unique_ptr<INetworkDefinition> net;
+  s = parse(m, net);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("index 3 is outside [-3, 3)"), std::string::npos) << s.toString();
+}
+
+TEST(OnnxIndex, GatherElementsOnARunTimeTensorIsRefusedByName) {
+  Model m(13);
+  m.input("x", {2, 3});
+  m.initInts("ind", {0, 1}, std::vector<int64_t>{2, 1});
+  m.node("GatherElements", {"x", "ind"}, {"y"});
+  m.output("y");
+  std::unique_ptr<INetworkDefinition> net;
+  Status s = parse(m, net);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_NE(s.message().find("GatherElements is supported on constant inputs only"),
+            std::string::npos)
       << s.toString();
 }
 
