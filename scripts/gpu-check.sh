@@ -24,12 +24,12 @@ root=$(pwd)
 
 programs="tests/backends/cuda/test_cuda_ops_data_movement tests/backends/cuda/test_cuda_ops_math
   tests/backends/cuda/test_cuda_ops_dense tests/backends/cuda/test_cuda_ops_attention
-  tests/backends/cuda/test_cuda_runtime
+  tests/backends/cuda/test_cuda_ops_linear tests/backends/cuda/test_cuda_runtime
   tests/plugins/crop_and_resize/crop_and_resize_cuda_test tests/plugin_check/test_plugin_check_gpu
   bench/crop_and_resize_bench tools/kiln"
 libraries="plugins/libkiln_plugins.so tests/plugin_check/libkiln_check_example_plugins.so"
 targets="test_cuda_ops_data_movement test_cuda_ops_math test_cuda_ops_dense test_cuda_ops_attention
-  test_cuda_runtime
+  test_cuda_ops_linear test_cuda_runtime
   crop_and_resize_cuda_test test_plugin_check_gpu kiln_check_example_plugins crop_and_resize_bench
   kiln_cli kiln_plugins"
 
@@ -130,7 +130,7 @@ cat "$logs/gpu.txt"
 # 2. GPU test programs (whole programs; the op harness runs its device half)
 for p in tests/backends/cuda/test_cuda_ops_data_movement tests/backends/cuda/test_cuda_ops_math \
          tests/backends/cuda/test_cuda_ops_dense tests/backends/cuda/test_cuda_ops_attention \
-         tests/backends/cuda/test_cuda_runtime \
+         tests/backends/cuda/test_cuda_ops_linear tests/backends/cuda/test_cuda_runtime \
          tests/plugins/crop_and_resize/crop_and_resize_cuda_test \
          tests/plugin_check/test_plugin_check_gpu; do
   exe=$(where "$p")

@@ -19,6 +19,7 @@
 #include "kiln/ops/gemm.h"
 #include "kiln/ops/group_normalization.h"
 #include "kiln/ops/layer_normalization.h"
+#include "kiln/ops/linear.h"
 #include "kiln/ops/lrn.h"
 #include "kiln/ops/matrix_multiply.h"
 #include "kiln/ops/normalization.h"
@@ -69,7 +70,8 @@
   X(ATTENTION, 26, Attention)                    \
   X(RMS_NORMALIZATION, 27, RMSNormalization)     \
   X(GROUP_NORMALIZATION, 28, GroupNormalization) \
-  X(SCATTER_ND, 29, ScatterND)
+  X(SCATTER_ND, 29, ScatterND)                   \
+  X(LINEAR, 30, Linear)
 
 // How many lines KILN_BUILTIN_OPS has; kiln/layers.h checks it.
-#define KILN_BUILTIN_OP_COUNT 28
+#define KILN_BUILTIN_OP_COUNT 29

@@ -301,6 +301,16 @@ class PlanMaker {
              addTensor("scatter_updates", makeDims({3, 8, 8}), C)},
             {addTensor("scatternd_out", makeDims({2, 4, 8, 8}), A)});
 
+    LinearParams linear;
+    linear.transposeW = true;
+    linear.hasBias = linear.hasResidual = linear.hasActivation = true;
+    linear.activation = ActivationType::kLEAKY_RELU;
+    linear.activationAlpha = randomFloat();
+    addStep("linear", LayerType::kLINEAR, linear,
+            {x, addTensor("linear_w", makeDims({5, 8}), C), addTensor("linear_b", makeDims({5}), C),
+             addTensor("linear_residual", makeDims({2, 4, 8, 5}), C)},
+            {addTensor("linear_out", makeDims({2, 4, 8, 5}), A)});
+
     // A constant step: computes nothing, carries no parameters.
     addStep("const", LayerType::kCONSTANT, std::monostate{}, {}, {});
 
@@ -391,6 +401,13 @@ inline bool sameParams(const LayerParams& x, const LayerParams& y) {
   }
   if (const auto* a = std::get_if<ScatterNDParams>(&x)) {
     return a->reduction == std::get<ScatterNDParams>(y).reduction;
+  }
+  if (const auto* a = std::get_if<LinearParams>(&x)) {
+    const auto& b = std::get<LinearParams>(y);
+    return a->transposeW == b.transposeW && a->hasBias == b.hasBias &&
+           a->hasResidual == b.hasResidual && a->hasActivation == b.hasActivation &&
+           a->activation == b.activation && sameFloat(a->activationAlpha, b.activationAlpha) &&
+           sameFloat(a->activationBeta, b.activationBeta);
   }
   if (const auto* a = std::get_if<RMSNormalizationParams>(&x)) {
     const auto& b = std::get<RMSNormalizationParams>(y);

@@ -8,6 +8,8 @@ std::span<const Pass> defaultPipeline() {
   //  - constant folding before affine folding, so that per-channel constants computed from
   //    other constants (a BatchNorm written out in layers) are plain constants by then;
   //  - fusions after the folds, which may have turned their constants into plain scalars;
+  //  - linear fusion after the others: GELU fusion makes the activation it takes in, and the
+  //    attention chain's products must still be MatMuls when attention fusion looks for them;
   //  - dead-layer elimination last: it also removes the constants the folds left unread.
   static const Pass passes[] = {
       {"identity_elimination", eliminateIdentities},
@@ -16,6 +18,7 @@ std::span<const Pass> defaultPipeline() {
       {"gelu_fusion", fuseGelu},
       {"layer_norm_fusion", fuseLayerNorm},
       {"attention_fusion", fuseAttention},
+      {"linear_fusion", fuseLinear},
       {"dead_layer_elimination", eliminateDeadLayers},
   };
   return passes;

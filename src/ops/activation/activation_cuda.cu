@@ -11,6 +11,7 @@
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/strided_index.cuh"
 #include "backends/cuda/typed_kernel.cuh"
+#include "ops/activation/activation_cuda.h"
 #include "ops/activation/activation_semantics.h"
 #include "ops/op.h"
 
@@ -18,20 +19,6 @@ namespace kiln::cuda::activation {
 namespace {
 
 using config_checks::fail;
-
-// The type is a kernel argument (a warp-uniform switch), not a template parameter: one kernel
-// per storage type.
-__host__ __device__ inline float activateFloat(ActivationType t, float x, float alpha, float beta) {
-  switch (t) {
-#define KILN_ACTIVATION_CASE(kTYPE) \
-  case ActivationType::kTYPE:       \
-    return ops::activation::activate<ActivationType::kTYPE>(x, alpha, beta);
-    KILN_FLOAT_ACTIVATIONS(KILN_ACTIVATION_CASE)
-#undef KILN_ACTIVATION_CASE
-    default:
-      return x;
-  }
-}
 
 template <class T>
 struct ActivationOp {
@@ -47,7 +34,9 @@ struct ActivationOp {
       y[i] =
           type == ActivationType::kABS ? ops::activation::wrapAbs(v) : ops::activation::wrapNeg(v);
     } else {
-      y[i] = fromFloat<T>(activateFloat(type, toFloat(x[i]), alpha, beta));
+      // The type is a kernel argument (a warp-uniform switch), not a template parameter: one
+      // kernel per storage type.
+      y[i] = fromFloat<T>(ops::activation::activateByType(type, toFloat(x[i]), alpha, beta));
     }
   }
 };
@@ -82,6 +71,16 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
 constexpr Tactic kTactics[] = {{"reference", &createReference}};
 
 }  // namespace
+
+Status launchFloatActivation(const ActivationParams& p, DataType type, const void* x, void* y,
+                             int64_t count, const RunContext& ctx) {
+  return launchTyped<FloatTypes>(type, [&](auto tag) {
+    using T = decltype(tag);
+    ActivationOp<T> f{static_cast<const T*>(x), static_cast<T*>(y), p.type, p.alpha, p.beta};
+    return launchElements(f, count, ctx, "activation");
+  });
+}
+
 }  // namespace kiln::cuda::activation
 
 std::span<const kiln::Tactic> kiln::ops::Activation::cudaTactics() {

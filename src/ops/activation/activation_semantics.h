@@ -96,6 +96,21 @@ KILN_HOST_DEVICE inline float activate(float x, float alpha, float beta) {
   }
 }
 
+// activate<t> for a type known only at run time (a Linear layer's fused activation, the CUDA
+// kernel's argument): every type with a float form; kNOT, which has none, gives x.
+KILN_HOST_DEVICE inline float activateByType(ActivationType t, float x, float alpha, float beta) {
+  switch (t) {
+#define KILN_ACTIVATION_CASE(kTYPE) \
+  case ActivationType::kTYPE:       \
+    return activate<ActivationType::kTYPE>(x, alpha, beta);
+    KILN_FLOAT_ACTIVATIONS(KILN_ACTIVATION_CASE)
+#undef KILN_ACTIVATION_CASE
+    case ActivationType::kNOT:
+      break;
+  }
+  return x;
+}
+
 // Integer neg and abs: negation through the unsigned type wraps instead of overflowing.
 template <class I>
 KILN_HOST_DEVICE inline I wrapNeg(I v) {

@@ -1,0 +1,353 @@
+// Linear's CUDA tactics, fastest first, kiln's reference last (plain C++, no kernel code):
+//   cublaslt_epilogue              one cublasLtMatmul whose epilogue adds the bias and applies
+//                                  the activation: none, ReLU or the tanh GELU.
+//   cublaslt_bias_then_activation  the same product with the bias epilogue, then the Activation
+//                                  op's element kernel in place on Y: every other activation.
+//   reference                      kiln's per-element kernel (linear_cuda.cu).
+//
+// cuBLASLt decisions:
+// - What it computes: D = epilogue(alpha op(A) op(B) + beta C), and its bias epilogues "apply
+//   bias and then" ReLU or GELU (cublasLt.h), so with alpha 1, the residual as C and beta 1,
+//   D = act(X W + residual + bias): kiln's Linear (kiln/ops/linear.h) exactly, up to rounding.
+//   Without a residual, beta is 0 and C is D (not read).
+// - Its GELU epilogue is the tanh approximation, so it stands for ActivationType::kGELU_TANH
+//   only; the erf GELU (ONNX Gelu, nn.GELU()) differs from it by up to ~1e-3 and takes the
+//   bias-then-activation tactic. Its ReLU may not pass NaN through as kiln's does (cuBLAS
+//   promises nothing at special values; the op harness's edge-value pass leaves libraries out).
+// - Row-major kiln matrices are column-major transposes (as matrix_multiply_cuda.cpp computes):
+//   Y^T [n, rows] = W^T [n, k] X^T [k, rows], so cuBLASLt's A is W (op T when it is stored
+//   [n, k]), its B is X, C and D are the residual and Y, and the bias runs along D's rows, as
+//   cuBLASLt's bias vector does.
+// - CUBLAS_COMPUTE_32F with FP32 scales for FP32, FP16 and BF16 data: FP32 accumulation, never
+//   TF32 (that would be CUBLAS_COMPUTE_32F_FAST_TF32).
+// - Prepared at creation, once: the matrix layouts and, through cublasLtMatmulAlgoGetHeuristic
+//   within the workspace the kernel declares, two algorithms: one for buffers aligned to 16 bytes
+//   (the arena's tensors are 64-byte aligned, each of the engine's weights is an allocation of its
+//   own) and one for buffers only aligned to their element (a user's binding may be anywhere);
+//   run() picks by the pointers.
+//   The heuristic needs a cuBLASLt handle, so creation makes a short-lived one (and declines
+//   where there is no GPU); run() uses the context's cuBLAS handle, which the cuBLAS
+//   documentation allows in place of a cuBLASLt handle by a cast.
+// - The bias pointer is an attribute of the matmul descriptor, known only at run(), and run() may
+//   be called from several contexts at once, so each run initialises its own descriptor on the
+//   stack (cublasLtMatmulDescInit on semi-opaque storage: a few host-side field writes, no
+//   allocation, safe under graph capture) from the settings prepared here.
+#include <cublasLt.h>
+#include <library_types.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "backends/cuda/cublas_types.h"
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/float_layer_checks.h"
+#include "backends/cuda/library_handles.h"
+#include "backends/cuda/non_copyable.h"
+#include "ops/activation/activation_cuda.h"
+#include "ops/linear/linear_cuda.h"
+#include "ops/linear/linear_semantics.h"
+#include "ops/op.h"
+
+namespace kiln::cuda {
+
+bool readLinear(const KernelConfig& c, const char* tactic, LinearGeometry* g, std::string* whyNot) {
+  const auto* p =
+      validateFloatLayer<LinearParams>(c, LayerType::kLINEAR, "linear", tactic, false, whyNot);
+  if (!p) return false;
+  const Dims& x = c.inputs[0].dims;
+  const Dims& y = c.outputs[0].dims;
+  g->type = c.inputs[0].type;
+  g->p = *p;
+  g->k = x.d[x.nbDims - 1];
+  g->n = y.d[y.nbDims - 1];
+  g->rows = 1;
+  for (int32_t i = 0; i + 1 < x.nbDims; ++i) g->rows *= x.d[i];
+  return true;
+}
+
+namespace {
+
+// The most workspace a product may ask for (what NVIDIA suggests for Hopper); the kernel declares
+// only what its algorithms need, which is what the context's arena then holds.
+constexpr uint64_t kMaxWorkspace = uint64_t{32} << 20;
+// The alignment the fast algorithm assumes of every buffer.
+constexpr uint32_t kAlignment = 16;
+// How many candidates to ask the heuristic for (the first usable one is taken).
+constexpr int kCandidates = 8;
+
+cudaDataType_t ltType(DataType t) {
+  switch (t) {
+    case DataType::kHALF:
+      return CUDA_R_16F;
+    case DataType::kBF16:
+      return CUDA_R_16BF;
+    default:
+      return CUDA_R_32F;
+  }
+}
+
+bool fail(std::string* whyNot, const char* tactic, const std::string& message) {
+  if (whyNot) *whyNot = std::string(tactic) + ": " + message;
+  return false;
+}
+
+// The cuBLASLt epilogue that is exactly this layer's bias and activation, or false with the
+// reason it has none.
+bool epilogueFor(const LinearParams& p, cublasLtEpilogue_t* e, std::string* why) {
+  if (!p.hasActivation) {
+    *e = p.hasBias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    return true;
+  }
+  if (p.activation == ActivationType::kRELU) {
+    *e = p.hasBias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    return true;
+  }
+  if (p.activation == ActivationType::kGELU_TANH) {
+    *e = p.hasBias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    return true;
+  }
+  *why = p.activation == ActivationType::kGELU
+             ? "cuBLASLt's GELU epilogue is the tanh approximation, not the erf GELU this layer "
+               "applies (cublaslt_bias_then_activation runs it)"
+             : "cuBLASLt's epilogues apply ReLU and the tanh GELU only, not activation type " +
+                   std::to_string(static_cast<int32_t>(p.activation)) +
+                   " (cublaslt_bias_then_activation runs it)";
+  return false;
+}
+
+bool aligned(const void* p, uint32_t alignment) {
+  return reinterpret_cast<uintptr_t>(p) % alignment == 0;
+}
+
+// A short-lived cuBLASLt handle for the heuristic at creation.
+class LtHandle : NonCopyable {
+ public:
+  ~LtHandle() {
+    if (h_) cublasLtDestroy(h_);
+  }
+  Status create() {
+    KILN_CUBLAS_CHECK(cublasLtCreate(&h_));
+    return Status::ok();
+  }
+  cublasLtHandle_t get() const { return h_; }
+
+ private:
+  cublasLtHandle_t h_ = nullptr;
+};
+
+// One Linear's cuBLASLt product with a fixed epilogue, prepared at creation; enqueue() only
+// launches it.
+class LtProduct : NonCopyable {
+ public:
+  LtProduct(const LinearGeometry& g, cublasLtEpilogue_t epilogue) : g_(g), epilogue_(epilogue) {}
+  ~LtProduct() {
+    for (cublasLtMatrixLayout_t l : {w_, x_, y_})
+      if (l) cublasLtMatrixLayoutDestroy(l);
+  }
+
+  Status prepare() {
+    const cudaDataType_t t = ltType(g_.type);
+    const auto rows = static_cast<uint64_t>(g_.rows), n = static_cast<uint64_t>(g_.n),
+               k = static_cast<uint64_t>(g_.k);
+    // W [k, n] row-major is column-major [n, k] (ld n), op(A) as it is; W [n, k] (transposeW) is
+    // column-major [k, n] (ld k), transposed by cuBLASLt into op(A) [n, k].
+    if (g_.p.transposeW) {
+      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&w_, t, k, n, static_cast<int64_t>(k)));
+    } else {
+      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&w_, t, n, k, static_cast<int64_t>(n)));
+    }
+    // X [rows, k] row-major is column-major [k, rows]; Y and the residual [rows, n] are [n, rows].
+    KILN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&x_, t, k, rows, static_cast<int64_t>(k)));
+    KILN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&y_, t, n, rows, static_cast<int64_t>(n)));
+    LtHandle handle;
+    KILN_RETURN_IF_ERROR(handle.create());
+    KILN_RETURN_IF_ERROR(findAlgo(handle.get(), kAlignment, &alignedAlgo_, &alignedWorkspace_));
+    const uint32_t element = static_cast<uint32_t>(dataTypeSize(g_.type));
+    // Without an algorithm for element alignment, a misaligned binding fails the run (below).
+    hasUnalignedAlgo_ =
+        findAlgo(handle.get(), element, &unalignedAlgo_, &unalignedWorkspace_).isOk();
+    return Status::ok();
+  }
+
+  size_t workspaceSize() const {
+    return std::max(alignedWorkspace_, hasUnalignedAlgo_ ? unalignedWorkspace_ : size_t{0});
+  }
+
+  Status enqueue(const void* const* in, void* y, void* workspace, const RunContext& ctx) const {
+    cublasHandle_t h = nullptr;
+    KILN_RETURN_IF_ERROR(cublasHandleFor(ctx, h));
+    const ops::linear::InputSlots s(g_.p);
+    const void* x = in[0];
+    const void* w = in[1];
+    const void* bias = s.bias >= 0 ? in[s.bias] : nullptr;
+    const void* c = s.residual >= 0 ? in[s.residual] : y;
+    bool fast = true;
+    for (const void* p : {x, w, bias, c, static_cast<const void*>(y)})
+      if (p && !aligned(p, kAlignment)) fast = false;
+    if (!fast && !hasUnalignedAlgo_)
+      return unsupported(
+          "cublaslt: a buffer is not 16-byte aligned and cuBLASLt offered no "
+          "algorithm for element-aligned buffers");
+    cublasLtMatmulDescOpaque_t storage;
+    KILN_RETURN_IF_ERROR(describe(&storage, bias));
+    const float one = 1.f, beta = s.residual >= 0 ? 1.f : 0.f;
+    KILN_CUBLAS_CHECK(cublasLtMatmul(reinterpret_cast<cublasLtHandle_t>(h), &storage, &one, w, w_,
+                                     x, x_, &beta, c, y_, y, y_,
+                                     fast ? &alignedAlgo_ : &unalignedAlgo_, workspace,
+                                     workspaceSize(), static_cast<cudaStream_t>(ctx.stream)));
+    return Status::ok();
+  }
+
+ private:
+  // The matmul descriptor, initialised in `storage` with the bias pointer of this call.
+  Status describe(cublasLtMatmulDescOpaque_t* storage, const void* bias) const {
+    cublasLtMatmulDesc_t d = storage;
+    KILN_CUBLAS_CHECK(cublasLtMatmulDescInit(d, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t opW = g_.p.transposeW ? CUBLAS_OP_T : CUBLAS_OP_N, opX = CUBLAS_OP_N;
+    KILN_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &opW, sizeof(opW)));
+    KILN_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSB, &opX, sizeof(opX)));
+    KILN_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue_,
+                                                     sizeof(epilogue_)));
+    // The bias is of Y's type (cuBLASLt's default for these types).
+    if (g_.p.hasBias)
+      KILN_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                       sizeof(bias)));
+    return Status::ok();
+  }
+
+  // The heuristic's first algorithm for buffers aligned to `alignment` bytes that fits the
+  // workspace (and writes D apart from C when C is the residual).
+  Status findAlgo(cublasLtHandle_t h, uint32_t alignment, cublasLtMatmulAlgo_t* algo,
+                  size_t* workspace) const {
+    cublasLtMatmulPreferenceOpaque_t storage;
+    cublasLtMatmulPreference_t pref = &storage;
+    KILN_CUBLAS_CHECK(cublasLtMatmulPreferenceInit(pref));
+    KILN_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kMaxWorkspace, sizeof(kMaxWorkspace)));
+    for (cublasLtMatmulPreferenceAttributes_t a :
+         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+      KILN_CUBLAS_CHECK(
+          cublasLtMatmulPreferenceSetAttribute(pref, a, &alignment, sizeof(alignment)));
+    // The heuristic does not read the bias but judges its alignment by the pointer's value
+    // (cublasLt.h, CUBLASLT_MATMUL_DESC_BIAS_POINTER): a stand-in with the alignment asked for.
+    const void* biasStandIn = reinterpret_cast<const void*>(static_cast<uintptr_t>(alignment));
+    cublasLtMatmulDescOpaque_t desc;
+    KILN_RETURN_IF_ERROR(describe(&desc, biasStandIn));
+    cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
+    int found = 0;
+    KILN_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(h, &desc, w_, x_, y_, y_, pref, kCandidates,
+                                                     results, &found));
+    for (int i = 0; i < found; ++i) {
+      if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
+      if (g_.p.hasResidual) {
+        int32_t outOfPlace = 0;
+        size_t written = 0;
+        if (cublasLtMatmulAlgoCapGetAttribute(
+                &results[i].algo, CUBLASLT_ALGO_CAP_OUT_OF_PLACE_RESULT_SUPPORT, &outOfPlace,
+                sizeof(outOfPlace), &written) != CUBLAS_STATUS_SUCCESS ||
+            outOfPlace == 0)
+          continue;
+      }
+      *algo = results[i].algo;
+      *workspace = results[i].workspaceSize;
+      return Status::ok();
+    }
+    return unsupported("cuBLASLt's heuristic offers no algorithm for " + std::to_string(g_.rows) +
+                       "x" + std::to_string(g_.k) + " times " + std::to_string(g_.k) + "x" +
+                       std::to_string(g_.n) + " " + dataTypeName(g_.type) + " with " +
+                       std::to_string(alignment) + "-byte aligned buffers");
+  }
+
+  LinearGeometry g_;
+  cublasLtEpilogue_t epilogue_;
+  cublasLtMatrixLayout_t w_ = nullptr, x_ = nullptr, y_ = nullptr;
+  cublasLtMatmulAlgo_t alignedAlgo_ = {}, unalignedAlgo_ = {};
+  size_t alignedWorkspace_ = 0, unalignedWorkspace_ = 0;
+  bool hasUnalignedAlgo_ = false;
+};
+
+// The product, then (when `activation` is set) the Activation op's kernel in place on Y.
+class LinearCublasLt final : public Kernel {
+ public:
+  LinearCublasLt(std::unique_ptr<LtProduct> product, const LinearGeometry& g, bool activateAfter)
+      : product_(std::move(product)), g_(g), activateAfter_(activateAfter) {}
+
+  bool usesLibraries() const override { return true; }
+  size_t workspaceSize() const override { return product_->workspaceSize(); }
+
+  Status run(const void* const* in, void* const* out, void* workspace,
+             const RunContext& ctx) const override {
+    KILN_RETURN_IF_ERROR(product_->enqueue(in, out[0], workspace, ctx));
+    if (!activateAfter_) return Status::ok();
+    ActivationParams a;
+    a.type = g_.p.activation;
+    a.alpha = g_.p.activationAlpha;
+    a.beta = g_.p.activationBeta;
+    return activation::launchFloatActivation(a, g_.type, out[0], out[0], g_.rows * g_.n, ctx);
+  }
+
+ private:
+  std::unique_ptr<LtProduct> product_;
+  LinearGeometry g_;
+  bool activateAfter_;
+};
+
+// The configuration as cuBLASLt tactics take it: validated, and a product cuBLASLt can run.
+bool readForCublasLt(const KernelConfig& c, const char* tactic, LinearGeometry* g,
+                     std::string* whyNot) {
+  if (!readLinear(c, tactic, g, whyNot)) return false;
+  if (g->rows == 0 || g->n == 0 || g->k == 0)
+    return fail(whyNot, tactic, "an empty product (rows, N or K is 0) is left to the reference");
+  return true;
+}
+
+std::unique_ptr<Kernel> makeKernel(const LinearGeometry& g, cublasLtEpilogue_t epilogue,
+                                   bool activateAfter, const char* tactic, std::string* whyNot) {
+  auto product = std::make_unique<LtProduct>(g, epilogue);
+  const Status s = product->prepare();
+  if (!s) {
+    fail(whyNot, tactic, s.message());
+    return nullptr;
+  }
+  return std::make_unique<LinearCublasLt>(std::move(product), g, activateAfter);
+}
+
+std::unique_ptr<Kernel> createEpilogue(const KernelConfig& c, std::string* whyNot) {
+  constexpr const char* kTactic = "cublaslt_epilogue";
+  LinearGeometry g;
+  if (!readForCublasLt(c, kTactic, &g, whyNot)) return nullptr;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  std::string why;
+  if (!epilogueFor(g.p, &epilogue, &why)) {
+    fail(whyNot, kTactic, why);
+    return nullptr;
+  }
+  return makeKernel(g, epilogue, false, kTactic, whyNot);
+}
+
+std::unique_ptr<Kernel> createBiasThenActivation(const KernelConfig& c, std::string* whyNot) {
+  constexpr const char* kTactic = "cublaslt_bias_then_activation";
+  LinearGeometry g;
+  if (!readForCublasLt(c, kTactic, &g, whyNot)) return nullptr;
+  if (!g.p.hasActivation) {
+    fail(whyNot, kTactic, "no activation to apply after the product (cublaslt_epilogue runs it)");
+    return nullptr;
+  }
+  return makeKernel(g, g.p.hasBias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT, true,
+                    kTactic, whyNot);
+}
+
+// Fastest first, kiln's reference last; plans and timing caches record these names.
+constexpr Tactic kTactics[] = {{"cublaslt_epilogue", &createEpilogue},
+                               {"cublaslt_bias_then_activation", &createBiasThenActivation},
+                               {"reference", &createLinearReference}};
+
+}  // namespace
+}  // namespace kiln::cuda
+
+std::span<const kiln::Tactic> kiln::ops::Linear::cudaTactics() { return cuda::kTactics; }
