@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "onnx/import_context.h"
+#include "ops/elementwise/elementwise_semantics.h"
 
 namespace kiln::onnx_import {
 namespace {
@@ -30,6 +31,16 @@ double evalBinary(ElementwiseOp op, double a, double b, bool isInt) {
       return a < b;
     case ElementwiseOp::kGREATER:
       return a > b;
+    case ElementwiseOp::kGREATER_OR_EQUAL:
+      return a >= b;
+    case ElementwiseOp::kLESS_OR_EQUAL:
+      return a <= b;
+    case ElementwiseOp::kAND:
+      return a != 0 && b != 0;
+    case ElementwiseOp::kOR:
+      return a != 0 || b != 0;
+    case ElementwiseOp::kXOR:
+      return (a != 0) != (b != 0);
     case ElementwiseOp::kPRELU:
       return a < 0 ? a * b : a;
     case ElementwiseOp::kFMOD:  // integers as the kernels do: by 0 (or -1) gives 0
@@ -44,9 +55,7 @@ double evalBinary(ElementwiseOp op, double a, double b, bool isInt) {
   return 0;
 }
 
-bool isComparison(ElementwiseOp op) {
-  return op == ElementwiseOp::kEQUAL || op == ElementwiseOp::kLESS || op == ElementwiseOp::kGREATER;
-}
+using ops::elementwise::isComparison;
 
 // An operand: a network tensor or a constant (an input, or an intermediate of a variadic op).
 struct Operand {
@@ -87,8 +96,9 @@ Status binary(NodeContext& n, Operand a, Operand b, ElementwiseOp op, Operand& o
       return n.error("inputs do not broadcast together");
     if (!foldable(od)) return n.unsupportedError("the folded constant is too large");
     const bool isInt = !a.constant->isFloat() && !b.constant->isFloat();
-    const DataType type =
-        isComparison(op) ? DataType::kBOOL : (isInt ? a.constant->type : DataType::kFLOAT);
+    const DataType type = isComparison(op) || ops::elementwise::isLogical(op)
+                              ? DataType::kBOOL
+                              : (isInt ? a.constant->type : DataType::kFLOAT);
     auto c = std::make_shared<ConstTensor>(ConstTensor::make(type, od));
     for (int64_t k = 0; k < volume(od); ++k)
       c->set(k, evalBinary(op, a.constant->at(sourceIndex(od, a.constant->dims, k)),
@@ -100,7 +110,11 @@ Status binary(NodeContext& n, Operand a, Operand b, ElementwiseOp op, Operand& o
   // The remainders are the one integer arithmetic that models do at run time (index math such as
   // Swin's window shifts); other integer arithmetic runs only on constants, folded above.
   const bool integerAllowed = op == ElementwiseOp::kMOD || op == ElementwiseOp::kFMOD;
-  const bool arithmetic = !isComparison(op) && !integerAllowed;
+  if (ops::elementwise::isLogical(op) &&
+      (a.type() != DataType::kBOOL || b.type() != DataType::kBOOL))
+    return n.error(std::string("inputs must be bool, got ") + dataTypeName(a.type()) + " and " +
+                   dataTypeName(b.type()));
+  const bool arithmetic = !isComparison(op) && !integerAllowed && !ops::elementwise::isLogical(op);
   if (arithmetic && a.type() != DataType::kFLOAT && a.type() != DataType::kHALF &&
       a.type() != DataType::kBF16 && b.type() != DataType::kFLOAT && b.type() != DataType::kHALF &&
       b.type() != DataType::kBF16)
@@ -253,6 +267,11 @@ void addElementwiseImporters(ImporterTable& t) {
   t.push_back({"Equal", bin(E::kEQUAL)});
   t.push_back({"Less", bin(E::kLESS)});
   t.push_back({"Greater", bin(E::kGREATER)});
+  t.push_back({"GreaterOrEqual", bin(E::kGREATER_OR_EQUAL)});  // opset 12
+  t.push_back({"LessOrEqual", bin(E::kLESS_OR_EQUAL)});
+  t.push_back({"And", bin(E::kAND)});
+  t.push_back({"Or", bin(E::kOR)});
+  t.push_back({"Xor", bin(E::kXOR)});
   t.push_back({"PRelu", bin(E::kPRELU)});
   t.push_back({"Max", var(E::kMAX)});
   t.push_back({"Min", var(E::kMIN)});

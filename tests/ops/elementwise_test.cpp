@@ -73,6 +73,14 @@ TEST(InferOnnxElementwise, ComparisonsGiveBool) {
   p.op = ElementwiseOp::kLESS;
   inferFails(ops::Elementwise::infer, p, {shape({3}, DataType::kBOOL), shape({3}, DataType::kBOOL)},
              "not defined on bool");
+  for (ElementwiseOp op : {ElementwiseOp::kAND, ElementwiseOp::kOR, ElementwiseOp::kXOR}) {
+    p.op = op;
+    EXPECT_EQ(inferOk(ops::Elementwise::infer, p,
+                      {shape({2, 1}, DataType::kBOOL), shape({3}, DataType::kBOOL)})
+                  .dims,
+              makeDims({2, 3}));
+    inferFails(ops::Elementwise::infer, p, {shape({3}), shape({3})}, "needs bool inputs");
+  }
 }
 
 TEST(InferOnnxElementwise, PreluBroadcastsSlopeToInputOnly) {
@@ -464,14 +472,46 @@ TEST(Elementwise, RunsConcurrently) {
 // ---------------------------------------------------------------------------------------------
 // Comparisons and prelu
 
+// Every op with a bool output: the comparisons, then the logical ops (bool only).
+const ElementwiseOp kBoolOutputOps[] = {ElementwiseOp::kEQUAL,
+                                        ElementwiseOp::kLESS,
+                                        ElementwiseOp::kGREATER,
+                                        ElementwiseOp::kGREATER_OR_EQUAL,
+                                        ElementwiseOp::kLESS_OR_EQUAL,
+                                        ElementwiseOp::kAND,
+                                        ElementwiseOp::kOR,
+                                        ElementwiseOp::kXOR};
+
+bool definedOn(ElementwiseOp op, bool isBool) {
+  const bool logical =
+      op == ElementwiseOp::kAND || op == ElementwiseOp::kOR || op == ElementwiseOp::kXOR;
+  return isBool ? (logical || op == ElementwiseOp::kEQUAL) : !logical;
+}
+
 template <class T>
 uint8_t expectedCompare(ElementwiseOp op, T a, T b) {
-  if constexpr (std::is_same_v<T, uint8_t>) return (a != 0) == (b != 0);
+  if constexpr (std::is_same_v<T, uint8_t>) {
+    const bool x = a != 0, y = b != 0;
+    switch (op) {
+      case ElementwiseOp::kAND:
+        return x && y;
+      case ElementwiseOp::kOR:
+        return x || y;
+      case ElementwiseOp::kXOR:
+        return x != y;
+      default:
+        return x == y;
+    }
+  }
   switch (op) {
     case ElementwiseOp::kEQUAL:
       return a == b;
     case ElementwiseOp::kLESS:
       return a < b;
+    case ElementwiseOp::kGREATER_OR_EQUAL:
+      return a >= b;
+    case ElementwiseOp::kLESS_OR_EQUAL:
+      return a <= b;
     default:
       return a > b;
   }
@@ -530,8 +570,8 @@ void checkTactics(const ElementwiseParams& p, const Dims& da, const Dims& db,
 template <class T>
 void checkComparisons(Rng& rng, int rounds) {
   SCOPED_TRACE(rng.trace());
-  for (ElementwiseOp op : {ElementwiseOp::kEQUAL, ElementwiseOp::kLESS, ElementwiseOp::kGREATER}) {
-    if (std::is_same_v<T, uint8_t> && op != ElementwiseOp::kEQUAL) continue;
+  for (ElementwiseOp op : kBoolOutputOps) {
+    if (!definedOn(op, std::is_same_v<T, uint8_t>)) continue;
     for (int round = 0; round < rounds; ++round) {
       const Dims full = rng.dims(static_cast<int32_t>(rng.uniformInt(0, 4)), 5);
       Dims da = full, db = full;
@@ -563,7 +603,7 @@ TEST(OnnxElementwise, ComparisonsMatchLoopInt64) {
   Rng rng;
   checkComparisons<int64_t>(rng, 9);
 }
-TEST(OnnxElementwise, EqualMatchesLoopBool) {
+TEST(OnnxElementwise, EqualAndLogicalOpsMatchLoopBool) {
   Rng rng;
   checkComparisons<uint8_t>(rng, 9);
 }
@@ -571,7 +611,8 @@ TEST(OnnxElementwise, EqualMatchesLoopBool) {
 TEST(OnnxElementwise, ComparisonsWithNaNAreFalse) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<float> a = {nan, 1.f, nan}, b = {1.f, nan, nan};
-  for (ElementwiseOp op : {ElementwiseOp::kEQUAL, ElementwiseOp::kLESS, ElementwiseOp::kGREATER})
+  for (ElementwiseOp op : {ElementwiseOp::kEQUAL, ElementwiseOp::kLESS, ElementwiseOp::kGREATER,
+                           ElementwiseOp::kGREATER_OR_EQUAL, ElementwiseOp::kLESS_OR_EQUAL})
     checkTactics<float, uint8_t>(ElementwiseParams{op}, makeDims({3}), makeDims({3}), a, b,
                                  [](float, float) { return uint8_t{0}; });
   // Any non-zero bool byte is true.

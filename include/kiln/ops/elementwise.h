@@ -19,8 +19,13 @@ enum class ElementwiseOp : int32_t {
   kPRELU = 10,  // a < 0 ? a * b : a (b is the slope, broadcast)
   kMOD = 11,    // integers only: the remainder with the divisor's sign (Python's %; ONNX Mod)
   kFMOD = 12,   // the remainder with the dividend's sign (C's fmod and %; ONNX Mod fmod=1)
+  kGREATER_OR_EQUAL = 13,  // comparisons as kEQUAL..kGREATER: false where either input is NaN
+  kLESS_OR_EQUAL = 14,
+  kAND = 15,  // logical ops: kBOOL in and out
+  kOR = 16,
+  kXOR = 17,
 };
-constexpr int32_t enumCount(ElementwiseOp) { return 13; }
+constexpr int32_t enumCount(ElementwiseOp) { return 18; }
 
 // Two inputs of equal rank or broadcastable in numpy's rules (trailing dims aligned, size 1
 // stretches).

@@ -70,7 +70,8 @@ constexpr const BinaryLoops* loopsIfDefined() {
   constexpr bool kFloat = std::is_floating_point_v<T>;
   constexpr bool kDefined =
       kFloat ? !ops::elementwise::isIntegerOnly(kOp) : !ops::elementwise::isFloatOnly(kOp);
-  if constexpr (kBool ? kOp == ElementwiseOp::kEQUAL : kDefined)
+  if constexpr (kBool ? ops::elementwise::isDefinedOnBool(kOp)
+                      : kDefined && !ops::elementwise::isLogical(kOp))
     return &Loops<T, kOp>::kLoops;
   else
     return nullptr;
@@ -110,7 +111,7 @@ bool check(const KernelConfig& c, std::string* whyNot, Checked* out) {
   if (!CpuTypes::dispatch(
           t, [&](auto tag) { out->loops = loopsForOp<decltype(tag)>(out->params->op); })) {
     setWhyNot(whyNot, std::string("elementwise: the CPU backend supports fp32, int32, "
-                                  "int64 (and bool for equal), got ") +
+                                  "int64 (and bool for equal and the logical ops), got ") +
                           dataTypeName(t));
     return false;
   }

@@ -69,6 +69,10 @@ __host__ __device__ inline uint8_t compare(ElementwiseOp op, C a, C b) {
       return apply<ElementwiseOp::kEQUAL>(a, b);
     case ElementwiseOp::kLESS:
       return apply<ElementwiseOp::kLESS>(a, b);
+    case ElementwiseOp::kGREATER_OR_EQUAL:
+      return apply<ElementwiseOp::kGREATER_OR_EQUAL>(a, b);
+    case ElementwiseOp::kLESS_OR_EQUAL:
+      return apply<ElementwiseOp::kLESS_OR_EQUAL>(a, b);
     default:
       return apply<ElementwiseOp::kGREATER>(a, b);
   }
@@ -78,8 +82,22 @@ __host__ __device__ inline uint8_t compare(ElementwiseOp op, C a, C b) {
 template <class T>
 __host__ __device__ inline void applyBinary(ElementwiseOp op, bool cmp, T a, T b, void* out,
                                             int64_t at) {
-  if constexpr (std::is_same_v<T, uint8_t>) {
-    static_cast<uint8_t*>(out)[at] = apply<ElementwiseOp::kEQUAL>(a, b);  // all bool has
+  if constexpr (std::is_same_v<T, uint8_t>) {  // bool: equal and the logical ops
+    uint8_t r;
+    switch (op) {
+      case ElementwiseOp::kAND:
+        r = apply<ElementwiseOp::kAND>(a, b);
+        break;
+      case ElementwiseOp::kOR:
+        r = apply<ElementwiseOp::kOR>(a, b);
+        break;
+      case ElementwiseOp::kXOR:
+        r = apply<ElementwiseOp::kXOR>(a, b);
+        break;
+      default:
+        r = apply<ElementwiseOp::kEQUAL>(a, b);
+    }
+    static_cast<uint8_t*>(out)[at] = r;
   } else if constexpr (std::is_integral_v<T>) {
     if (cmp)
       static_cast<uint8_t*>(out)[at] = compare<T>(op, a, b);
@@ -149,7 +167,7 @@ const ElementwiseParams* checkElementwise(const KernelConfig& c, std::string* wh
   const bool isInt = t == DataType::kINT32 || t == DataType::kINT64;
   if (!isFloatType(t) && !isInt && t != DataType::kBOOL) {
     fail(whyNot, std::string("elementwise: the CUDA kernels support fp32, fp16, bf16, int32, "
-                             "int64 (and bool for equal), got ") +
+                             "int64 (and bool for equal and the logical ops), got ") +
                      dataTypeName(t));
     return nullptr;
   }
@@ -159,7 +177,7 @@ const ElementwiseParams* checkElementwise(const KernelConfig& c, std::string* wh
                      " is not defined on " + dataTypeName(t));
     return nullptr;
   }
-  return p;  // bool: inference already allows only equal
+  return p;  // bool: inference already allows only equal and the logical ops
 }
 
 // out[i] = a[i * sa] op b[i * sb] over `count` elements (sa, sb in {0, 1}).

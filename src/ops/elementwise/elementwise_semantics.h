@@ -27,7 +27,18 @@
 namespace kiln::ops::elementwise {
 
 KILN_HOST_DEVICE constexpr bool isComparison(ElementwiseOp op) {
-  return op == ElementwiseOp::kEQUAL || op == ElementwiseOp::kLESS || op == ElementwiseOp::kGREATER;
+  return op == ElementwiseOp::kEQUAL || op == ElementwiseOp::kLESS ||
+         op == ElementwiseOp::kGREATER || op == ElementwiseOp::kGREATER_OR_EQUAL ||
+         op == ElementwiseOp::kLESS_OR_EQUAL;
+}
+
+// Logical ops, defined on bool alone.
+KILN_HOST_DEVICE constexpr bool isLogical(ElementwiseOp op) {
+  return op == ElementwiseOp::kAND || op == ElementwiseOp::kOR || op == ElementwiseOp::kXOR;
+}
+// Ops defined on bool inputs: equality and the logical ops.
+KILN_HOST_DEVICE constexpr bool isDefinedOnBool(ElementwiseOp op) {
+  return op == ElementwiseOp::kEQUAL || isLogical(op);
 }
 
 // Ops with no floating-point form.
@@ -41,8 +52,10 @@ KILN_HOST_DEVICE constexpr bool isFloatOnly(ElementwiseOp op) {
 
 // The op's name in messages and logs ("add", "prelu", ...).
 inline const char* opName(ElementwiseOp op) {
-  static constexpr const char* kNames[] = {"add",   "sub",  "mul",     "div",   "max", "min", "pow",
-                                           "equal", "less", "greater", "prelu", "mod", "fmod"};
+  static constexpr const char* kNames[] = {
+      "add",           "sub",  "mul",     "div",   "max", "min",  "pow",
+      "equal",         "less", "greater", "prelu", "mod", "fmod", "greater_or_equal",
+      "less_or_equal", "and",  "or",      "xor"};
   static_assert(std::size(kNames) == enumCount(ElementwiseOp{}));
   return enumName(op, kNames, "unknown op");
 }
@@ -88,15 +101,23 @@ KILN_HOST_DEVICE inline I floorMod(I a, I b) {
 template <ElementwiseOp kOp, class T>
 KILN_HOST_DEVICE inline OutputOf<kOp, T> apply(T a, T b) {
   constexpr bool kFloat = std::is_floating_point_v<T>;
-  if constexpr (std::is_same_v<T, uint8_t>) {  // bool: only equal is defined
-    static_assert(kOp == ElementwiseOp::kEQUAL);
-    return (a != 0) == (b != 0) ? 1 : 0;
+  if constexpr (std::is_same_v<T, uint8_t>) {  // bool: equal and the logical ops
+    static_assert(isDefinedOnBool(kOp));
+    const bool x = a != 0, y = b != 0;
+    if constexpr (kOp == ElementwiseOp::kAND) return x && y ? 1 : 0;
+    if constexpr (kOp == ElementwiseOp::kOR) return x || y ? 1 : 0;
+    if constexpr (kOp == ElementwiseOp::kXOR) return x != y ? 1 : 0;
+    return x == y ? 1 : 0;
   } else if constexpr (kOp == ElementwiseOp::kEQUAL) {
     return a == b ? 1 : 0;
   } else if constexpr (kOp == ElementwiseOp::kLESS) {
     return a < b ? 1 : 0;
   } else if constexpr (kOp == ElementwiseOp::kGREATER) {
     return a > b ? 1 : 0;
+  } else if constexpr (kOp == ElementwiseOp::kGREATER_OR_EQUAL) {
+    return a >= b ? 1 : 0;
+  } else if constexpr (kOp == ElementwiseOp::kLESS_OR_EQUAL) {
+    return a <= b ? 1 : 0;
   } else if constexpr (kOp == ElementwiseOp::kPRELU) {
     static_assert(kFloat, "prelu has no integer form");
     return a < 0 ? a * b : a;

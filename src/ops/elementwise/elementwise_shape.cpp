@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/elementwise/elementwise_semantics.h"
 #include "ops/op.h"
 #include "ops/shape_checks.h"
 
@@ -17,11 +18,14 @@ Status Elementwise::shapeRule(const ElementwiseParams& p, const Shapes& in, Shap
                            dataTypeName(in[0].type) + " and " + dataTypeName(in[1].type) +
                            "); insert a cast");
   const DataType t = in[0].type;
-  const bool comparison = p.op == ElementwiseOp::kEQUAL || p.op == ElementwiseOp::kLESS ||
-                          p.op == ElementwiseOp::kGREATER;
-  if (t == DataType::kBOOL && p.op != ElementwiseOp::kEQUAL)
-    return invalidArgument(comparison ? "elementwise: less/greater are not defined on bool inputs"
-                                      : "elementwise: arithmetic on bool inputs is not defined");
+  const bool comparison = ops::elementwise::isComparison(p.op);
+  if (ops::elementwise::isLogical(p.op) && t != DataType::kBOOL)
+    return invalidArgument(std::string("elementwise: ") + ops::elementwise::opName(p.op) +
+                           " needs bool inputs, got " + dataTypeName(t));
+  if (t == DataType::kBOOL && !ops::elementwise::isDefinedOnBool(p.op))
+    return invalidArgument(comparison
+                               ? "elementwise: ordered comparisons are not defined on bool inputs"
+                               : "elementwise: arithmetic on bool inputs is not defined");
   if (p.op == ElementwiseOp::kPRELU && !isFloatType(t))
     return invalidArgument(std::string("elementwise: prelu needs floating-point inputs, got ") +
                            dataTypeName(t));
@@ -53,7 +57,7 @@ bool Elementwise::computeTypes(const ElementwiseParams& p, std::vector<DataType>
   for (DataType& t : types) {
     const bool isInt = t == DataType::kINT32 || t == DataType::kINT64;
     if (isInt && p.op != ElementwiseOp::kPOW && p.op != ElementwiseOp::kPRELU) continue;
-    if (t == DataType::kBOOL && p.op == ElementwiseOp::kEQUAL) continue;
+    if (t == DataType::kBOOL && ops::elementwise::isDefinedOnBool(p.op)) continue;
     std::vector<DataType> one{t};
     if (!shape::floatsInFp32(name, one, why)) return false;
     t = one[0];
