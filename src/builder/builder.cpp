@@ -5,6 +5,7 @@
 #include "builder/memory_planner.h"
 #include "builder/network_impl.h"
 #include "builder/passes/pipeline.h"
+#include "builder/reshape_aliases.h"
 #include "core/log.h"
 #include "core/version.h"
 #include "kiln/registry.h"
@@ -79,12 +80,16 @@ Status BuildSession::makePlan(plan::Plan& out) {
   for (int32_t b : outputTensors_) out.outputs.push_back(use(b));
   out.steps = std::move(steps);
 
+  // Reshapes that move no bytes become aliases of their input (reshape_aliases.h): one arena
+  // range per home tensor, live from its first writer to the last reader of any of its names.
+  const std::vector<int32_t> home = aliasReshapes(out);
+
   // Activation memory by liveness over the step order.
   std::vector<int32_t> activations;
   std::vector<LiveTensor> live;
   std::vector<int32_t> slot(out.tensors.size(), -1);
   for (size_t t = 0; t < out.tensors.size(); ++t) {
-    if (out.tensors[t].kind != plan::TensorKind::kACTIVATION) continue;
+    if (out.tensors[t].kind != plan::TensorKind::kACTIVATION || home[t] != int32_t(t)) continue;
     slot[t] = static_cast<int32_t>(live.size());
     activations.push_back(static_cast<int32_t>(t));
     LiveTensor l;
@@ -94,11 +99,12 @@ Status BuildSession::makePlan(plan::Plan& out) {
   }
   for (int32_t s = 0; s < static_cast<int32_t>(out.steps.size()); ++s) {
     for (int32_t o : out.steps[s].outputs) {
-      if (slot[o] >= 0 && live[slot[o]].firstStep < 0)
-        live[slot[o]].firstStep = live[slot[o]].lastStep = s;
+      const int32_t k = slot[home[o]];
+      if (k >= 0 && live[k].firstStep < 0) live[k].firstStep = live[k].lastStep = s;
     }
     for (int32_t i : out.steps[s].inputs) {
-      if (slot[i] >= 0) live[slot[i]].lastStep = std::max(live[slot[i]].lastStep, s);
+      const int32_t k = slot[home[i]];
+      if (k >= 0) live[k].lastStep = std::max(live[k].lastStep, s);
     }
   }
   for (LiveTensor& l : live) {
@@ -107,6 +113,9 @@ Status BuildSession::makePlan(plan::Plan& out) {
   const MemoryPlan memory = planMemory(live);
   for (size_t k = 0; k < activations.size(); ++k) {
     out.tensors[activations[k]].arenaOffset = memory.offsets[k];
+  }
+  for (size_t t = 0; t < out.tensors.size(); ++t) {
+    if (home[t] != int32_t(t)) out.tensors[t].arenaOffset = out.tensors[home[t]].arenaOffset;
   }
   out.arenaBytes = memory.arenaBytes;
   out.naiveActivationBytes = memory.naiveBytes;
