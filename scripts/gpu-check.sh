@@ -45,7 +45,7 @@ if [ "${1:-}" = --bundle ]; then
   # The transformer exports of tests/torch_exports, made here by Debian's PyTorch (the GPU
   # machine's is another version), for the bundle's kiln to run on CUDA there.
   if /usr/bin/python3 -I -c "import torch, torchvision" 2>/dev/null; then
-    /usr/bin/python3 -I tests/torch_exports/make_models.py "$out/torch_exports" 2>/dev/null
+    /usr/bin/python3 -I tests/torch_exports/make_models.py "$out/torch_exports" --static 2>/dev/null
   fi
   exit 0
 fi
@@ -183,10 +183,7 @@ grep -A12 '^kiln bench' "$logs/bench_work/profile.log" 2>/dev/null | head -14
 
 # 3b. the transformer exports of tests/torch_exports (ViT, Swin, ConvNeXt, TransformerEncoder) on
 # CUDA through the bundle's kiln (it has the ONNX parser), FP32 and FP16, against PyTorch's outputs
-# With KILN_CUDA_ATTENTION=1: attention_fusion holds back on CUDA until its kernels have run on a
-# GPU (src/builder/passes/attention_fusion.cpp); this is where they do, end to end.
 if [ -n "${bundle:-}" ] && [ -f "$bundle/torch_exports/models.txt" ]; then
-  export KILN_CUDA_ATTENTION=1
   gen=$bundle/torch_exports
   for mode in "" "--fp16"; do
     dir=$logs/torch_exports$mode
@@ -204,7 +201,6 @@ if [ -n "${bundle:-}" ] && [ -f "$bundle/torch_exports/models.txt" ]; then
     record "torch exports on CUDA $mode" "$(status $rc)" "$(tail -1 "$dir/compare.log" | cut -c1-70)"
     cat "$dir/compare.log"
   done
-  unset KILN_CUDA_ATTENTION
 fi
 
 # 4. the CropAndResize benchmark; roi_align first, so its figures are merged into kiln's table
@@ -288,7 +284,7 @@ fi
 # torch.compile in the same run (bench/transformers_h200.py); KILN_TRANSFORMERS=1 to run it, as it
 # takes several minutes; KILN_TRANSFORMERS_ARGS for --only/--batches
 if [ "${KILN_TRANSFORMERS:-0}" = 1 ]; then
-  KILN_CUDA_ATTENTION=1 python3 "$script_dir/transformers_h200.py" "$kiln" "$logs/transformers" \
+  python3 "$script_dir/transformers_h200.py" "$kiln" "$logs/transformers" \
     ${KILN_TRANSFORMERS_ARGS:-} >"$logs/transformers.log" 2>&1
   rc=$?
   record "transformers vs eager/torch.compile" "$(status $rc)" "transformers.log"

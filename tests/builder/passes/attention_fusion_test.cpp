@@ -122,27 +122,17 @@ TEST(AttentionFusion, ChainsItMustNotTouchStay) {
   }
 }
 
-// On CUDA the pass holds back until the Attention layer's CUDA kernels have run on a GPU
-// (attention_fusion.cpp says why), unless KILN_CUDA_ATTENTION=1.
-TEST(AttentionFusion, OnCudaItFusesOnlyWhenAskedTo) {
+// CUDA builds fuse as the CPU's do (the kernels have run on the H200: attention_fusion.cpp).
+TEST(AttentionFusion, OnCudaItFusesToo) {
   auto net = createNetwork();
   ITensor* q = net->addInput("q", DataType::kFLOAT, makeDims({2, 5, 8}));
   ITensor* k = net->addInput("k", DataType::kFLOAT, makeDims({2, 8, 6}));
   ITensor* v = net->addInput("v", DataType::kFLOAT, makeDims({2, 6, 8}));
   ASSERT_TRUE(net->markOutput(*matmul(*net, *softmax(*net, *matmul(*net, *q, *k)), *v)).isOk());
-  for (const char* setting : {"", "1"}) {
-    SCOPED_TRACE(std::string("KILN_CUDA_ATTENTION=") + setting);
-    ::setenv("KILN_CUDA_ATTENTION", setting, 1);
-    Graph g = graphOf(*net);
-    PassContext c({}, DeviceKind::kCUDA);
-    ASSERT_TRUE(passes::fuseAttention(g, c).isOk());
-    ::unsetenv("KILN_CUDA_ATTENTION");
-    const bool fused = std::string(setting) == "1";
-    EXPECT_EQ(countNodes(g, LayerType::kATTENTION), fused ? 1 : 0);
-    if (!fused)
-      EXPECT_TRUE(mentions(c.declines(), "have not yet run on a GPU; KILN_CUDA_ATTENTION=1"))
-          << joined(c.declines());
-  }
+  Graph g = graphOf(*net);
+  PassContext c({}, DeviceKind::kCUDA);
+  ASSERT_TRUE(passes::fuseAttention(g, c).isOk());
+  EXPECT_EQ(countNodes(g, LayerType::kATTENTION), 1);
 }
 
 TEST(AttentionFusion, TheFullPipelineFusesAndKeepsResults) {
