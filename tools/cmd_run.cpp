@@ -48,10 +48,16 @@ Status parseInputs(const Args& args, std::map<std::string, HostTensor>& given) {
 Status run(const Args& args) {
   KILN_RETURN_IF_ERROR(setUpTraceAndLogging(args));
   KILN_RETURN_IF_ERROR(setUpPlugins(args));
+  std::map<std::string, HostTensor> given;
+  KILN_RETURN_IF_ERROR(parseInputs(args, given));
+  // A model with symbolic input dims is built for the shapes of the inputs given.
+  std::map<std::string, Dims> givenShapes;
+  for (const auto& [name, t] : given) givenShapes[name] = t.desc.dims;
   std::vector<uint8_t> bytes;
   std::string source;
-  KILN_RETURN_IF_ERROR(planFromArgs(
-      args, "usage: kiln run PLAN [options], or kiln run --onnx MODEL [options]", bytes, source));
+  KILN_RETURN_IF_ERROR(
+      planFromArgs(args, "usage: kiln run PLAN [options], or kiln run --onnx MODEL [options]",
+                   bytes, source, givenShapes));
   int contexts = 1, runs = 1;
   unsigned seed = std::random_device{}();
   try {
@@ -64,9 +70,6 @@ Status run(const Args& args) {
   if (contexts < 1 || contexts > 256 || runs < 1) {
     return invalidArgument("--contexts must be 1..256 and --runs at least 1");
   }
-  std::map<std::string, HostTensor> given;
-  KILN_RETURN_IF_ERROR(parseInputs(args, given));
-
   std::vector<HostTensor> outputs;
   {
     auto runtime = createRuntime();
@@ -112,10 +115,10 @@ Status run(const Args& args) {
 
 int runCommand(int argc, char** argv) {
   Args args;
-  Status s = parseArgs(
-      argc, argv, 2,
-      {"input", "output-dir", "contexts", "runs", "seed", "plugins", "trace", "onnx", "device"},
-      {"verbose", "fp16", "cuda-graph"}, args);
+  Status s = parseArgs(argc, argv, 2,
+                       {"input", "output-dir", "contexts", "runs", "seed", "plugins", "trace",
+                        "onnx", "device", "shapes"},
+                       {"verbose", "fp16", "cuda-graph"}, args);
   if (s) s = run(args);
   return s ? 0 : fail("run", s);
 }

@@ -25,18 +25,27 @@ std::string dimsText(const Dims& d) {
 }  // namespace
 
 Status planFromArgs(const Args& args, const std::string& usage, std::vector<uint8_t>& plan,
-                    std::string& source) {
+                    std::string& source, const std::map<std::string, Dims>& givenShapes) {
   const bool onnx = args.has("onnx");
   if (args.positional.size() != (onnx ? 0u : 1u)) return invalidArgument(usage);
   source = onnx ? args.get("onnx") : args.positional[0];
   if (onnx) {
     BuilderConfig config;
     KILN_RETURN_IF_ERROR(builderConfigFromArgs(args, config));
-    return buildOnnxPlan(source, config, plan);
+    InputShapes shapes;
+    KILN_RETURN_IF_ERROR(shapesFromArgs(args, shapes));
+    for (const auto& [name, dims] : givenShapes) {
+      auto [it, added] = shapes.emplace(name, dims);
+      if (!added && it->second != dims)
+        return invalidArgument("input '" + name + "': --shapes says " + dimsText(it->second) +
+                               " but its --input file holds " + dimsText(dims));
+    }
+    return buildOnnxPlan(source, config, plan, shapes);
   }
-  if (args.has("device") || args.has("fp16"))
+  if (args.has("device") || args.has("fp16") || args.has("shapes"))
     return invalidArgument(
-        "--device and --fp16 choose how --onnx builds; a plan runs where it was built for");
+        "--device, --fp16 and --shapes choose how --onnx builds; a plan runs where and for the "
+        "shapes it was built for");
   return readFile(source, plan);
 }
 

@@ -20,8 +20,10 @@ struct HostTensor {
 // The plan a command runs: `PLAN` (one positional), or `--onnx MODEL` parsed and built in memory
 // with --device and --fp16, which apply only there (a plan runs where it was built for).
 // `usage` is the error for a wrong number of positionals; `source` names the plan in messages.
+// A model with symbolic input dims is built for --shapes, and for the shapes of `given` inputs
+// (kiln run --input), as onnxruntime runs a model at the shapes it is handed.
 Status planFromArgs(const Args& args, const std::string& usage, std::vector<uint8_t>& plan,
-                    std::string& source);
+                    std::string& source, const std::map<std::string, Dims>& givenShapes = {});
 
 // Random inputs (floats uniform in [-1, 1); integers 0) for every engine input not in `given`;
 // `given` inputs are checked against the engine's dims and converted from fp32 to fp16/bf16 where

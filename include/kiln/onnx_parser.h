@@ -1,5 +1,6 @@
-// The ONNX parser (libkiln_onnx): reads an ONNX model (opsets 7 to 17) into a network definition.
+// The ONNX parser (libkiln_onnx): reads an ONNX model (opsets 7 to 21) into a network definition.
 //
+// Inputs with symbolic dims are built for the shapes OnnxParserOptions gives.
 // Every node becomes kiln layers through the network API; shape arithmetic on constants (Shape,
 // Gather, Concat, Unsqueeze, Slice, Cast, ... on constant inputs) is folded while parsing, so
 // only static shapes reach the network. An op type that kiln does not implement is looked up in
@@ -10,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,10 +21,23 @@
 
 namespace kiln {
 
-Status parseOnnxFile(const std::string& path, INetworkDefinition& network);
+// How to read a model whose graph inputs have symbolic dims (ONNX dim_param, as
+// torch.onnx.export(..., dynamic_axes=...) writes them) or unknown ones.
+struct OnnxParserOptions {
+  // The shape to build for, per graph input: its rank must be the model's, dims the model fixes
+  // must be given as they are, and dims sharing one dim_param name must be given equal values
+  // (across inputs too). Everything after the inputs is then static, shape arithmetic included,
+  // as when onnxruntime runs a model at the shapes it is given. An input with symbolic dims and
+  // no entry here is refused with a message that says so. (Optimization profiles, one plan for a
+  // range of shapes, are DESIGN.md §7's dynamic shapes: not yet built.)
+  std::map<std::string, Dims> inputShapes;
+};
+
+Status parseOnnxFile(const std::string& path, INetworkDefinition& network,
+                     const OnnxParserOptions& options = {});
 // `name` is used in error messages only.
 Status parseOnnxBytes(const void* data, size_t size, const std::string& name,
-                      INetworkDefinition& network);
+                      INetworkDefinition& network, const OnnxParserOptions& options = {});
 
 // A serialized ONNX TensorProto (.pb), as the ONNX test data stores inputs and outputs.
 struct OnnxTensor {

@@ -7,7 +7,7 @@ import atexit
 import os
 import sys
 import threading
-from typing import Any, Callable, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from . import _kiln
 from ._kiln import (
@@ -111,15 +111,20 @@ class Builder:
 class OnnxParser:
     """Reads an ONNX model into a network (TensorRT's trt.OnnxParser). parse*() return True on
     success; on failure False, with the errors in .errors (kiln.Error instances, each with kiln's
-    message naming the node: "node 12 'crop' (CropAndResize): ...")."""
+    message naming the node: "node 12 'crop' (CropAndResize): ...").
 
-    def __init__(self, network: INetworkDefinition, logger: Optional[Logger] = None):
+    input_shapes ({name: shape}) gives the shape to build for where a graph input has symbolic
+    dims (torch.onnx.export's dynamic_axes); dims the model fixes must match it."""
+
+    def __init__(self, network: INetworkDefinition, logger: Optional[Logger] = None,
+                 input_shapes: Optional[Dict[str, Sequence[int]]] = None):
         if not _kiln.HAVE_ONNX:
             raise _kiln.UnsupportedError(
                 "this kiln was built without the ONNX parser (it needs Debian's libonnx-dev and "
                 "libprotobuf-dev at build time); load plans instead")
         _use(logger)
         self.network = network
+        self.input_shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
         self.errors: List[_kiln.Error] = []
 
     def _done(self, error: Optional[_kiln.Error]) -> bool:
@@ -129,10 +134,12 @@ class OnnxParser:
         return False
 
     def parse_from_file(self, path: PathLike) -> bool:
-        return self._done(_kiln._parse_onnx_file(self.network, os.fspath(path)))
+        return self._done(
+            _kiln._parse_onnx_file(self.network, os.fspath(path), self.input_shapes))
 
     def parse(self, model: bytes, path: str = "<bytes>") -> bool:
-        return self._done(_kiln._parse_onnx_bytes(self.network, model, path))
+        return self._done(
+            _kiln._parse_onnx_bytes(self.network, model, path, self.input_shapes))
 
     @property
     def num_errors(self) -> int:

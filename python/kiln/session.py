@@ -163,6 +163,8 @@ class InferenceSession:
     `plugins` are plugin library paths loaded first (kiln.BUILTIN_PLUGINS is kiln's own, with
     CropAndResize). The build releases the GIL; progress=True draws a progress bar (or give a
     callback fn(phase, done, total, layer)); timing_cache=PATH reuses tactic timings.
+    input_shapes={name: shape} builds a model with symbolic input dims (dynamic_axes) for those
+    shapes; without them such a model is refused with a message naming the input and axis.
 
     get_inputs()/get_outputs() describe the I/O tensors (name, shape, type).
     run(output_names, {name: array}) runs the model and returns the outputs named (all when
@@ -188,6 +190,7 @@ class InferenceSession:
         plugins: Sequence[Any] = (),
         *,
         timing_cache: Optional[str] = None,
+        input_shapes: Optional[Dict[str, Sequence[int]]] = None,
         verbose: bool = False,
         progress: Any = None,
         logger: Optional[Logger] = None,
@@ -209,7 +212,8 @@ class InferenceSession:
         if data[: len(PLAN_MAGIC)] == PLAN_MAGIC:
             self.plan = data
         else:
-            self.plan = self._build(data, source, device, fp16, timing_cache, verbose, progress)
+            self.plan = self._build(data, source, device, fp16, timing_cache, verbose, progress,
+                                    input_shapes)
         self._engine = Runtime().deserialize_engine(self.plan)
         self._cuda = self._engine.device.kind == DeviceKind.CUDA
         if device.startswith("cuda") != self._cuda:
@@ -233,10 +237,11 @@ class InferenceSession:
         self._free: List[_Slot] = []
 
     @staticmethod
-    def _build(data, source, device, fp16, timing_cache, verbose, progress) -> bytes:
+    def _build(data, source, device, fp16, timing_cache, verbose, progress,
+               input_shapes) -> bytes:
         builder = Builder()
         network = builder.create_network()
-        parser = OnnxParser(network)
+        parser = OnnxParser(network, input_shapes=input_shapes)
         if not parser.parse(data, source):
             raise parser.get_error(0)
         config = builder.create_builder_config()

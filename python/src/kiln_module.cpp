@@ -8,12 +8,14 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/function.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <atomic>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -872,27 +874,31 @@ NB_MODULE(_kiln, m) {
       true;
   m.def(
       "_parse_onnx_file",
-      [](PyNetwork& n, const std::string& path) {
+      [](PyNetwork& n, const std::string& path, const std::map<std::string, std::vector<int64_t>>& shapes) {
+        OnnxParserOptions options;
+        for (const auto& [name, shape] : shapes) options.inputShapes[name] = toDims(shape);
         Status s;
         {
           nb::gil_scoped_release release;
-          s = parseOnnxFile(path, *n.net);
+          s = parseOnnxFile(path, *n.net, options);
         }
         return s.isOk() ? nb::none() : errorObject(s);
       },
-      "network"_a, "path"_a);
+      "network"_a, "path"_a, "input_shapes"_a);
   m.def(
       "_parse_onnx_bytes",
-      [](PyNetwork& n, nb::handle data, const std::string& name) {
+      [](PyNetwork& n, nb::handle data, const std::string& name, const std::map<std::string, std::vector<int64_t>>& shapes) {
+        OnnxParserOptions options;
+        for (const auto& [name, shape] : shapes) options.inputShapes[name] = toDims(shape);
         Buffer b(data);
         Status s;
         {
           nb::gil_scoped_release release;
-          s = parseOnnxBytes(b.data(), b.size(), name, *n.net);
+          s = parseOnnxBytes(b.data(), b.size(), name, *n.net, options);
         }
         return s.isOk() ? nb::none() : errorObject(s);
       },
-      "network"_a, "data"_a, "name"_a);
+      "network"_a, "data"_a, "name"_a, "input_shapes"_a);
   m.def(
       "onnx_supported_ops", []() { return onnxSupportedOps(); },
       "The ONNX op types kiln imports itself (others go to the plugin registry).");

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import kiln
-from conftest import (ALL_TYPES, DEMO, HAVE_ONNX, conv_model, needs_onnx, passthrough_network,
-                      random_of, run_cli, unknown_op_model)
+from conftest import (ALL_TYPES, DEMO, HAVE_ONNX, conv_model, mlp_model, needs_onnx,
+                      passthrough_network, random_of, run_cli, unknown_op_model)
 
 
 def test_help_says_what_it_does():
@@ -363,3 +363,21 @@ def test_build_progress_is_reported_and_can_cancel(tmp_path, r, capsys):
         kiln.InferenceSession(path, progress=boom)
     kiln.InferenceSession(path, progress=True)
     assert "[kiln] plan" in capsys.readouterr().err
+
+
+@needs_onnx
+def test_a_dynamic_batch_is_built_for_the_shapes_given_and_agrees_with_onnxruntime(tmp_path, r):
+    # The batch axis is the symbol 'batch', as torch.onnx.export(dynamic_axes=...) writes it.
+    ort = pytest.importorskip("onnxruntime")
+    model = mlp_model(tmp_path / "dynamic.onnx", r, batch="batch")
+    with pytest.raises(kiln.UnsupportedError, match=r"symbolic or unknown dim 0 \('batch'\)"):
+        kiln.InferenceSession(model)
+    reference = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    for batch in (1, 5):
+        x = r.standard_normal((batch, 16)).astype(np.float32)
+        session = kiln.InferenceSession(model, input_shapes={"x": (batch, 16)})
+        assert session.get_inputs()[0].shape == [batch, 16]
+        for got, want in zip(session.run(None, {"x": x}), reference.run(None, {"x": x})):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    with pytest.raises(kiln.InvalidArgumentError, match="is fixed at 16 in the model"):
+        kiln.InferenceSession(model, input_shapes={"x": (2, 17)})

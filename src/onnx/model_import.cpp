@@ -2,6 +2,9 @@
 // order through the importer table (or the plugin registry), and the graph outputs.
 #include <fstream>
 #include <limits>
+#include <map>
+#include <string>
+#include <utility>
 
 #include "kiln/onnx_parser.h"
 #include "onnx/import_context.h"
@@ -23,7 +26,59 @@ constexpr size_t kMaxModelBytes = size_t(2000) << 20;
 // AveragePool dilations). The others changed only in the types they take.
 constexpr int64_t kMinOpset = 1, kMaxOpset = 21;
 
-Status importInputs(ImportContext& ctx, const onnx::GraphProto& g) {
+std::string shapeText(const Dims& d) {
+  std::string s;
+  for (int32_t i = 0; i < d.nbDims; ++i) s += (i ? "x" : "") + std::to_string(d.d[i]);
+  return d.nbDims == 0 ? "a scalar" : s;
+}
+
+// The dims of graph input `in`: the model's where it fixes them, the options' shape where it
+// names or leaves them open. `symbols` remembers which input and axis first gave each dim_param
+// its value, so that a second use must agree.
+Status inputDims(const onnx::ValueInfoProto& in, const std::string& what,
+                 const OnnxParserOptions& options,
+                 std::map<std::string, std::pair<std::string, int64_t>>& symbols, Dims& dims) {
+  const auto& shape = in.type().tensor_type().shape();
+  const auto given = options.inputShapes.find(in.name());
+  if (given != options.inputShapes.end() && given->second.nbDims != shape.dim_size())
+    return invalidArgument(what + ": the shape given, " + shapeText(given->second) + ", has rank " +
+                           std::to_string(given->second.nbDims) + " but the model's has rank " +
+                           std::to_string(shape.dim_size()));
+  dims = Dims{};
+  for (int k = 0; k < shape.dim_size(); ++k) {
+    const auto& d = shape.dim(k);
+    const std::string axis = what + " axis " + std::to_string(k);
+    if (given == options.inputShapes.end()) {
+      if (!d.has_dim_value() || d.dim_value() < 0)
+        return unsupported(what + " has a symbolic or unknown dim " + std::to_string(k) +
+                           (d.has_dim_param() ? " ('" + d.dim_param() + "')" : "") +
+                           "; kiln builds for static shapes: give this input's shape (kiln run "
+                           "--input NAME=FILE, kiln build/bench --shapes NAME:DIMS, or "
+                           "OnnxParserOptions::inputShapes)");
+      dims.d[dims.nbDims++] = d.dim_value();
+      continue;
+    }
+    const int64_t v = given->second.d[k];
+    if (v < 0)
+      return invalidArgument(axis + ": the shape given has a negative dim " + std::to_string(v));
+    if (d.has_dim_value() && d.dim_value() >= 0 && d.dim_value() != v)
+      return invalidArgument(axis + " is fixed at " + std::to_string(d.dim_value()) +
+                             " in the model, but the shape given, " + shapeText(given->second) +
+                             ", has " + std::to_string(v) + " there");
+    if (d.has_dim_param() && !d.dim_param().empty()) {
+      auto [it, first] = symbols.emplace(d.dim_param(), std::make_pair(axis, v));
+      if (!first && it->second.second != v)
+        return invalidArgument(axis + " and " + it->second.first + " are both '" + d.dim_param() +
+                               "' in the model, but the shapes given make them " +
+                               std::to_string(v) + " and " + std::to_string(it->second.second));
+    }
+    dims.d[dims.nbDims++] = v;
+  }
+  return Status::ok();
+}
+
+Status importInputs(ImportContext& ctx, const onnx::GraphProto& g,
+                    const OnnxParserOptions& options) {
   for (const auto& init : g.initializer()) {
     onnx_import::ConstTensor c;
     Status s = onnx_import::constantFromProto(init, c);
@@ -32,6 +87,21 @@ Status importInputs(ImportContext& ctx, const onnx::GraphProto& g) {
     v.constant = std::make_shared<const onnx_import::ConstTensor>(std::move(c));
     ctx.values[init.name()] = v;
   }
+  // A shape given for a name that is no graph input is a mistake worth naming.
+  std::string inputNames;
+  for (const auto& in : g.input())
+    if (!ctx.values.count(in.name()))
+      inputNames += (inputNames.empty() ? "'" : ", '") + in.name() + "'";
+  for (const auto& [name, shape] : options.inputShapes) {
+    bool found = false;
+    for (const auto& in : g.input())
+      found = found || (in.name() == name && !ctx.values.count(name));
+    if (!found)
+      return invalidArgument(
+          "a shape is given for '" + name +
+          "', which is not a graph input of the model (its inputs: " + inputNames + ")");
+  }
+  std::map<std::string, std::pair<std::string, int64_t>> symbols;
   for (const auto& in : g.input()) {
     if (ctx.values.count(in.name())) continue;  // an initializer listed as input (IR < 4)
     const std::string what = "graph input '" + in.name() + "'";
@@ -47,14 +117,7 @@ Status importInputs(ImportContext& ctx, const onnx::GraphProto& g) {
     if (!tt.has_shape()) return unsupported(what + " has no shape; kiln needs static shapes");
     if (tt.shape().dim_size() > Dims::kMaxDims) return unsupported(what + " has more than 8 dims");
     Dims dims;
-    for (int k = 0; k < tt.shape().dim_size(); ++k) {
-      const auto& d = tt.shape().dim(k);
-      if (!d.has_dim_value() || d.dim_value() < 0)
-        return unsupported(what + " has a symbolic or unknown dim " + std::to_string(k) +
-                           (d.has_dim_param() ? " ('" + d.dim_param() + "')" : "") +
-                           "; kiln needs static shapes");
-      dims.d[dims.nbDims++] = d.dim_value();
-    }
+    KILN_RETURN_IF_ERROR(inputDims(in, what, options, symbols, dims));
     if (volume(dims) < 0) return unsupported(what + " is too large");
     ITensor* t = ctx.net.addInput(in.name().c_str(), type, dims);
     if (!t) return ctx.net.getLastError().withContext(what);
@@ -115,14 +178,15 @@ Status importOutputs(ImportContext& ctx, const onnx::GraphProto& g) {
   return Status::ok();
 }
 
-Status parseModel(const onnx::ModelProto& model, INetworkDefinition& network) {
+Status parseModel(const onnx::ModelProto& model, INetworkDefinition& network,
+                  const OnnxParserOptions& options) {
   int64_t opset = -1;
   for (const auto& imp : model.opset_import())
     if (imp.domain().empty() || imp.domain() == "ai.onnx") opset = imp.version();
   if (opset < 0 && model.opset_import_size() == 0) opset = 1;  // IR 2: no opset_import means 1
   if (opset < kMinOpset || opset > kMaxOpset)
     return unsupported("the model imports opset " + std::to_string(opset) +
-                       " of the default domain; kiln supports opsets 1 to 17 (7 to 17 fully)");
+                       " of the default domain; kiln supports opsets 1 to 21 (7 to 21 fully)");
   if (!model.has_graph()) return invalidArgument("the model has no graph");
   const auto& g = model.graph();
   ImportContext ctx(network, opset);
@@ -133,7 +197,7 @@ Status parseModel(const onnx::ModelProto& model, INetworkDefinition& network) {
     ++ctx.uses[out.name()];
     ctx.graphOutputs.insert(out.name());
   }
-  KILN_RETURN_IF_ERROR(importInputs(ctx, g));
+  KILN_RETURN_IF_ERROR(importInputs(ctx, g, options));
   for (int i = 0; i < g.node_size(); ++i) {
     KILN_RETURN_IF_ERROR(importNode(ctx, g.node(i), i));
   }
@@ -144,18 +208,19 @@ Status parseModel(const onnx::ModelProto& model, INetworkDefinition& network) {
 }  // namespace
 
 Status parseOnnxBytes(const void* data, size_t size, const std::string& name,
-                      INetworkDefinition& network) {
+                      INetworkDefinition& network, const OnnxParserOptions& options) {
   const std::string what = "ONNX model '" + name + "'";
   if (!data || size == 0) return invalidArgument(what + " is empty");
   if (size > kMaxModelBytes) return unsupported(what + " is larger than 2000 MiB");
   onnx::ModelProto model;
   if (!model.ParseFromArray(data, int(size)))
     return corruptData(what + " is not a valid ONNX protobuf (truncated or corrupted?)");
-  Status s = parseModel(model, network);
+  Status s = parseModel(model, network, options);
   return s ? s : s.withContext("while parsing " + what);
 }
 
-Status parseOnnxFile(const std::string& path, INetworkDefinition& network) {
+Status parseOnnxFile(const std::string& path, INetworkDefinition& network,
+                     const OnnxParserOptions& options) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return ioError("cannot open ONNX model '" + path + "'");
   f.seekg(0, std::ios::end);
@@ -167,7 +232,7 @@ Status parseOnnxFile(const std::string& path, INetworkDefinition& network) {
   std::vector<char> bytes(static_cast<size_t>(len));
   if (len > 0 && !f.read(bytes.data(), len))
     return ioError("cannot read ONNX model '" + path + "'");
-  return parseOnnxBytes(bytes.data(), bytes.size(), path, network);
+  return parseOnnxBytes(bytes.data(), bytes.size(), path, network, options);
 }
 
 }  // namespace kiln

@@ -107,18 +107,20 @@ struct Tensor {
   std::vector<float> v;  // any output type, converted to float
 };
 
-inline Status parse(const Model& m, std::unique_ptr<INetworkDefinition>& net) {
+inline Status parse(const Model& m, std::unique_ptr<INetworkDefinition>& net,
+                    const OnnxParserOptions& options = {}) {
   net = createNetwork();
   const std::string b = m.bytes();
-  return parseOnnxBytes(b.data(), b.size(), "test", *net);
+  return parseOnnxBytes(b.data(), b.size(), "test", *net, options);
 }
 
 // Parses, builds, runs with fp32 inputs; fills `out` with every output by name (and `planBytes`
 // with the plan, when given).
 inline Status run(const Model& m, const std::map<std::string, std::vector<float>>& inputs,
-                  std::map<std::string, Tensor>& out, std::vector<uint8_t>* planBytes = nullptr) {
+                  std::map<std::string, Tensor>& out, std::vector<uint8_t>* planBytes = nullptr,
+                  const OnnxParserOptions& options = {}) {
   std::unique_ptr<INetworkDefinition> net;
-  KILN_RETURN_IF_ERROR(parse(m, net));
+  KILN_RETURN_IF_ERROR(parse(m, net, options));
   std::vector<uint8_t> local;
   std::vector<uint8_t>& plan = planBytes ? *planBytes : local;
   BuilderConfig config;

@@ -10,7 +10,10 @@ over channels, GELU, multi-head attention).
 
 Runs on Debian's python3-torch (1.13) and python3-torchvision (0.14) with Debian's python3 in
 isolated mode (-I): no PyPI package is involved.
-usage: make_models.py OUT_DIR   (writes NAME.onnx, NAME.input.npy, NAME.expected.npy, models.txt)
+Three more are exported with dynamic axes (batch; batch and sequence) and run at a shape other
+than the exported one: ResNet-18, MobileNetV3-small and a TransformerEncoder.
+usage: make_models.py OUT_DIR [--static]
+       (writes NAME.onnx, NAME.input.npy, NAME.expected.npy, models.txt)
 """
 
 import os
@@ -118,11 +121,43 @@ def models():
     ]
 
 
+def dynamic_models():
+    """Exports with dynamic axes (torch.onnx.export's dynamic_axes), as most users write them: the
+    model is exported at one shape and run at another, which kiln builds for (issue 10)."""
+    encoder = torch.nn.TransformerEncoder(
+        torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64,
+                                         batch_first=True), num_layers=2)
+    # (name, model, export shape, run shape, dynamic axes of x and y)
+    return [
+        ("resnet18_dynamic_batch", torchvision.models.resnet18(num_classes=10), (2, 3, 32, 32),
+         (3, 3, 32, 32), {0: "batch"}),
+        ("mobilenet_v3_small_dynamic_batch", torchvision.models.mobilenet_v3_small(num_classes=10),
+         (2, 3, 32, 32), (5, 3, 32, 32), {0: "batch"}),
+        ("encoder_dynamic_batch_and_sequence", encoder, (2, 10, 32), (3, 7, 32),
+         {0: "batch", 1: "sequence"}),
+    ]
+
+
 def main():
     out = sys.argv[1]
+    # --static: only the static-shape models (the GPU bundle carries those; the dynamic ones are
+    # larger and run on the CPU in CI)
+    static_only = "--static" in sys.argv[2:]
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
     names = []
+    for name, model, shape, run_shape, axes in [] if static_only else dynamic_models():
+        model = randomize_zeros(model).eval()
+        path = os.path.join(out, name + ".onnx")
+        y_axes = {0: axes[0]} if len(shape) == 4 else axes
+        torch.onnx.export(model, torch.randn(*shape), path, opset_version=17, input_names=["x"],
+                          output_names=["y"], dynamic_axes={"x": axes, "y": y_axes})
+        x = torch.randn(*run_shape)
+        with torch.no_grad():
+            y = model(x)
+        np.save(os.path.join(out, name + ".input.npy"), x.numpy())
+        np.save(os.path.join(out, name + ".expected.npy"), y.numpy())
+        names.append(name)
     for name, model, shape, opset in models():
         model = randomize_zeros(model).eval()
         x = torch.randn(*shape)
