@@ -1,6 +1,11 @@
 // Elementwise binary ops on CUDA: per-element functions (emulatable on the host). Tactics,
 // fastest first:
-//   same_shape       both inputs have the output's dims and memory layout: out[i] = a[i] op b[i]
+//   same_shape       both inputs have the output's dims and memory layout: out[i] = a[i] op b[i],
+//                    16 bytes of each input per thread (8 fp16/bf16, 4 fp32) when aligned
+//   row_broadcast    one input has the output's dims and layout (row-major), the other is
+//                    broadcast along leading dims only ([N], [1,1,N], a [1,S,E] position
+//                    embedding over [B,S,E]), so it repeats every P elements: b[i % P]; vectors
+//                    as same_shape when P is a multiple of one
 //   scalar_broadcast one input holds one value, the other has the output's dims and layout
 //   reference        numpy broadcasting at any rank <= 8 through per-dim memory strides, so any
 //                    mix of linear and channels-last inputs/output
@@ -126,6 +131,71 @@ struct FlatBinary {
   }
 };
 
+// Group g of kN = 16 / sizeof(T) consecutive output elements: out[i] = a[i % pa] op b[i % pb]
+// for i in the group, pa and pb the inputs' periods (the element count for an input of the
+// output's shape). `vec` (set per run from the addresses) says that both inputs and the output
+// are 16-byte aligned and both periods are multiples of kN, so that a whole group of each input
+// is one aligned 16-byte load and the result one store; the last, partial group and the
+// unaligned case take the scalar path. Values are applyBinary's either way, so every element is
+// bit for bit what the reference writes.
+template <class T>
+struct VectorBinary {
+  static constexpr int kN = 16 / sizeof(T);
+  struct alignas(16) Pack {
+    T v[kN];
+  };
+  const T* a;
+  const T* b;
+  void* out;
+  int64_t count, pa, pb;
+  ElementwiseOp op;
+  bool cmp, vec;
+  __host__ __device__ void operator()(int64_t g) const {
+    const int64_t base = g * kN;
+    if (vec && base + kN <= count) {
+      // A group never straddles a period (kN divides both), so it is contiguous in each input.
+      const Pack x = *reinterpret_cast<const Pack*>(a + (pa == count ? base : base % pa));
+      const Pack y = *reinterpret_cast<const Pack*>(b + (pb == count ? base : base % pb));
+      if (cmp || std::is_same_v<T, uint8_t>) {  // bytes out: stored one by one
+        for (int e = 0; e < kN; ++e) applyBinary<T>(op, cmp, x.v[e], y.v[e], out, base + e);
+        return;
+      }
+      Pack r;
+#pragma unroll
+      for (int e = 0; e < kN; ++e) applyBinary<T>(op, false, x.v[e], y.v[e], r.v, e);
+      *reinterpret_cast<Pack*>(static_cast<T*>(out) + base) = r;
+      return;
+    }
+    const int64_t end = base + kN < count ? base + kN : count;
+    for (int64_t i = base; i < end; ++i)
+      applyBinary<T>(op, cmp, a[pa == count ? i : i % pa], b[pb == count ? i : i % pb], out, i);
+  }
+};
+
+// out[i] = a[i % pa] op b[i % pb] over `count` elements, kN per thread.
+std::unique_ptr<Kernel> makeVectorKernel(DataType type, ElementwiseOp op, int64_t count, int64_t pa,
+                                         int64_t pb, const char* name) {
+  return makeTypedKernel<FloatIntOrBoolTypes>(
+      type, [=](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        using T = decltype(tag);
+        constexpr int kN = VectorBinary<T>::kN;
+        const uintptr_t addresses = reinterpret_cast<uintptr_t>(in[0]) |
+                                    reinterpret_cast<uintptr_t>(in[1]) |
+                                    reinterpret_cast<uintptr_t>(out[0]);
+        const bool vec = addresses % 16 == 0 && pa % kN == 0 && pb % kN == 0;
+        VectorBinary<T> f{static_cast<const T*>(in[0]),
+                          static_cast<const T*>(in[1]),
+                          out[0],
+                          count,
+                          pa,
+                          pb,
+                          op,
+                          isComparison(op),
+                          vec};
+        return launchElements(f, (count + kN - 1) / kN, ctx, name);
+      });
+}
+
 // numpy broadcasting: the output's logical index i is split into coordinates, each input and
 // the output are addressed through per-dim memory strides (0 where an input is broadcast).
 struct BroadcastGeometry {
@@ -215,7 +285,54 @@ std::unique_ptr<Kernel> createSameShape(const KernelConfig& c, std::string* whyN
                      " do not both have the output's dims and layout");
     return nullptr;
   }
-  return makeFlatKernel(c.inputs[0].type, p->op, volume(c.outputs[0].dims), 1, 1);
+  const int64_t n = volume(c.outputs[0].dims);
+  return makeVectorKernel(c.inputs[0].type, p->op, n, n, n, "elementwise_same_shape");
+}
+
+// The period of input `k` when, aligned to the output's rank, its dims are 1 up to some axis and
+// the output's from there on (so it repeats every P contiguous output elements); 0 otherwise.
+int64_t rowPeriod(const KernelConfig& c, size_t k) {
+  const Dims& d = c.inputs[k].dims;
+  const Dims& o = c.outputs[0].dims;
+  if (c.inputs[k].format != TensorFormat::kLINEAR && !isRowMajor(c.inputs[k])) return 0;
+  const int32_t shift = o.nbDims - d.nbDims;
+  int64_t period = 1;
+  bool suffix = true;  // still in the trailing dims that equal the output's
+  for (int32_t i = o.nbDims - 1; i >= 0; --i) {
+    const int64_t di = i - shift >= 0 ? d.d[i - shift] : 1;
+    if (suffix && di == o.d[i]) {
+      period *= di;
+      continue;
+    }
+    suffix = false;
+    if (di != 1) return 0;
+  }
+  return period;
+}
+
+std::unique_ptr<Kernel> createRowBroadcast(const KernelConfig& c, std::string* whyNot) {
+  const ElementwiseParams* p = checkElementwise(c, whyNot);
+  if (!p) return nullptr;
+  const int64_t n = volume(c.outputs[0].dims);
+  if (!isRowMajor(c.outputs[0])) {
+    fail(whyNot, "row_broadcast: the output is not row-major (" +
+                     std::string(formatName(c.outputs[0].format)) + " " +
+                     dimsString(c.outputs[0].dims) + ")");
+    return nullptr;
+  }
+  for (size_t full = 0; full < 2; ++full) {
+    const size_t other = 1 - full;
+    if (!sameLayoutAsOutput(c, full)) continue;
+    const int64_t period = rowPeriod(c, other);
+    if (period > 0 && period < n) {
+      const int64_t pa = full == 0 ? n : period, pb = full == 0 ? period : n;
+      return makeVectorKernel(c.inputs[0].type, p->op, n, pa, pb, "elementwise_row_broadcast");
+    }
+  }
+  fail(whyNot, "row_broadcast: neither input has the output's dims and layout with the other " +
+                   dimsString(c.inputs[0].dims) + " / " + dimsString(c.inputs[1].dims) +
+                   " broadcast along leading dims only (1s, then the output's trailing dims)");
+  return nullptr;
 }
 
 std::unique_ptr<Kernel> createScalar(const KernelConfig& c, std::string* whyNot) {
@@ -264,6 +381,7 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
 }
 
 constexpr Tactic kTactics[] = {{"same_shape", &createSameShape},
+                               {"row_broadcast", &createRowBroadcast},
                                {"scalar_broadcast", &createScalar},
                                {"reference", &createReference}};
 

@@ -1,7 +1,11 @@
-// Gather on CUDA (ONNX Gather). One tactic: "reference", for every data type (one kernel per
-// element size), linear tensors only: output [outer, nbIndices, inner] reads data
-// [outer, axisDim, inner] at indices[k], by the layout and index rule of gather_semantics.h
-// (shared with the CPU kernel).
+// Gather on CUDA (ONNX Gather), for every data type (kernels per element size), linear tensors
+// only: output [outer, nbIndices, inner] reads data [outer, axisDim, inner] at indices[k], by the
+// layout and index rule of gather_semantics.h (shared with the CPU kernel). Tactics, fastest
+// first:
+//   slab_vectorized  inner > 1: each selected slab of `inner` elements is copied as 16-, 8-, 4-
+//                    or 2-byte vectors (the widest the slab, the element size and the pointers
+//                    allow), one thread per vector; torch's MHA export picks q, k and v this way
+//   reference        one thread per element
 //
 // Out-of-range indices. The CPU reference checks every index before writing and fails run().
 // On the GPU the indices live in device memory and run() must not synchronize, so it cannot
@@ -13,6 +17,7 @@
 #include "backends/cuda/element_size.cuh"
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/layer_checks.h"
+#include "backends/cuda/vector_copy.cuh"
 #include "ops/gather/gather_semantics.h"
 #include "ops/op.h"
 
@@ -84,6 +89,108 @@ class GatherKernel final : public Kernel {
   int64_t outer_, axisDim_, nbIndices_, inner_;
 };
 
+// One vector of a slab per index i: vector r of slab (o, k) of the output reads vector r of slab
+// (o, position(indices[k])) of the data; the out-of-range rule is the reference's.
+template <class V, class I>
+struct GatherSlabOp {
+  const V* data;
+  const I* indices;
+  V* out;
+  int32_t* errorFlag;
+  int64_t axisDim, nbIndices, slabVectors;
+  __host__ __device__ void operator()(int64_t i) const {
+    const int64_t t = i / slabVectors;
+    const int64_t r = i - t * slabVectors;
+    const int64_t o = t / nbIndices, k = t - o * nbIndices;
+    const int64_t v = ops::gather::position(static_cast<int64_t>(indices[k]), axisDim);
+    if (ops::gather::inRange(v, axisDim)) {
+      out[i] = data[(o * axisDim + v) * slabVectors + r];
+      return;
+    }
+    out[i] = V{};  // all-zero bytes, as the reference writes
+    *errorFlag = 1;
+  }
+};
+
+class GatherSlabKernel final : public Kernel {
+ public:
+  GatherSlabKernel(size_t elemSize, bool wide, int64_t outer, int64_t axisDim, int64_t nbIndices,
+                   int64_t inner)
+      : elemSize_(elemSize),
+        wide_(wide),
+        outer_(outer),
+        axisDim_(axisDim),
+        nbIndices_(nbIndices),
+        inner_(inner) {}
+
+  size_t workspaceSize() const override { return sizeof(int32_t); }
+
+  Status run(const void* const* in, void* const* out, void* workspace,
+             const RunContext& ctx) const override {
+    const int64_t count = outer_ * nbIndices_ * inner_;
+    if (count == 0) return Status::ok();
+    auto* flag = static_cast<int32_t*>(workspace);
+    if (ctx.emulate) {
+      *flag = 0;
+    } else {
+      KILN_CUDA_CHECK(
+          cudaMemsetAsync(flag, 0, sizeof(int32_t), static_cast<cudaStream_t>(ctx.stream)));
+    }
+    // The vector divides the slab's bytes and both addresses (every slab starts at a multiple of
+    // the slab in each tensor).
+    const uint64_t bits = static_cast<uint64_t>(inner_) * elemSize_ |
+                          reinterpret_cast<uintptr_t>(in[0]) | reinterpret_cast<uintptr_t>(out[0]);
+    int v = 16;
+    while (v > static_cast<int>(elemSize_) && bits % static_cast<uint64_t>(v) != 0) v /= 2;
+    const int64_t slabVectors = inner_ * static_cast<int64_t>(elemSize_) / v;
+    auto launch = [&](auto vec) {
+      using V = decltype(vec);
+      const V* data = static_cast<const V*>(in[0]);
+      V* o = static_cast<V*>(out[0]);
+      const int64_t vectors = outer_ * nbIndices_ * slabVectors;
+      if (wide_)
+        return launchElements(GatherSlabOp<V, int64_t>{data, static_cast<const int64_t*>(in[1]), o,
+                                                       flag, axisDim_, nbIndices_, slabVectors},
+                              vectors, ctx, "gather_slab");
+      return launchElements(GatherSlabOp<V, int32_t>{data, static_cast<const int32_t*>(in[1]), o,
+                                                     flag, axisDim_, nbIndices_, slabVectors},
+                            vectors, ctx, "gather_slab");
+    };
+    switch (v) {
+      case 16:
+        return launch(uint4{});
+      case 8:
+        return launch(uint2{});
+      case 4:
+        return launch(uint32_t{});
+      case 2:
+        return launch(uint16_t{});
+      default:
+        return launch(uint8_t{});
+    }
+  }
+
+ private:
+  size_t elemSize_;
+  bool wide_;
+  int64_t outer_, axisDim_, nbIndices_, inner_;
+};
+
+KernelPtr createSlabVectorized(const KernelConfig& c, std::string* whyNot) {
+  const GatherParams* p = validate<GatherParams>(c, "gather", 2, true, whyNot);
+  if (!p) return nullptr;
+  const ops::gather::Split s = ops::gather::split(c.inputs[0].dims, p->axis);
+  if (s.inner <= 1) {
+    setWhyNot(whyNot,
+              "slab_vectorized: the gathered axis is the innermost (slabs of one element, "
+              "no vector to copy)");
+    return nullptr;
+  }
+  return std::make_unique<GatherSlabKernel>(dataTypeSize(c.inputs[0].type),
+                                            c.inputs[1].type == DataType::kINT64, s.outer,
+                                            s.axisDim, volume(c.inputs[1].dims), s.inner);
+}
+
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   const GatherParams* p = validate<GatherParams>(c, "gather", 2, true, whyNot);
   if (!p) return nullptr;
@@ -93,7 +200,8 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
                                         volume(c.inputs[1].dims), s.inner);
 }
 
-constexpr Tactic kTactics[] = {{"reference", &createReference}};
+constexpr Tactic kTactics[] = {{"slab_vectorized", &createSlabVectorized},
+                               {"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cuda

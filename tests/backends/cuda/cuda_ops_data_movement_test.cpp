@@ -142,6 +142,32 @@ void shuffleCases(std::vector<OpCase>& out) {
     addMover(out, opCase("shuffle_reshape_transpose", LayerType::kSHUFFLE, p,
                          {input(makeDims({6, 5}))}));
   }
+  // The fast tactics (permute_vectorized, tiled_transpose): attention-head permutes with runs
+  // of 8 and of an odd 7 elements, size-1 axes from Unsqueeze, a QKV split, transposes of the
+  // innermost axis over several tiles with ragged edges, and both copies of one plan.
+  auto fast = [&](const char* name, Dims in, std::initializer_list<int32_t> first) {
+    kiln::ShuffleParams p;
+    perm(p, true, first);
+    addMover(out, opCase(name, LayerType::kSHUFFLE, p, {input(in)}));
+  };
+  fast("shuffle_heads_run8", makeDims({2, 5, 3, 8}), {0, 2, 1, 3});
+  fast("shuffle_heads_run7", makeDims({3, 5, 2, 7}), {0, 2, 1, 3});
+  fast("shuffle_size1_axes", makeDims({2, 1, 3, 1, 5}), {2, 1, 0, 4, 3});
+  fast("shuffle_only_size1_moves", makeDims({4, 1, 6}), {1, 0, 2});
+  fast("shuffle_qkv_split", makeDims({5, 2, 3, 12}), {2, 0, 1, 3});
+  fast("shuffle_trailing_size1_transpose", makeDims({3, 4, 1}), {1, 0, 2});
+  fast("shuffle_transpose_2d", makeDims({65, 33}), {1, 0});
+  fast("shuffle_transpose_batched", makeDims({3, 70, 40}), {0, 2, 1});
+  fast("shuffle_transpose_r4_mixed", makeDims({2, 3, 33, 5}), {3, 1, 0, 2});
+  {
+    kiln::ShuffleParams p;
+    perm(p, true, {0, 2, 1, 3});
+    p.hasReshape = true;
+    p.reshapeDims = makeDims({2, 7, 9});
+    perm(p, false, {0, 2, 1});
+    addMover(out, opCase("shuffle_both_run_then_transpose", LayerType::kSHUFFLE, p,
+                         {input(makeDims({2, 3, 7, 3}))}));
+  }
 }
 
 void concatCases(std::vector<OpCase>& out) {
@@ -179,6 +205,17 @@ void sliceCases(std::vector<OpCase>& out) {
     makeDims({1, 1, -2, 2, 1, 2}), makeDims({2, 2, 2, 2, 1, 2}));
   s("slice_r3_empty", makeDims({3, 4, 5}), makeDims({0, 0, 0}), makeDims({1, 1, 1}),
     makeDims({3, 0, 5}));
+  // runs_vectorized: odd runs at odd offsets, whole rows that collapse into one run, a reversed
+  // outer axis, a run of one element (declined), and rows of 16 bytes in fp16 at an offset.
+  s("slice_runs_odd", makeDims({4, 6, 10}), makeDims({1, 0, 2}), makeDims({1, 2, 1}),
+    makeDims({2, 3, 7}));
+  s("slice_runs_whole_rows", makeDims({3, 8, 16}), makeDims({1, 0, 0}), makeDims({1, 1, 1}),
+    makeDims({2, 8, 16}));
+  s("slice_runs_reversed_outer", makeDims({5, 12}), makeDims({4, 4}), makeDims({-2, 1}),
+    makeDims({3, 8}));
+  s("slice_runs_column", makeDims({7, 9}), makeDims({0, 3}), makeDims({1, 1}), makeDims({7, 1}));
+  s("slice_runs_size1_axes", makeDims({1, 6, 1, 24}), makeDims({0, 2, 0, 8}),
+    makeDims({1, 1, 1, 1}), makeDims({1, 3, 1, 16}));
 }
 
 void paddingCases(std::vector<OpCase>& out) {
@@ -249,6 +286,11 @@ void gatherCases(std::vector<OpCase>& out) {
   g("gather_axis_neg1_scalar_index", -1, makeDims({3, 2, 7}), Dims{}, DataType::kINT32, -7, 7);
   g("gather_r1", 0, makeDims({11}), makeDims({4, 2}), DataType::kINT64, -11, 11);
   g("gather_r5_axis3", 3, makeDims({2, 1, 3, 5, 2}), makeDims({3}), DataType::kINT32, -5, 5);
+  // slab_vectorized: torch's MHA q/k/v pick (a scalar index on axis 0 of [3, B, S, E]), slabs of
+  // odd lengths, size-1 axes.
+  g("gather_qkv_pick", 0, makeDims({3, 2, 5, 8}), Dims{}, DataType::kINT64, -3, 3);
+  g("gather_slab_odd", 1, makeDims({2, 5, 3, 7}), makeDims({4}), DataType::kINT32, -5, 5);
+  g("gather_slab_size1", 1, makeDims({3, 4, 1, 6}), makeDims({2, 2}), DataType::kINT64, -4, 4);
 }
 
 // ScatterND: every reduction on floats, the integer types with their reductions and the moved
@@ -812,24 +854,29 @@ void checkGatherOutOfRange(bool device) {
     c.outputs = {
         {makeDims({4, 3}), DataType::kFLOAT, TensorFormat::kLINEAR, kiln::DeviceKind::kCUDA}};
     c.constantInputs = {nullptr, nullptr};
-    std::string why;
-    auto kernel = kiln::ops::cudaTactics(LayerType::kGATHER).back().create(c, &why);
-    ASSERT_TRUE(kernel) << why;
-    const std::vector<float> data = {0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32};
-    const std::vector<int32_t> idx =
-        bad ? std::vector<int32_t>{1, 4, -5, -1} : std::vector<int32_t>{1, 3, -4, -1};
-    std::vector<uint8_t> out;
-    int32_t flag = -1;
-    ASSERT_TRUE(
-        runDirect(*kernel, device, {bytesOf(data), bytesOf(idx)}, 12 * sizeof(float), out, flag)
-            .isOk());
-    std::vector<float> got(12);
-    std::memcpy(got.data(), out.data(), out.size());
-    const std::vector<float> want =
-        bad ? std::vector<float>{10, 11, 12, 0, 0, 0, 0, 0, 0, 30, 31, 32}
-            : std::vector<float>{10, 11, 12, 30, 31, 32, 0, 1, 2, 30, 31, 32};
-    EXPECT_EQ(got, want);
-    EXPECT_EQ(flag, bad ? 1 : 0);
+    // Every tactic keeps the reference's rule (slab_vectorized copies the 12-byte rows as 4-byte
+    // vectors).
+    for (const kiln::Tactic& tactic : kiln::ops::cudaTactics(LayerType::kGATHER)) {
+      SCOPED_TRACE(tactic.name);
+      std::string why;
+      auto kernel = tactic.create(c, &why);
+      ASSERT_TRUE(kernel) << why;
+      const std::vector<float> data = {0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32};
+      const std::vector<int32_t> idx =
+          bad ? std::vector<int32_t>{1, 4, -5, -1} : std::vector<int32_t>{1, 3, -4, -1};
+      std::vector<uint8_t> out;
+      int32_t flag = -1;
+      ASSERT_TRUE(
+          runDirect(*kernel, device, {bytesOf(data), bytesOf(idx)}, 12 * sizeof(float), out, flag)
+              .isOk());
+      std::vector<float> got(12);
+      std::memcpy(got.data(), out.data(), out.size());
+      const std::vector<float> want =
+          bad ? std::vector<float>{10, 11, 12, 0, 0, 0, 0, 0, 0, 30, 31, 32}
+              : std::vector<float>{10, 11, 12, 30, 31, 32, 0, 1, 2, 30, 31, 32};
+      EXPECT_EQ(got, want);
+      EXPECT_EQ(flag, bad ? 1 : 0);
+    }
   }
 }
 
@@ -877,4 +924,66 @@ TEST(DataMovementBadIndices, Device) {
   if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
   checkGatherOutOfRange(true);
   checkRoiAlignBadBatchIndex(true);
+}
+
+// The fast movers against the CUDA reference, byte for byte, in emulation, with every buffer
+// aligned and then shifted by one element (so the vector width drops to what the addresses
+// allow), for every element size.
+TEST(DataMovementFastTactics, EmulatedBytesEqualReference) {
+  std::mt19937 rng(7);
+  auto randomBytes = [&](size_t n) {
+    std::vector<uint8_t> b(n);
+    for (uint8_t& x : b) x = static_cast<uint8_t>(rng());
+    return b;
+  };
+  const DataType types[] = {DataType::kINT8, DataType::kHALF, DataType::kFLOAT, DataType::kINT64};
+  int ran = 0;
+  for (DataType t : types) {
+    const size_t e = kiln::dataTypeSize(t);
+    for (size_t shift : {size_t{0}, e}) {
+      SCOPED_TRACE(std::string(kiln::dataTypeName(t)) + " shifted " + std::to_string(shift));
+      int n = 0;
+      {
+        kiln::ShuffleParams p;
+        p.hasFirstTranspose = true;
+        const int32_t perm[] = {0, 2, 1, 3};
+        std::copy(std::begin(perm), std::end(perm), p.firstTranspose);
+        for (Dims d : {makeDims({2, 5, 3, 8}), makeDims({3, 5, 2, 7}), makeDims({2, 3, 4, 32})}) {
+          const auto c = kiln::testing::linearConfig(LayerType::kSHUFFLE, p, {{d, t}});
+          EXPECT_EQ(kiln::testing::bytesAgainstReference(c, {randomBytes(kiln::volume(d) * e)},
+                                                         shift, &n),
+                    "");
+          ran += n;
+        }
+      }
+      {
+        kiln::SliceParams p;
+        p.starts = makeDims({1, 0, 2});
+        p.steps = makeDims({1, 2, 1});
+        p.outputDims = makeDims({2, 3, 8});
+        const Dims d = makeDims({4, 6, 10});
+        const auto c = kiln::testing::linearConfig(LayerType::kSLICE, p, {{d, t}});
+        EXPECT_EQ(
+            kiln::testing::bytesAgainstReference(c, {randomBytes(kiln::volume(d) * e)}, shift, &n),
+            "");
+        ran += n;
+      }
+      {
+        const Dims d = makeDims({3, 2, 5, 8});
+        const std::vector<int32_t> idx = {2, -3, 1};
+        std::vector<uint8_t> ib(idx.size() * 4);
+        std::memcpy(ib.data(), idx.data(), ib.size());
+        const auto c = kiln::testing::linearConfig(LayerType::kGATHER, kiln::GatherParams{0},
+                                                   {{d, t}, {makeDims({3}), DataType::kINT32}});
+        // The indices are shifted too: 4-byte aligned at worst, as an int32 tensor always is.
+        if (shift % 4 == 0) {
+          EXPECT_EQ(kiln::testing::bytesAgainstReference(c, {randomBytes(kiln::volume(d) * e), ib},
+                                                         shift, &n),
+                    "");
+          ran += n;
+        }
+      }
+    }
+  }
+  EXPECT_GT(ran, 0);
 }

@@ -6,6 +6,7 @@
 // fp32/fp16/bf16, int32/int64/bool where the layer keeps them, linear and channels-last.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,13 @@ void addElementwise(std::vector<OpCase>& cases) {
       {makeDims({2, 1, 2, 1, 2, 1, 2, 3}), makeDims({1, 2, 1, 2, 1, 2, 1, 3})},
       {makeDims({33}), makeDims({33})},
       {makeDims({2, 0, 3}), makeDims({3})},
+      // row_broadcast (a bias, a position embedding, either side, an odd period) and same_shape
+      // in whole 16-byte groups.
+      {makeDims({4, 5, 8}), makeDims({8})},
+      {makeDims({1, 5, 8}), makeDims({4, 5, 8})},
+      {makeDims({3, 7}), makeDims({7})},
+      {makeDims({2, 3, 5, 7}), makeDims({1, 1, 1, 7})},
+      {makeDims({2, 3, 64}), makeDims({2, 3, 64})},
   };
   const ElementwiseOp floatOps[] = {
       ElementwiseOp::kADD,  ElementwiseOp::kSUB,     ElementwiseOp::kMUL, ElementwiseOp::kDIV,
@@ -130,7 +138,8 @@ void addElementwise(std::vector<OpCase>& cases) {
     for (ElementwiseOp op : intOps) {
       for (const auto& [a, b] :
            {std::pair{makeDims({3, 4, 5}), makeDims({3, 4, 5})},
-            std::pair{makeDims({3, 4, 5}), makeDims({4, 1})}, std::pair{Dims{}, makeDims({7})}}) {
+            std::pair{makeDims({3, 4, 5}), makeDims({4, 1})}, std::pair{Dims{}, makeDims({7})},
+            std::pair{makeDims({3, 4, 8}), makeDims({8})}}) {
         OpCase c;
         c.name = std::string("elementwise_") + opName(op) + "_" + kiln::dataTypeName(t) + "_" +
                  dimsName(a) + "_" + dimsName(b);
@@ -154,7 +163,8 @@ void addElementwise(std::vector<OpCase>& cases) {
     }
   }
   for (const auto& [a, b] : {std::pair{makeDims({2, 3, 4}), makeDims({2, 3, 4})},
-                             std::pair{makeDims({2, 3, 4}), makeDims({3, 1})}}) {
+                             std::pair{makeDims({2, 3, 4}), makeDims({3, 1})},
+                             std::pair{makeDims({2, 3, 16}), makeDims({16})}}) {
     OpCase c;
     c.name = "elementwise_equal_bool_" + dimsName(a) + "_" + dimsName(b);
     c.type = LayerType::kELEMENTWISE;
@@ -484,3 +494,45 @@ std::vector<OpCase> mathCases() {
 }  // namespace
 
 KILN_CUDA_OP_CASES(Math, mathCases);
+
+// same_shape and row_broadcast write exactly the reference's bytes (the same fp32 math rounded
+// once on store), in emulation, on random bytes (NaNs and infinities included), with the buffers
+// aligned and then one element off (the scalar path), over whole and partial 16-byte groups.
+TEST(ElementwiseFastTactics, EmulatedBytesEqualReference) {
+  std::mt19937 rng(11);
+  auto randomBytes = [&](size_t n) {
+    std::vector<uint8_t> b(n);
+    for (uint8_t& x : b) x = static_cast<uint8_t>(rng());
+    return b;
+  };
+  const std::pair<Dims, Dims> shapes[] = {{makeDims({2, 3, 37}), makeDims({2, 3, 37})},
+                                          {makeDims({2, 3, 64}), makeDims({2, 3, 64})},
+                                          {makeDims({4, 5, 8}), makeDims({8})},
+                                          {makeDims({1, 5, 8}), makeDims({4, 5, 8})},
+                                          {makeDims({3, 7}), makeDims({1, 7})}};
+  const ElementwiseOp ops[] = {ElementwiseOp::kADD, ElementwiseOp::kSUB, ElementwiseOp::kMUL,
+                               ElementwiseOp::kDIV, ElementwiseOp::kMAX, ElementwiseOp::kMIN,
+                               ElementwiseOp::kLESS};
+  int ran = 0;
+  for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16, DataType::kINT32}) {
+    const size_t e = kiln::dataTypeSize(t);
+    for (ElementwiseOp op : ops) {
+      for (const auto& [a, b] : shapes) {
+        for (size_t shift : {size_t{0}, e}) {
+          SCOPED_TRACE(std::string(kiln::dataTypeName(t)) + " " + opName(op) + " " + dimsName(a) +
+                       " " + dimsName(b) + " shifted " + std::to_string(shift));
+          const auto c = kiln::testing::linearConfig(LayerType::kELEMENTWISE, ElementwiseParams{op},
+                                                     {{a, t}, {b, t}});
+          int n = 0;
+          EXPECT_EQ(kiln::testing::bytesAgainstReference(
+                        c, {randomBytes(kiln::volume(a) * e), randomBytes(kiln::volume(b) * e)},
+                        shift, &n),
+                    "");
+          EXPECT_GT(n, 0);
+          ran += n;
+        }
+      }
+    }
+  }
+  EXPECT_GT(ran, 0);
+}

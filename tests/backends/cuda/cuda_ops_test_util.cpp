@@ -415,4 +415,78 @@ int runOpCase(const OpCase& c, OpMode mode, OpValues values) {
   return ran;
 }
 
+KernelConfig linearConfig(LayerType type, const LayerParams& params,
+                          const std::vector<TensorShape>& inputs) {
+  KernelConfig c;
+  c.type = type;
+  c.params = params;
+  for (const TensorShape& s : inputs) {
+    c.inputs.push_back({s.dims, s.type, TensorFormat::kLINEAR, DeviceKind::kCUDA});
+    c.constantInputs.push_back(nullptr);
+  }
+  std::vector<TensorShape> outs;
+  if (inferLayerOutputs(type, params, inputs, outs))
+    for (const TensorShape& o : outs)
+      c.outputs.push_back({o.dims, o.type, TensorFormat::kLINEAR, DeviceKind::kCUDA});
+  return c;
+}
+
+std::string bytesAgainstReference(const KernelConfig& c,
+                                  const std::vector<std::vector<uint8_t>>& inputs, size_t misalign,
+                                  int* ran) {
+  *ran = 0;
+  std::span<const Tactic> tactics = ops::cudaTactics(c.type);
+  if (tactics.empty() || c.outputs.size() != 1) return "no CUDA tactic or no single output";
+  const size_t outBytes =
+      static_cast<size_t>(plan::tensorBytes(c.outputs[0].dims, c.outputs[0].type));
+  cuda::RunContext ctx;
+  ctx.emulate = true;
+  // Runs `kernel` with every buffer at `shift` bytes past a 16-byte aligned address.
+  auto run = [&](const Kernel& kernel, size_t shift, std::vector<uint8_t>& out) -> Status {
+    std::vector<std::vector<uint8_t>> in(inputs.size());
+    std::vector<const void*> ins;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      in[i].resize(inputs[i].size() + shift + 16);
+      uint8_t* p = in[i].data();
+      p += (16 - reinterpret_cast<uintptr_t>(p) % 16) % 16 + shift;
+      std::memcpy(p, inputs[i].data(), inputs[i].size());
+      ins.push_back(p);
+    }
+    std::vector<uint8_t> o(outBytes + shift + 16, 0xFF);
+    uint8_t* po = o.data() + (16 - reinterpret_cast<uintptr_t>(o.data()) % 16) % 16 + shift;
+    void* outs[] = {po};
+    std::vector<uint8_t> workspace(kernel.workspaceSize() + 256);
+    uint8_t* pw = workspace.data() + (16 - reinterpret_cast<uintptr_t>(workspace.data()) % 16) % 16;
+    const Status s = kernel.run(ins.data(), outs, pw, ctx);
+    out.assign(po, po + outBytes);
+    return s;
+  };
+  std::string why;
+  KernelPtr reference = tactics.back().create(c, &why);
+  if (!reference) return "the reference declines: " + why;
+  std::vector<uint8_t> want;
+  Status s = run(*reference, 0, want);
+  if (!s) return "the reference fails: " + s.message();
+  std::ostringstream diff;
+  for (size_t t = 0; t + 1 < tactics.size(); ++t) {
+    KernelPtr kernel = tactics[t].create(c, &why);
+    if (!kernel) continue;
+    std::vector<uint8_t> got;
+    s = run(*kernel, misalign, got);
+    if (s.code() == StatusCode::kUnsupported) continue;
+    if (!s) {
+      diff << tactics[t].name << " fails: " << s.message() << "\n";
+      continue;
+    }
+    ++*ran;
+    size_t bad = 0, first = 0;
+    for (size_t b = 0; b < outBytes; ++b)
+      if (got[b] != want[b] && bad++ == 0) first = b;
+    if (bad)
+      diff << tactics[t].name << " (shifted " << misalign << " bytes): " << bad << " of "
+           << outBytes << " bytes differ from the reference's, the first at byte " << first << "\n";
+  }
+  return diff.str();
+}
+
 }  // namespace kiln::testing

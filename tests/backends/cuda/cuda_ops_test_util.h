@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/kernel.h"
 #include "builder/graph.h"
 #include "kiln/types.h"
 
@@ -105,3 +106,20 @@ std::string deviceSkipReason();
                                if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';       \
                              return n;                                                       \
                            })
+
+namespace kiln::testing {
+
+// A CUDA layer configuration (linear tensors) for `inputs`, outputs by shape inference.
+KernelConfig linearConfig(LayerType type, const LayerParams& params,
+                          const std::vector<TensorShape>& inputs);
+
+// Emulated: runs the last CUDA tactic (the reference) on `inputs` and every other tactic that
+// accepts `c` with its input and output buffers shifted by `misalign` bytes (so the fast
+// tactics' unaligned paths run too), and returns the differences from the reference's output
+// bytes ("" when every tactic wrote exactly the reference's bytes). *ran counts the tactics that
+// ran besides the reference (those returning kUnsupported under emulation do not).
+std::string bytesAgainstReference(const KernelConfig& c,
+                                  const std::vector<std::vector<uint8_t>>& inputs, size_t misalign,
+                                  int* ran);
+
+}  // namespace kiln::testing
