@@ -4,13 +4,19 @@
 // broadcast, rank 8), every softmax axis, reduce masks with and without keepDims, argmax on floats
 // and integers, layer-normalization axes with broadcast or missing Scale/B;
 // fp32/fp16/bf16, int32/int64/bool where the layer keeps them, linear and channels-last.
+// Row normalisations over row lengths 1 to 5000 (each side of warp_per_row's limit and of its
+// 16-byte vectors), large activations whose fp16 squares overflow, and a direct check of
+// warp_per_row's limits.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "backends/cuda/cuda_ops_test_util.h"
+#include "backends/kernel.h"
 #include "ops/elementwise/elementwise_semantics.h"
+#include "ops/op_table.h"
 
 namespace {
 
@@ -388,6 +394,21 @@ void addLayerNormalization(std::vector<OpCase>& cases) {
       {makeDims({2, 0, 4}), 1, makeDims({0, 4}), false, {}, -2.f, 3.f},
       // Large activations with a small spread (transformer residual streams).
       {makeDims({5, 96}), -1, makeDims({96}), true, makeDims({96}), 40.f, 60.f},
+      // Row lengths around warp_per_row's vectors and limit (4096; 5000 is block_per_row's),
+      // 7 rows (not a multiple of the warp kernel's 4 rows per block).
+      {makeDims({7, 1}), -1, makeDims({1}), false, {}, -2.f, 3.f},
+      {makeDims({7, 7}), -1, makeDims({7}), true, makeDims({7}), -2.f, 3.f},
+      {makeDims({7, 768}), -1, makeDims({768}), true, makeDims({768}), -2.f, 3.f},
+      {makeDims({7, 1000}), -1, makeDims({1000}), true, makeDims({1000}), -2.f, 3.f},
+      {makeDims({7, 1001}), -1, makeDims({1001}), true, makeDims({1001}), -2.f, 3.f},
+      {makeDims({7, 4096}), -1, makeDims({4096}), true, makeDims({4096}), -2.f, 3.f},
+      {makeDims({3, 5000}), -1, makeDims({5000}), true, makeDims({5000}), -2.f, 3.f},
+      // One Scale value for the row (stride 0), a 2-D Scale and B over 2 x 384.
+      {makeDims({5, 768}), -1, makeDims({1}), true, makeDims({768}), -2.f, 3.f},
+      {makeDims({5, 2, 384}), 1, makeDims({2, 384}), true, makeDims({1, 384}), -2.f, 3.f},
+      // Values ~200, whose fp16 sum of squares would overflow without fp32 accumulation.
+      {makeDims({6, 768}), -1, makeDims({768}), true, makeDims({768}), 190.f, 230.f},
+      {makeDims({3, 4096}), -1, makeDims({4096}), true, makeDims({4096}), 190.f, 230.f},
   };
   for (const L& l : shapes) {
     OpCase c;
@@ -404,6 +425,19 @@ void addLayerNormalization(std::vector<OpCase>& cases) {
     c.floatTypes = kFloats;
     cases.push_back(c);
   }
+  // ViT-B/16 at batch 64: 12608 rows of 768, too large to emulate in CI.
+  OpCase vit;
+  vit.name = "layer_norm_vit_64x197x768";
+  vit.type = LayerType::kLAYER_NORMALIZATION;
+  vit.params = LayerNormalizationParams{-1, 1e-6f};
+  OpInput scale = input(makeDims({768}), 0.5f, 2.f);
+  scale.constant = true;
+  OpInput bias = input(makeDims({768}));
+  bias.constant = true;
+  vit.inputs = {input(makeDims({64, 197, 768}), -3.f, 3.f), scale, bias};
+  vit.floatTypes = kFloats;
+  vit.emulate = false;
+  cases.push_back(vit);
 }
 
 void addRmsNormalization(std::vector<OpCase>& cases) {
@@ -423,6 +457,16 @@ void addRmsNormalization(std::vector<OpCase>& cases) {
       {makeDims({2, 0, 4}), 1, makeDims({0, 4}), -2.f, 3.f},
       // Large activations: their squares overflow fp16.
       {makeDims({5, 96}), -1, makeDims({96}), 200.f, 400.f},
+      {makeDims({6, 768}), -1, makeDims({768}), 200.f, 400.f},
+      {makeDims({3, 4096}), -1, makeDims({4096}), 200.f, 400.f},
+      // Row lengths around warp_per_row's vectors and limit.
+      {makeDims({7, 1}), -1, makeDims({1}), -2.f, 3.f},
+      {makeDims({7, 7}), -1, makeDims({7}), -2.f, 3.f},
+      {makeDims({7, 768}), -1, makeDims({768}), -2.f, 3.f},
+      {makeDims({7, 1000}), -1, makeDims({1000}), -2.f, 3.f},
+      {makeDims({7, 1001}), -1, makeDims({1001}), -2.f, 3.f},
+      {makeDims({7, 4096}), -1, makeDims({4096}), -2.f, 3.f},
+      {makeDims({3, 5000}), -1, makeDims({5000}), -2.f, 3.f},
   };
   for (const R& r : shapes) {
     OpCase c;
@@ -453,6 +497,10 @@ void addGroupNormalization(std::vector<OpCase>& cases) {
       {makeDims({2, 8, 3, 2, 2}), 4, -2.f, 3.f},
       // Large activations with a small spread.
       {makeDims({2, 4, 96}), 2, 40.f, 60.f},
+      // Rows of 2 x 784 (warp_per_row) and 8 x 784 (past its limit: block_per_row).
+      {makeDims({2, 64, 28, 28}), 32, -2.f, 3.f},
+      {makeDims({1, 64, 28, 28}), 8, -2.f, 3.f},
+      {makeDims({2, 16, 96}), 4, 190.f, 230.f},
   };
   for (const G& g : shapes) {
     OpCase c;
@@ -479,6 +527,83 @@ std::vector<OpCase> mathCases() {
   addRmsNormalization(cases);
   addGroupNormalization(cases);
   return cases;
+}
+
+// ---- direct checks of tactics, host only (named *Emulated* for the emulated ctest) ----
+
+using kiln::DeviceKind;
+using kiln::Kernel;
+using kiln::KernelConfig;
+using kiln::KernelPtr;
+using kiln::RunContext;
+using kiln::Status;
+using kiln::StatusCode;
+using kiln::Tactic;
+
+const Tactic* findTactic(LayerType type, const std::string& name) {
+  for (const Tactic& t : kiln::ops::cudaTactics(type))
+    if (name == t.name) return &t;
+  return nullptr;
+}
+
+kiln::PluginTensorDesc desc(Dims d, DataType t) {
+  return {d, t, TensorFormat::kLINEAR, DeviceKind::kCUDA};
+}
+
+// A row normalisation of X [rows, len] (GroupNormalization: [1, len, 1] in one group).
+KernelConfig rowConfig(LayerType type, int64_t rows, int64_t len, DataType t) {
+  KernelConfig c;
+  c.type = type;
+  if (type == LayerType::kLAYER_NORMALIZATION) {
+    c.params = LayerNormalizationParams{-1, 1e-5f};
+    c.inputs = {desc(makeDims({rows, len}), t), desc(makeDims({len}), t), desc(makeDims({len}), t)};
+    c.outputs = {desc(makeDims({rows, len}), t)};
+  } else if (type == LayerType::kRMS_NORMALIZATION) {
+    c.params = RMSNormalizationParams{-1, 1e-5f};
+    c.inputs = {desc(makeDims({rows, len}), t), desc(makeDims({len}), t)};
+    c.outputs = {desc(makeDims({rows, len}), t)};
+  } else {
+    c.params = GroupNormalizationParams{1, 1e-5f};
+    c.inputs = {desc(makeDims({rows, len, 1}), t), desc(makeDims({len}), t),
+                desc(makeDims({len}), t)};
+    c.outputs = {desc(makeDims({rows, len, 1}), t)};
+  }
+  c.constantInputs.assign(c.inputs.size(), nullptr);
+  return c;
+}
+
+// warp_per_row takes rows up to 4096 elements and says why it declines longer ones; it has no
+// host emulation (kUnsupported, as block_per_row). block_per_row takes the long rows.
+TEST(RowNormalizationTacticsEmulated, WarpPerRowLimits) {
+  for (LayerType type : {LayerType::kLAYER_NORMALIZATION, LayerType::kRMS_NORMALIZATION,
+                         LayerType::kGROUP_NORMALIZATION}) {
+    const Tactic* warp = findTactic(type, "warp_per_row");
+    const Tactic* block = findTactic(type, "block_per_row");
+    ASSERT_NE(warp, nullptr);
+    ASSERT_NE(block, nullptr);
+    EXPECT_STREQ(kiln::ops::cudaTactics(type).front().name, "warp_per_row");
+    for (DataType t : kFloats) {
+      for (int64_t len : {1, 7, 768, 4096}) {
+        std::string why;
+        KernelPtr k = warp->create(rowConfig(type, 3, len, t), &why);
+        ASSERT_NE(k, nullptr) << len << ": " << why;
+        std::vector<uint8_t> buf(3 * len * 4 + 64);
+        const void* in[] = {buf.data(), buf.data(), buf.data()};
+        void* out[] = {buf.data()};
+        RunContext ctx;
+        ctx.emulate = true;
+        const Status s = k->run(in, out, nullptr, ctx);
+        EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+        EXPECT_NE(s.message().find("warp_per_row"), std::string::npos) << s.message();
+      }
+      std::string why;
+      EXPECT_EQ(warp->create(rowConfig(type, 3, 4097, t), &why), nullptr);
+      EXPECT_NE(why.find("4097"), std::string::npos) << why;
+      EXPECT_NE(why.find("block_per_row"), std::string::npos) << why;
+      why.clear();
+      EXPECT_NE(block->create(rowConfig(type, 3, 4097, t), &why), nullptr) << why;
+    }
+  }
 }
 
 }  // namespace
