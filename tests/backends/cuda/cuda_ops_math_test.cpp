@@ -5,16 +5,18 @@
 // and integers, layer-normalization axes with broadcast or missing Scale/B;
 // fp32/fp16/bf16, int32/int64/bool where the layer keeps them, linear and channels-last.
 // Row normalisations over row lengths 1 to 5000 (each side of warp_per_row's limit and of its
-// 16-byte vectors), large activations whose fp16 squares overflow, and a direct check of
-// warp_per_row's limits.
+// 16-byte vectors), large activations whose fp16 squares overflow, and direct checks of the
+// tactics' limits and of the vectorized activation's bits against the reference's.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "backends/cuda/cuda_ops_test_util.h"
 #include "backends/kernel.h"
+#include "kiln/float16.h"
 #include "ops/elementwise/elementwise_semantics.h"
 #include "ops/op_table.h"
 
@@ -200,7 +202,10 @@ void addActivation(std::vector<OpCase>& cases) {
       {"mish", ActivationType::kMISH, 0, 0, -8, 8},
   };
   for (const A& a : acts) {
-    for (const Dims& d : {makeDims({2, 3, 5, 7}), makeDims({17}), makeDims({3, 1, 4, 1, 5})}) {
+    // 1 and 7 elements: less than one 16-byte vector (the vectorized tactic's tail only); 210,
+    // 17 and 60: vectors and a tail; 2x197x96: many vectors.
+    for (const Dims& d : {makeDims({2, 3, 5, 7}), makeDims({17}), makeDims({3, 1, 4, 1, 5}),
+                          makeDims({1}), makeDims({7}), makeDims({2, 197, 96})}) {
       OpCase c;
       c.name = std::string("activation_") + a.name + "_" + dimsName(d);
       c.type = LayerType::kACTIVATION;
@@ -223,6 +228,18 @@ void addActivation(std::vector<OpCase>& cases) {
       c.floatTypes = {DataType::kFLOAT};
       cases.push_back(c);
     }
+  }
+  // A ViT-B/16 MLP's activation at batch 8, too large to emulate in CI.
+  for (ActivationType at : {ActivationType::kGELU, ActivationType::kGELU_TANH}) {
+    OpCase c;
+    c.name = std::string("activation_") + (at == ActivationType::kGELU ? "gelu" : "gelu_tanh") +
+             "_8x197x3072";
+    c.type = LayerType::kACTIVATION;
+    c.params = ActivationParams{at, 0, 0};
+    c.inputs = {input(makeDims({8, 197, 3072}), -5, 5)};
+    c.floatTypes = kFloats;
+    c.emulate = false;
+    cases.push_back(c);
   }
   OpCase n;
   n.name = "activation_not_bool";
@@ -602,6 +619,91 @@ TEST(RowNormalizationTacticsEmulated, WarpPerRowLimits) {
       EXPECT_NE(why.find("block_per_row"), std::string::npos) << why;
       why.clear();
       EXPECT_NE(block->create(rowConfig(type, 3, 4097, t), &why), nullptr) << why;
+    }
+  }
+}
+
+// The elements of a and b whose bits differ, where NaN equals any NaN: IEEE 754 leaves a NaN's
+// sign and payload to the implementation, and the host compiler's choice of operand order for a
+// commutative product decides which input NaN an x86 result carries (GPUs return one canonical
+// NaN).
+std::string bitDifferences(const void* a, const void* b, int64_t count, DataType t) {
+  std::string diff;
+  const size_t size = kiln::dataTypeSize(t);
+  for (int64_t e = 0; e < count; ++e) {
+    uint32_t x = 0, y = 0;
+    std::memcpy(&x, static_cast<const uint8_t*>(a) + e * size, size);
+    std::memcpy(&y, static_cast<const uint8_t*>(b) + e * size, size);
+    if (x == y) continue;
+    auto isNan = [t](uint32_t v) {
+      if (t == DataType::kFLOAT) return (v & 0x7fffffffu) > 0x7f800000u;
+      if (t == DataType::kHALF) return (v & 0x7fffu) > 0x7c00u;
+      return (v & 0x7fffu) > 0x7f80u;
+    };
+    if (isNan(x) && isNan(y)) continue;
+    diff += " [" + std::to_string(e) + "] " + std::to_string(x) + " vs " + std::to_string(y);
+  }
+  return diff;
+}
+
+// The vectorized activation gives the reference's bytes for every activation and float type,
+// on aligned buffers (16-byte vectors and a tail) and on buffers one element off alignment
+// (every element on the scalar path), out of place and in place.
+TEST(ActivationVectorizedEmulated, BitIdenticalToReference) {
+  const Tactic* vec = findTactic(LayerType::kACTIVATION, "vectorized");
+  const Tactic* ref = findTactic(LayerType::kACTIVATION, "reference");
+  ASSERT_NE(vec, nullptr);
+  ASSERT_NE(ref, nullptr);
+  std::mt19937 rng(12345);
+  std::uniform_real_distribution<float> u(-8.f, 8.f);
+  const float specials[] = {0.f, -0.f, INFINITY, -INFINITY, NAN, 70000.f, 89.f, -104.f, 1e-30f};
+  const int64_t count = 203;  // 25 fp16 vectors + 3, 50 fp32 vectors + 3
+  for (int a = 0; a <= static_cast<int>(ActivationType::kMISH); ++a) {
+    const auto at = static_cast<ActivationType>(a);
+    if (at == ActivationType::kNOT) continue;
+    for (DataType t : kFloats) {
+      KernelConfig c;
+      c.type = LayerType::kACTIVATION;
+      c.params = ActivationParams{at, 0.3f, 0.8f};
+      c.inputs = {desc(makeDims({count}), t)};
+      c.outputs = {desc(makeDims({count}), t)};
+      c.constantInputs = {nullptr};
+      std::string why;
+      KernelPtr kv = vec->create(c, &why);
+      ASSERT_NE(kv, nullptr) << why;
+      KernelPtr kr = ref->create(c, &why);
+      ASSERT_NE(kr, nullptr) << why;
+      const size_t size = kiln::dataTypeSize(t);
+      // 16-byte aligned storage with room for a one-element offset.
+      std::vector<uint64_t> xs((count + 1) * size / 8 + 2), yv(xs.size()), yr(xs.size());
+      auto* xb = reinterpret_cast<uint8_t*>(xs.data());
+      for (int64_t e = 0; e < count + 1; ++e) {
+        const float v = e % 5 == 0 ? specials[(e / 5) % std::size(specials)] : u(rng);
+        if (t == DataType::kFLOAT) {
+          std::memcpy(xb + e * size, &v, 4);
+        } else {
+          const uint16_t h = t == DataType::kHALF ? kiln::floatToHalf(v) : kiln::floatToBf16(v);
+          std::memcpy(xb + e * size, &h, 2);
+        }
+      }
+      RunContext ctx;
+      ctx.emulate = true;
+      for (size_t offset : {size_t{0}, size}) {
+        const void* in[] = {xb + offset};
+        void* outV[] = {reinterpret_cast<uint8_t*>(yv.data()) + offset};
+        void* outR[] = {reinterpret_cast<uint8_t*>(yr.data()) + offset};
+        ASSERT_TRUE(kv->run(in, outV, nullptr, ctx));
+        ASSERT_TRUE(kr->run(in, outR, nullptr, ctx));
+        EXPECT_EQ(bitDifferences(outV[0], outR[0], count, t), "")
+            << kiln::dataTypeName(t) << " activation " << a << " offset " << offset;
+        // In place: Y is X.
+        std::vector<uint64_t> inplace = xs;
+        void* io[] = {reinterpret_cast<uint8_t*>(inplace.data()) + offset};
+        const void* ioIn[] = {io[0]};
+        ASSERT_TRUE(kv->run(ioIn, io, nullptr, ctx));
+        EXPECT_EQ(bitDifferences(io[0], outR[0], count, t), "")
+            << kiln::dataTypeName(t) << " activation " << a << " in place, offset " << offset;
+      }
     }
   }
 }
