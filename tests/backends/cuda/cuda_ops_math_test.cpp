@@ -256,10 +256,24 @@ void addSoftmax(std::vector<OpCase>& cases) {
     int32_t axis;
   };
   const S shapes[] = {
-      {makeDims({4, 10}), -1},      {makeDims({2, 3, 5, 7}), 0},  {makeDims({2, 3, 5, 7}), 1},
-      {makeDims({2, 3, 5, 7}), 2},  {makeDims({2, 3, 5, 7}), -1}, {makeDims({5}), 0},
-      {makeDims({3, 2000}), 1},     {makeDims({2, 700, 3}), 1},   {makeDims({6, 1}), -1},
+      {makeDims({4, 10}), -1},
+      {makeDims({2, 3, 5, 7}), 0},
+      {makeDims({2, 3, 5, 7}), 1},
+      {makeDims({2, 3, 5, 7}), 2},
+      {makeDims({2, 3, 5, 7}), -1},
+      {makeDims({5}), 0},
+      {makeDims({3, 2000}), 1},
+      {makeDims({2, 700, 3}), 1},
+      {makeDims({6, 1}), -1},
       {makeDims({2, 37, 3, 3}), 1},
+      // Row lengths around warp_rows' 16-byte vectors and its limit (4096; 5000 goes to
+      // contiguous_rows), 7 rows (not a multiple of its 4 rows per block).
+      {makeDims({7, 7}), -1},
+      {makeDims({7, 768}), -1},
+      {makeDims({7, 1000}), -1},
+      {makeDims({7, 1001}), -1},
+      {makeDims({7, 4096}), -1},
+      {makeDims({3, 5000}), -1},
   };
   for (bool log : {false, true}) {
     for (const S& s : shapes) {
@@ -620,6 +634,42 @@ TEST(RowNormalizationTacticsEmulated, WarpPerRowLimits) {
       why.clear();
       EXPECT_NE(block->create(rowConfig(type, 3, 4097, t), &why), nullptr) << why;
     }
+  }
+}
+
+// softmax warp_rows takes contiguous rows up to 4096 elements, declines longer ones (and a
+// strided axis) saying why, and has no host emulation.
+TEST(SoftmaxTacticsEmulated, WarpRowsLimits) {
+  const Tactic* warp = findTactic(LayerType::kSOFTMAX, "warp_rows");
+  ASSERT_NE(warp, nullptr);
+  EXPECT_STREQ(kiln::ops::cudaTactics(LayerType::kSOFTMAX).front().name, "warp_rows");
+  auto config = [](Dims d, int32_t axis, DataType t) {
+    KernelConfig c;
+    c.type = LayerType::kSOFTMAX;
+    c.params = SoftmaxParams{axis, false};
+    c.inputs = {desc(d, t)};
+    c.outputs = {desc(d, t)};
+    c.constantInputs = {nullptr};
+    return c;
+  };
+  for (DataType t : kFloats) {
+    for (int64_t len : {1, 7, 768, 4096}) {
+      std::string why;
+      KernelPtr k = warp->create(config(makeDims({3, len}), -1, t), &why);
+      ASSERT_NE(k, nullptr) << why;
+      std::vector<uint8_t> buf(3 * len * 4);
+      const void* in[] = {buf.data()};
+      void* out[] = {buf.data()};
+      RunContext ctx;
+      ctx.emulate = true;
+      EXPECT_EQ(k->run(in, out, nullptr, ctx).code(), StatusCode::kUnsupported);
+    }
+    std::string why;
+    EXPECT_EQ(warp->create(config(makeDims({3, 4097}), -1, t), &why), nullptr);
+    EXPECT_NE(why.find("4097"), std::string::npos) << why;
+    why.clear();
+    EXPECT_EQ(warp->create(config(makeDims({3, 8}), 0, t), &why), nullptr);
+    EXPECT_NE(why.find("not contiguous"), std::string::npos) << why;
   }
 }
 
