@@ -1,8 +1,8 @@
 // GroupNormalization on CUDA, linear tensors of fp32, fp16 or bf16 (X, Scale, B and Y of one
-// type): the tactics of row_normalization_cuda.cuh (block_per_row, reference) over this op's
-// rows, one per (sample, group). Both run the rules of group_normalization_semantics.h, the CPU's
-// (group_normalization_cpu.cpp): FP32 statistics in two passes whatever the storage, the first
-// shifted by the row's first value.
+// type): the tactics of row_normalization_cuda.cuh (warp_per_row where a group's row fits a warp,
+// block_per_row, reference) over this op's rows, one per (sample, group). All run the rules of
+// group_normalization_semantics.h, the CPU's (group_normalization_cpu.cpp): FP32 statistics in two
+// passes whatever the storage, the first shifted by the row's first value.
 #include <cstdint>
 #include <string>
 
@@ -52,6 +52,20 @@ struct GroupNorm {
   static void launchRows(unsigned blocks, int threads, cudaStream_t stream, const T* x,
                          const T* scale, const T* bias, T* y, const Geometry& g) {
     groupNormRowsKernel<T><<<blocks, threads, 0, stream>>>(x, scale, bias, y, g);
+  }
+
+  // warp_per_row (rows of at most kWarpMaxLen elements): the statistics of rowStatistics, then
+  // Scale and B of the element's channel, g.channelOf(r, j).
+  static constexpr bool kCentred = true;
+  static bool warpRowsFit(const Geometry&, std::string*) { return true; }
+  template <class T>
+  __device__ static float value(const Geometry& g, const T* scale, const T* bias, int64_t r,
+                                int64_t j, float x, float mean, float invStdDev) {
+    // channelOf in 32 bits: j and spatial are below kWarpMaxLen here, and a 64-bit division per
+    // element would be most of the kernel's instructions.
+    const int64_t c = (r % g.groups) * g.channelsPerGroup +
+                      static_cast<int32_t>(j) / static_cast<int32_t>(g.spatial);
+    return ln::normalized(x, mean, invStdDev, toFloat(scale[c]), toFloat(bias[c]));
   }
 };
 

@@ -1,7 +1,8 @@
 // LayerNormalization on CUDA, linear tensors of fp32, fp16 or bf16 (X, Scale, B and Y of one
-// type): the tactics of row_normalization_cuda.cuh (block_per_row, reference) over this op's rows.
-// Both run the rules of layer_normalization_semantics.h, the CPU's (layer_normalization_cpu.cpp):
-// FP32 statistics in two passes whatever the storage, the first shifted by the row's first value.
+// type): the tactics of row_normalization_cuda.cuh (warp_per_row, block_per_row, reference) over
+// this op's rows. All run the rules of layer_normalization_semantics.h, the CPU's
+// (layer_normalization_cpu.cpp): FP32 statistics in two passes whatever the storage, the first
+// shifted by the row's first value.
 #include <cstdint>
 #include <string>
 
@@ -49,6 +50,23 @@ struct LayerNorm {
   static void launchRows(unsigned blocks, int threads, cudaStream_t stream, const T* x,
                          const T* scale, const T* bias, T* y, const Geometry& g) {
     layerNormRowsKernel<T><<<blocks, threads, 0, stream>>>(x, scale, bias, y, g);
+  }
+
+  // warp_per_row: the mean and 1 / stddev of rowStatistics, then normalized as above. Scale and
+  // B are one run of the row's shape or one value (a ParamIndex of one dim: offset j * stride),
+  // so that the kernel's unrolled epilogue has no general index walk.
+  static constexpr bool kCentred = true;
+  static bool warpRowsFit(const Geometry& g, std::string* whyNot) {
+    if (g.scale.rank == 1 && (!g.hasBias || g.bias.rank == 1)) return true;
+    return config_checks::fail(whyNot,
+                               "layer_normalization warp_per_row: Scale and B must each have the "
+                               "row's shape or one value (block_per_row takes other broadcasts)");
+  }
+  template <class T>
+  __device__ static float value(const Geometry& g, const T* scale, const T* bias, int64_t /*r*/,
+                                int64_t j, float x, float mean, float invStdDev) {
+    return ln::normalized(x, mean, invStdDev, toFloat(scale[j * g.scale.strides[0]]),
+                          bias ? toFloat(bias[j * g.bias.strides[0]]) : 0.f);
   }
 };
 

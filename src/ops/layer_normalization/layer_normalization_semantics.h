@@ -27,6 +27,9 @@ struct ParamIndex {
   int64_t strides[Dims::kMaxDims] = {};
 
   KILN_HOST_DEVICE int64_t at(int64_t j) const {
+    // One merged dim (a parameter of the row's shape, or one value) is the common case: skip the
+    // 64-bit divisions, which dominate a GPU kernel's per-element cost (j < dims[0] there).
+    if (rank == 1) return j * strides[0];
     int64_t offset = 0;
     for (int32_t i = rank - 1; i >= 0; --i) {
       offset += (j % dims[i]) * strides[i];

@@ -1,7 +1,7 @@
 // RMSNormalization on CUDA, linear tensors of fp32, fp16 or bf16 (X, Scale and Y of one type):
-// the tactics of row_normalization_cuda.cuh (block_per_row, reference) over this op's rows. Both
-// run the rules of rms_normalization_semantics.h, the CPU's (rms_normalization_cpu.cpp): the sum
-// of squares in FP32 whatever the storage.
+// the tactics of row_normalization_cuda.cuh (warp_per_row, block_per_row, reference) over this
+// op's rows. All run the rules of rms_normalization_semantics.h, the CPU's
+// (rms_normalization_cpu.cpp): the sum of squares in FP32 whatever the storage.
 #include <cstdint>
 #include <string>
 
@@ -51,6 +51,21 @@ struct RmsNorm {
   static void launchRows(unsigned blocks, int threads, cudaStream_t stream, const T* x,
                          const T* scale, const T* /*bias*/, T* y, const Geometry& g) {
     rmsNormRowsKernel<T><<<blocks, threads, 0, stream>>>(x, scale, y, g);
+  }
+
+  // warp_per_row: 1 / rms from the sum of squares (mean is 0), then normalized as above. Scale
+  // is one run of the row's shape or one value (offset j * stride), as LayerNormalization's.
+  static constexpr bool kCentred = false;
+  static bool warpRowsFit(const Geometry& g, std::string* whyNot) {
+    if (g.scale.rank == 1) return true;
+    return config_checks::fail(whyNot,
+                               "rms_normalization warp_per_row: Scale must have the row's shape "
+                               "or one value (block_per_row takes other broadcasts)");
+  }
+  template <class T>
+  __device__ static float value(const Geometry& g, const T* scale, const T* /*bias*/, int64_t /*r*/,
+                                int64_t j, float x, float /*mean*/, float invRms) {
+    return rms::normalized(x, invRms, toFloat(scale[j * g.scale.strides[0]]));
   }
 };
 

@@ -1,4 +1,8 @@
 // Softmax and log-softmax on CUDA, over any axis. Tactics, fastest first:
+//   warp_rows        one warp per row (4 rows per block) for contiguous rows (as contiguous_rows)
+//                    of at most 4096 elements: the row read once into registers (16-byte vectors
+//                    where the length and pointers allow), FP32 max and sum from the registers by
+//                    warp shuffles, one rounded store; not emulatable
 //   contiguous_rows  one thread block per row when the axis is contiguous in memory (the last
 //                    axis of a linear tensor, or the channels of a channels-last one) with a
 //                    shared-memory/shuffle reduction; not emulatable (kUnsupported under
@@ -16,6 +20,7 @@
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/strided_index.cuh"
 #include "backends/cuda/typed_kernel.cuh"
+#include "backends/cuda/vector_access.cuh"
 #include "ops/op.h"
 #include "ops/softmax/softmax_semantics.h"
 
@@ -129,28 +134,38 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
       });
 }
 
-std::unique_ptr<Kernel> createRows(const KernelConfig& c, std::string* whyNot) {
+// The params when the rows of the axis are contiguous and follow one another in memory, in
+// input and output alike (*len and *rows their geometry); else nullptr and *whyNot, `tactic`
+// naming the tactic.
+const SoftmaxParams* checkContiguousRows(const KernelConfig& c, const char* tactic,
+                                         std::string* whyNot, int64_t* len, int64_t* rows) {
   int32_t axis = 0;
   const SoftmaxParams* p = checkSoftmax(c, whyNot, &axis);
   if (!p) return nullptr;
   const PluginTensorDesc &x = c.inputs[0], &y = c.outputs[0];
   const Dims& d = x.dims;
-  // Rows of the axis are contiguous and follow one another in memory, in input and output alike.
   const bool lastAxis = axis == d.nbDims - 1 && isRowMajor(x) && isRowMajor(y);
   const bool channelsAxis = axis == 1 && d.nbDims == 4 &&
                             x.format == TensorFormat::kCHANNELS_LAST &&
                             y.format == TensorFormat::kCHANNELS_LAST;
   if (!lastAxis && !channelsAxis) {
-    fail(whyNot, "softmax contiguous_rows: axis " + std::to_string(axis) +
+    fail(whyNot, std::string("softmax ") + tactic + ": axis " + std::to_string(axis) +
                      " is not contiguous in memory (needs the last axis of a linear tensor or "
                      "the channels of a channels_last one, same layout in and out)");
     return nullptr;
   }
-  const int64_t len = d.d[axis];
-  const int64_t rows = len == 0 ? 0 : volume(d) / len;
+  *len = d.d[axis];
+  *rows = *len == 0 ? 0 : volume(d) / *len;
+  return p;
+}
+
+std::unique_ptr<Kernel> createRows(const KernelConfig& c, std::string* whyNot) {
+  int64_t len = 0, rows = 0;
+  const SoftmaxParams* p = checkContiguousRows(c, "contiguous_rows", whyNot, &len, &rows);
+  if (!p) return nullptr;
   const bool log = p->log;
   return makeTypedKernel<FloatTypes>(
-      x.type,
+      c.inputs[0].type,
       [rows, len, log](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
         if (ctx.emulate) return notEmulated("softmax contiguous_rows");
         if (rows == 0 || len == 0) return Status::ok();
@@ -162,7 +177,125 @@ std::unique_ptr<Kernel> createRows(const KernelConfig& c, std::string* whyNot) {
       });
 }
 
-constexpr Tactic kTactics[] = {{"contiguous_rows", &createRows}, {"reference", &createReference}};
+// ---- warp_rows ----
+//
+// Lane l holds chunks c = 0, 1, ... of kVec consecutive elements from (c * 32 + l) * kVec (each
+// chunk step one coalesced access of the warp); kPerLane values per lane is the capacity the
+// kernel was compiled for, and chunks past the row's end take part in nothing. With kVec > 1
+// the length is a multiple of kVec. The row is read from memory once, where contiguous_rows
+// reads it three times.
+
+constexpr int64_t kWarpMaxLen = 4096;  // 128 FP32 values per lane
+constexpr int kWarpRowsPerBlock = 4;
+
+// The butterfly reduction over the warp: every lane ends with the same value.
+template <class F>
+__device__ inline float warpReduce(float v, F f) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+template <class T, int kVec, int kPerLane>
+__global__ void __launch_bounds__(kWarpRowsPerBlock * 32)
+    softmaxWarpRowsKernel(const T* x, T* y, int64_t rows, int len, bool log) {
+  constexpr int kChunks = kPerLane / kVec;
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarpRowsPerBlock;
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + (threadIdx.x >> 5);
+       r < rows; r += warps) {
+    const T* xr = x + r * len;
+    T* yr = y + r * len;
+    float v[kPerLane];
+    float m = -INFINITY;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int j0 = (c * 32 + lane) * kVec;
+      if (j0 < len) {
+        const Vec<T, kVec> p = loadVec<kVec>(xr + j0);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) {
+          v[c * kVec + k] = toFloat(p.v[k]);
+          m = fmaxf(m, v[c * kVec + k]);  // a NaN never wins, as in contiguous_rows
+        }
+      }
+    }
+    m = warpReduce(m, MaxIgnoreNan{});
+    float sum = 0.f;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c)
+      if ((c * 32 + lane) * kVec < len)
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) sum += sumTerm(v[c * kVec + k], m);
+    sum = warpReduce(sum, SumF{});
+    const float logSum = log ? logOf(sum) : 0.f;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int j0 = (c * 32 + lane) * kVec;
+      if (j0 < len) {
+        Vec<T, kVec> p;
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) {
+          const float e = v[c * kVec + k];
+          p.v[k] = fromFloat<T>(log ? logSoftmaxValue(e, m, logSum) : softmaxValue(e, m, sum));
+        }
+        storeVec<kVec>(yr + j0, p);
+      }
+    }
+  }
+}
+
+// The kernel for rows of len elements: the smallest capacity (8, 32 or 128 values per lane)
+// that holds a row.
+template <class T, int kVec>
+void launchWarpRows(unsigned blocks, cudaStream_t stream, const T* x, T* y, int64_t rows, int len,
+                    bool log) {
+  constexpr int kThreads = kWarpRowsPerBlock * 32;
+  if (len <= 32 * 8)
+    softmaxWarpRowsKernel<T, kVec, 8><<<blocks, kThreads, 0, stream>>>(x, y, rows, len, log);
+  else if (len <= 32 * 32)
+    softmaxWarpRowsKernel<T, kVec, 32><<<blocks, kThreads, 0, stream>>>(x, y, rows, len, log);
+  else
+    softmaxWarpRowsKernel<T, kVec, 128><<<blocks, kThreads, 0, stream>>>(x, y, rows, len, log);
+}
+
+std::unique_ptr<Kernel> createWarpRows(const KernelConfig& c, std::string* whyNot) {
+  int64_t len = 0, rows = 0;
+  const SoftmaxParams* p = checkContiguousRows(c, "warp_rows", whyNot, &len, &rows);
+  if (!p) return nullptr;
+  if (len > kWarpMaxLen) {
+    fail(whyNot, "softmax warp_rows: rows of " + std::to_string(len) + " elements exceed the " +
+                     std::to_string(kWarpMaxLen) +
+                     " a warp holds in registers (contiguous_rows takes them)");
+    return nullptr;
+  }
+  const bool log = p->log;
+  return makeTypedKernel<FloatTypes>(
+      c.inputs[0].type,
+      [rows, len, log](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        if (ctx.emulate)
+          return unsupported(
+              "softmax warp_rows: a warp-shuffle kernel, which has no host emulation");
+        if (rows == 0 || len == 0) return Status::ok();
+        using T = decltype(tag);
+        const auto* x = static_cast<const T*>(in[0]);
+        auto* y = static_cast<T*>(out[0]);
+        const int64_t groups = (rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock;
+        const auto blocks =
+            static_cast<unsigned>(groups < (int64_t{1} << 20) ? groups : (int64_t{1} << 20));
+        const auto stream = static_cast<cudaStream_t>(ctx.stream);
+        constexpr int kVec = kVectorElements<T>;
+        if (len % kVec == 0 && isAligned(x) && isAligned(y))
+          launchWarpRows<T, kVec>(blocks, stream, x, y, rows, static_cast<int>(len), log);
+        else
+          launchWarpRows<T, 1>(blocks, stream, x, y, rows, static_cast<int>(len), log);
+        return checkLaunch("softmax_warp_rows", __FILE__, __LINE__);
+      });
+}
+
+constexpr Tactic kTactics[] = {{"warp_rows", &createWarpRows},
+                               {"contiguous_rows", &createRows},
+                               {"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cuda::softmax

@@ -4,14 +4,21 @@
 // broadcast, rank 8), every softmax axis, reduce masks with and without keepDims, argmax on floats
 // and integers, layer-normalization axes with broadcast or missing Scale/B;
 // fp32/fp16/bf16, int32/int64/bool where the layer keeps them, linear and channels-last.
+// Row normalisations over row lengths 1 to 5000 (each side of warp_per_row's limit and of its
+// 16-byte vectors), large activations whose fp16 squares overflow, and direct checks of the
+// tactics' limits and of the vectorized activation's bits against the reference's.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "backends/cuda/cuda_ops_test_util.h"
+#include "backends/kernel.h"
+#include "kiln/float16.h"
 #include "ops/elementwise/elementwise_semantics.h"
+#include "ops/op_table.h"
 
 namespace {
 
@@ -204,7 +211,10 @@ void addActivation(std::vector<OpCase>& cases) {
       {"mish", ActivationType::kMISH, 0, 0, -8, 8},
   };
   for (const A& a : acts) {
-    for (const Dims& d : {makeDims({2, 3, 5, 7}), makeDims({17}), makeDims({3, 1, 4, 1, 5})}) {
+    // 1 and 7 elements: less than one 16-byte vector (the vectorized tactic's tail only); 210,
+    // 17 and 60: vectors and a tail; 2x197x96: many vectors.
+    for (const Dims& d : {makeDims({2, 3, 5, 7}), makeDims({17}), makeDims({3, 1, 4, 1, 5}),
+                          makeDims({1}), makeDims({7}), makeDims({2, 197, 96})}) {
       OpCase c;
       c.name = std::string("activation_") + a.name + "_" + dimsName(d);
       c.type = LayerType::kACTIVATION;
@@ -228,6 +238,18 @@ void addActivation(std::vector<OpCase>& cases) {
       cases.push_back(c);
     }
   }
+  // A ViT-B/16 MLP's activation at batch 8, too large to emulate in CI.
+  for (ActivationType at : {ActivationType::kGELU, ActivationType::kGELU_TANH}) {
+    OpCase c;
+    c.name = std::string("activation_") + (at == ActivationType::kGELU ? "gelu" : "gelu_tanh") +
+             "_8x197x3072";
+    c.type = LayerType::kACTIVATION;
+    c.params = ActivationParams{at, 0, 0};
+    c.inputs = {input(makeDims({8, 197, 3072}), -5, 5)};
+    c.floatTypes = kFloats;
+    c.emulate = false;
+    cases.push_back(c);
+  }
   OpCase n;
   n.name = "activation_not_bool";
   n.type = LayerType::kACTIVATION;
@@ -243,10 +265,24 @@ void addSoftmax(std::vector<OpCase>& cases) {
     int32_t axis;
   };
   const S shapes[] = {
-      {makeDims({4, 10}), -1},      {makeDims({2, 3, 5, 7}), 0},  {makeDims({2, 3, 5, 7}), 1},
-      {makeDims({2, 3, 5, 7}), 2},  {makeDims({2, 3, 5, 7}), -1}, {makeDims({5}), 0},
-      {makeDims({3, 2000}), 1},     {makeDims({2, 700, 3}), 1},   {makeDims({6, 1}), -1},
+      {makeDims({4, 10}), -1},
+      {makeDims({2, 3, 5, 7}), 0},
+      {makeDims({2, 3, 5, 7}), 1},
+      {makeDims({2, 3, 5, 7}), 2},
+      {makeDims({2, 3, 5, 7}), -1},
+      {makeDims({5}), 0},
+      {makeDims({3, 2000}), 1},
+      {makeDims({2, 700, 3}), 1},
+      {makeDims({6, 1}), -1},
       {makeDims({2, 37, 3, 3}), 1},
+      // Row lengths around warp_rows' 16-byte vectors and its limit (4096; 5000 goes to
+      // contiguous_rows), 7 rows (not a multiple of its 4 rows per block).
+      {makeDims({7, 7}), -1},
+      {makeDims({7, 768}), -1},
+      {makeDims({7, 1000}), -1},
+      {makeDims({7, 1001}), -1},
+      {makeDims({7, 4096}), -1},
+      {makeDims({3, 5000}), -1},
   };
   for (bool log : {false, true}) {
     for (const S& s : shapes) {
@@ -398,6 +434,21 @@ void addLayerNormalization(std::vector<OpCase>& cases) {
       {makeDims({2, 0, 4}), 1, makeDims({0, 4}), false, {}, -2.f, 3.f},
       // Large activations with a small spread (transformer residual streams).
       {makeDims({5, 96}), -1, makeDims({96}), true, makeDims({96}), 40.f, 60.f},
+      // Row lengths around warp_per_row's vectors and limit (4096; 5000 is block_per_row's),
+      // 7 rows (not a multiple of the warp kernel's 4 rows per block).
+      {makeDims({7, 1}), -1, makeDims({1}), false, {}, -2.f, 3.f},
+      {makeDims({7, 7}), -1, makeDims({7}), true, makeDims({7}), -2.f, 3.f},
+      {makeDims({7, 768}), -1, makeDims({768}), true, makeDims({768}), -2.f, 3.f},
+      {makeDims({7, 1000}), -1, makeDims({1000}), true, makeDims({1000}), -2.f, 3.f},
+      {makeDims({7, 1001}), -1, makeDims({1001}), true, makeDims({1001}), -2.f, 3.f},
+      {makeDims({7, 4096}), -1, makeDims({4096}), true, makeDims({4096}), -2.f, 3.f},
+      {makeDims({3, 5000}), -1, makeDims({5000}), true, makeDims({5000}), -2.f, 3.f},
+      // One Scale value for the row (stride 0), a 2-D Scale and B over 2 x 384.
+      {makeDims({5, 768}), -1, makeDims({1}), true, makeDims({768}), -2.f, 3.f},
+      {makeDims({5, 2, 384}), 1, makeDims({2, 384}), true, makeDims({1, 384}), -2.f, 3.f},
+      // Values ~200, whose fp16 sum of squares would overflow without fp32 accumulation.
+      {makeDims({6, 768}), -1, makeDims({768}), true, makeDims({768}), 190.f, 230.f},
+      {makeDims({3, 4096}), -1, makeDims({4096}), true, makeDims({4096}), 190.f, 230.f},
   };
   for (const L& l : shapes) {
     OpCase c;
@@ -414,6 +465,19 @@ void addLayerNormalization(std::vector<OpCase>& cases) {
     c.floatTypes = kFloats;
     cases.push_back(c);
   }
+  // ViT-B/16 at batch 64: 12608 rows of 768, too large to emulate in CI.
+  OpCase vit;
+  vit.name = "layer_norm_vit_64x197x768";
+  vit.type = LayerType::kLAYER_NORMALIZATION;
+  vit.params = LayerNormalizationParams{-1, 1e-6f};
+  OpInput scale = input(makeDims({768}), 0.5f, 2.f);
+  scale.constant = true;
+  OpInput bias = input(makeDims({768}));
+  bias.constant = true;
+  vit.inputs = {input(makeDims({64, 197, 768}), -3.f, 3.f), scale, bias};
+  vit.floatTypes = kFloats;
+  vit.emulate = false;
+  cases.push_back(vit);
 }
 
 void addRmsNormalization(std::vector<OpCase>& cases) {
@@ -433,6 +497,16 @@ void addRmsNormalization(std::vector<OpCase>& cases) {
       {makeDims({2, 0, 4}), 1, makeDims({0, 4}), -2.f, 3.f},
       // Large activations: their squares overflow fp16.
       {makeDims({5, 96}), -1, makeDims({96}), 200.f, 400.f},
+      {makeDims({6, 768}), -1, makeDims({768}), 200.f, 400.f},
+      {makeDims({3, 4096}), -1, makeDims({4096}), 200.f, 400.f},
+      // Row lengths around warp_per_row's vectors and limit.
+      {makeDims({7, 1}), -1, makeDims({1}), -2.f, 3.f},
+      {makeDims({7, 7}), -1, makeDims({7}), -2.f, 3.f},
+      {makeDims({7, 768}), -1, makeDims({768}), -2.f, 3.f},
+      {makeDims({7, 1000}), -1, makeDims({1000}), -2.f, 3.f},
+      {makeDims({7, 1001}), -1, makeDims({1001}), -2.f, 3.f},
+      {makeDims({7, 4096}), -1, makeDims({4096}), -2.f, 3.f},
+      {makeDims({3, 5000}), -1, makeDims({5000}), -2.f, 3.f},
   };
   for (const R& r : shapes) {
     OpCase c;
@@ -463,6 +537,10 @@ void addGroupNormalization(std::vector<OpCase>& cases) {
       {makeDims({2, 8, 3, 2, 2}), 4, -2.f, 3.f},
       // Large activations with a small spread.
       {makeDims({2, 4, 96}), 2, 40.f, 60.f},
+      // Rows of 2 x 784 (warp_per_row) and 8 x 784 (past its limit: block_per_row).
+      {makeDims({2, 64, 28, 28}), 32, -2.f, 3.f},
+      {makeDims({1, 64, 28, 28}), 8, -2.f, 3.f},
+      {makeDims({2, 16, 96}), 4, 190.f, 230.f},
   };
   for (const G& g : shapes) {
     OpCase c;
@@ -489,6 +567,204 @@ std::vector<OpCase> mathCases() {
   addRmsNormalization(cases);
   addGroupNormalization(cases);
   return cases;
+}
+
+// ---- direct checks of tactics, host only (named *Emulated* for the emulated ctest) ----
+
+using kiln::DeviceKind;
+using kiln::Kernel;
+using kiln::KernelConfig;
+using kiln::KernelPtr;
+using kiln::RunContext;
+using kiln::Status;
+using kiln::StatusCode;
+using kiln::Tactic;
+
+const Tactic* findTactic(LayerType type, const std::string& name) {
+  for (const Tactic& t : kiln::ops::cudaTactics(type))
+    if (name == t.name) return &t;
+  return nullptr;
+}
+
+kiln::PluginTensorDesc desc(Dims d, DataType t) {
+  return {d, t, TensorFormat::kLINEAR, DeviceKind::kCUDA};
+}
+
+// A row normalisation of X [rows, len] (GroupNormalization: [1, len, 1] in one group).
+KernelConfig rowConfig(LayerType type, int64_t rows, int64_t len, DataType t) {
+  KernelConfig c;
+  c.type = type;
+  if (type == LayerType::kLAYER_NORMALIZATION) {
+    c.params = LayerNormalizationParams{-1, 1e-5f};
+    c.inputs = {desc(makeDims({rows, len}), t), desc(makeDims({len}), t), desc(makeDims({len}), t)};
+    c.outputs = {desc(makeDims({rows, len}), t)};
+  } else if (type == LayerType::kRMS_NORMALIZATION) {
+    c.params = RMSNormalizationParams{-1, 1e-5f};
+    c.inputs = {desc(makeDims({rows, len}), t), desc(makeDims({len}), t)};
+    c.outputs = {desc(makeDims({rows, len}), t)};
+  } else {
+    c.params = GroupNormalizationParams{1, 1e-5f};
+    c.inputs = {desc(makeDims({rows, len, 1}), t), desc(makeDims({len}), t),
+                desc(makeDims({len}), t)};
+    c.outputs = {desc(makeDims({rows, len, 1}), t)};
+  }
+  c.constantInputs.assign(c.inputs.size(), nullptr);
+  return c;
+}
+
+// warp_per_row takes rows up to 4096 elements and says why it declines longer ones; it has no
+// host emulation (kUnsupported, as block_per_row). block_per_row takes the long rows.
+TEST(RowNormalizationTacticsEmulated, WarpPerRowLimits) {
+  for (LayerType type : {LayerType::kLAYER_NORMALIZATION, LayerType::kRMS_NORMALIZATION,
+                         LayerType::kGROUP_NORMALIZATION}) {
+    const Tactic* warp = findTactic(type, "warp_per_row");
+    const Tactic* block = findTactic(type, "block_per_row");
+    ASSERT_NE(warp, nullptr);
+    ASSERT_NE(block, nullptr);
+    EXPECT_STREQ(kiln::ops::cudaTactics(type).front().name, "warp_per_row");
+    for (DataType t : kFloats) {
+      for (int64_t len : {1, 7, 768, 4096}) {
+        std::string why;
+        KernelPtr k = warp->create(rowConfig(type, 3, len, t), &why);
+        ASSERT_NE(k, nullptr) << len << ": " << why;
+        std::vector<uint8_t> buf(3 * len * 4 + 64);
+        const void* in[] = {buf.data(), buf.data(), buf.data()};
+        void* out[] = {buf.data()};
+        RunContext ctx;
+        ctx.emulate = true;
+        const Status s = k->run(in, out, nullptr, ctx);
+        EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+        EXPECT_NE(s.message().find("warp_per_row"), std::string::npos) << s.message();
+      }
+      std::string why;
+      EXPECT_EQ(warp->create(rowConfig(type, 3, 4097, t), &why), nullptr);
+      EXPECT_NE(why.find("4097"), std::string::npos) << why;
+      EXPECT_NE(why.find("block_per_row"), std::string::npos) << why;
+      why.clear();
+      EXPECT_NE(block->create(rowConfig(type, 3, 4097, t), &why), nullptr) << why;
+    }
+  }
+}
+
+// softmax warp_rows takes contiguous rows up to 4096 elements, declines longer ones (and a
+// strided axis) saying why, and has no host emulation.
+TEST(SoftmaxTacticsEmulated, WarpRowsLimits) {
+  const Tactic* warp = findTactic(LayerType::kSOFTMAX, "warp_rows");
+  ASSERT_NE(warp, nullptr);
+  EXPECT_STREQ(kiln::ops::cudaTactics(LayerType::kSOFTMAX).front().name, "warp_rows");
+  auto config = [](Dims d, int32_t axis, DataType t) {
+    KernelConfig c;
+    c.type = LayerType::kSOFTMAX;
+    c.params = SoftmaxParams{axis, false};
+    c.inputs = {desc(d, t)};
+    c.outputs = {desc(d, t)};
+    c.constantInputs = {nullptr};
+    return c;
+  };
+  for (DataType t : kFloats) {
+    for (int64_t len : {1, 7, 768, 4096}) {
+      std::string why;
+      KernelPtr k = warp->create(config(makeDims({3, len}), -1, t), &why);
+      ASSERT_NE(k, nullptr) << why;
+      std::vector<uint8_t> buf(3 * len * 4);
+      const void* in[] = {buf.data()};
+      void* out[] = {buf.data()};
+      RunContext ctx;
+      ctx.emulate = true;
+      EXPECT_EQ(k->run(in, out, nullptr, ctx).code(), StatusCode::kUnsupported);
+    }
+    std::string why;
+    EXPECT_EQ(warp->create(config(makeDims({3, 4097}), -1, t), &why), nullptr);
+    EXPECT_NE(why.find("4097"), std::string::npos) << why;
+    why.clear();
+    EXPECT_EQ(warp->create(config(makeDims({3, 8}), 0, t), &why), nullptr);
+    EXPECT_NE(why.find("not contiguous"), std::string::npos) << why;
+  }
+}
+
+// The elements of a and b whose bits differ, where NaN equals any NaN: IEEE 754 leaves a NaN's
+// sign and payload to the implementation, and the host compiler's choice of operand order for a
+// commutative product decides which input NaN an x86 result carries (GPUs return one canonical
+// NaN).
+std::string bitDifferences(const void* a, const void* b, int64_t count, DataType t) {
+  std::string diff;
+  const size_t size = kiln::dataTypeSize(t);
+  for (int64_t e = 0; e < count; ++e) {
+    uint32_t x = 0, y = 0;
+    std::memcpy(&x, static_cast<const uint8_t*>(a) + e * size, size);
+    std::memcpy(&y, static_cast<const uint8_t*>(b) + e * size, size);
+    if (x == y) continue;
+    auto isNan = [t](uint32_t v) {
+      if (t == DataType::kFLOAT) return (v & 0x7fffffffu) > 0x7f800000u;
+      if (t == DataType::kHALF) return (v & 0x7fffu) > 0x7c00u;
+      return (v & 0x7fffu) > 0x7f80u;
+    };
+    if (isNan(x) && isNan(y)) continue;
+    diff += " [" + std::to_string(e) + "] " + std::to_string(x) + " vs " + std::to_string(y);
+  }
+  return diff;
+}
+
+// The vectorized activation gives the reference's bytes for every activation and float type,
+// on aligned buffers (16-byte vectors and a tail) and on buffers one element off alignment
+// (every element on the scalar path), out of place and in place.
+TEST(ActivationVectorizedEmulated, BitIdenticalToReference) {
+  const Tactic* vec = findTactic(LayerType::kACTIVATION, "vectorized");
+  const Tactic* ref = findTactic(LayerType::kACTIVATION, "reference");
+  ASSERT_NE(vec, nullptr);
+  ASSERT_NE(ref, nullptr);
+  std::mt19937 rng(12345);
+  std::uniform_real_distribution<float> u(-8.f, 8.f);
+  const float specials[] = {0.f, -0.f, INFINITY, -INFINITY, NAN, 70000.f, 89.f, -104.f, 1e-30f};
+  const int64_t count = 203;  // 25 fp16 vectors + 3, 50 fp32 vectors + 3
+  for (int a = 0; a <= static_cast<int>(ActivationType::kMISH); ++a) {
+    const auto at = static_cast<ActivationType>(a);
+    if (at == ActivationType::kNOT) continue;
+    for (DataType t : kFloats) {
+      KernelConfig c;
+      c.type = LayerType::kACTIVATION;
+      c.params = ActivationParams{at, 0.3f, 0.8f};
+      c.inputs = {desc(makeDims({count}), t)};
+      c.outputs = {desc(makeDims({count}), t)};
+      c.constantInputs = {nullptr};
+      std::string why;
+      KernelPtr kv = vec->create(c, &why);
+      ASSERT_NE(kv, nullptr) << why;
+      KernelPtr kr = ref->create(c, &why);
+      ASSERT_NE(kr, nullptr) << why;
+      const size_t size = kiln::dataTypeSize(t);
+      // 16-byte aligned storage with room for a one-element offset.
+      std::vector<uint64_t> xs((count + 1) * size / 8 + 2), yv(xs.size()), yr(xs.size());
+      auto* xb = reinterpret_cast<uint8_t*>(xs.data());
+      for (int64_t e = 0; e < count + 1; ++e) {
+        const float v = e % 5 == 0 ? specials[(e / 5) % std::size(specials)] : u(rng);
+        if (t == DataType::kFLOAT) {
+          std::memcpy(xb + e * size, &v, 4);
+        } else {
+          const uint16_t h = t == DataType::kHALF ? kiln::floatToHalf(v) : kiln::floatToBf16(v);
+          std::memcpy(xb + e * size, &h, 2);
+        }
+      }
+      RunContext ctx;
+      ctx.emulate = true;
+      for (size_t offset : {size_t{0}, size}) {
+        const void* in[] = {xb + offset};
+        void* outV[] = {reinterpret_cast<uint8_t*>(yv.data()) + offset};
+        void* outR[] = {reinterpret_cast<uint8_t*>(yr.data()) + offset};
+        ASSERT_TRUE(kv->run(in, outV, nullptr, ctx));
+        ASSERT_TRUE(kr->run(in, outR, nullptr, ctx));
+        EXPECT_EQ(bitDifferences(outV[0], outR[0], count, t), "")
+            << kiln::dataTypeName(t) << " activation " << a << " offset " << offset;
+        // In place: Y is X.
+        std::vector<uint64_t> inplace = xs;
+        void* io[] = {reinterpret_cast<uint8_t*>(inplace.data()) + offset};
+        const void* ioIn[] = {io[0]};
+        ASSERT_TRUE(kv->run(ioIn, io, nullptr, ctx));
+        EXPECT_EQ(bitDifferences(io[0], outR[0], count, t), "")
+            << kiln::dataTypeName(t) << " activation " << a << " in place, offset " << offset;
+      }
+    }
+  }
 }
 
 }  // namespace
