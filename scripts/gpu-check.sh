@@ -204,6 +204,8 @@ if [ -n "${bundle:-}" ] && [ -f "$bundle/torch_exports/models.txt" ]; then
 fi
 
 # 4. the CropAndResize benchmark; roi_align first, so its figures are merged into kiln's table
+# (KILN_SKIP_CROP_BENCH=1 skips it, to spend the GPU's minutes elsewhere)
+if [ "${KILN_SKIP_CROP_BENCH:-0}" != 1 ]; then
 bench=$(where bench/crop_and_resize_bench)
 PYTHONUNBUFFERED=1 python3 "$script_dir/crop_and_resize_torchvision.py" --out "$logs/torchvision.csv" \
   >"$logs/torchvision.log" 2>&1
@@ -212,6 +214,7 @@ record "torchvision roi_align (peer)" "$(status $?)" "torchvision.log"
 rc=$?
 record "crop_and_resize_bench" "$(status $rc)" "bench.txt"
 cat "$logs/bench.txt"
+fi
 
 # 5. compute-sanitizer on the CropAndResize and plugin-harness tests
 # Runs "$@" for at most $1 seconds; on a hang, saves every thread's host backtrace of the program

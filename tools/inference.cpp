@@ -44,8 +44,9 @@ Status planFromArgs(const Args& args, const std::string& usage, std::vector<uint
   }
   if (args.has("device") || args.has("fp16") || args.has("shapes"))
     return invalidArgument(
-        "--device, --fp16 and --shapes choose how --onnx builds; a plan runs where and for the "
-        "shapes it was built for");
+        "--device, --fp16 and --shapes choose how --onnx builds; a plan runs where it was built "
+        "for, at "
+        "the shapes it was built for");
   return readFile(source, plan);
 }
 

@@ -106,6 +106,27 @@ Status importClip(NodeContext& n) {
   return importActivation(n, p);
 }
 
+// IsNaN(x) as Not(Equal(x, x)): NaN is the one value unequal to itself, in every float type.
+// (PyTorch's scaled_dot_product_attention exports guard the softmax with it.)
+Status importIsNaN(NodeContext& n) {
+  KILN_RETURN_IF_ERROR(n.requireInputs(1, 1));
+  const DataType t = n.type(0);
+  if (t != DataType::kFLOAT && t != DataType::kHALF && t != DataType::kBF16)
+    return n.error(std::string("input must be floating point, got ") + dataTypeName(t));
+  if (n.isConstant(0)) {
+    const ConstTensor* c = nullptr;
+    KILN_RETURN_IF_ERROR(n.constant(0, c));
+    ConstTensor out = ConstTensor::make(DataType::kBOOL, c->dims);
+    for (int64_t k = 0; k < c->count(); ++k) out.set(k, std::isnan(c->f[size_t(k)]) ? 1 : 0);
+    return n.setOutput(0, std::move(out));
+  }
+  ITensor* x = nullptr;
+  KILN_RETURN_IF_ERROR(n.tensor(0, x));
+  ILayer* same = n.net().addElementwise(*x, *x, ElementwiseOp::kEQUAL);
+  if (!same) return n.layerError();
+  return n.setLayerOutputs(n.net().addActivation(*same->getOutput(0), {ActivationType::kNOT}));
+}
+
 }  // namespace
 
 void addActivationImporters(ImporterTable& t) {
@@ -141,6 +162,7 @@ void addActivationImporters(ImporterTable& t) {
   t.push_back({"Abs", simple(A::kABS)});
   t.push_back({"Reciprocal", simple(A::kRECIPROCAL)});
   t.push_back({"Not", simple(A::kNOT)});
+  t.push_back({"IsNaN", importIsNaN});
   // Gelu (opset 20; the exporters of earlier opsets write it out, and the builder's gelu_fusion
   // pass puts it back together).
   t.push_back(

@@ -94,8 +94,8 @@ TEST(InferOnnxElementwise, PreluBroadcastsSlopeToInputOnly) {
              "do not broadcast to the input");
   inferFails(ops::Elementwise::infer, p,
              {shape({3}, DataType::kINT32), shape({3}, DataType::kINT32)}, "floating-point");
-  p.op = static_cast<ElementwiseOp>(13);
-  inferFails(ops::Elementwise::infer, p, {shape({2}), shape({2})}, "unknown op 13");
+  p.op = static_cast<ElementwiseOp>(enumCount(ElementwiseOp{}));
+  inferFails(ops::Elementwise::infer, p, {shape({2}), shape({2})}, "unknown op 18");
 }
 
 TEST(InferOnnxElementwise, ModIsIntegerOnlyAndFmodTakesEitherKind) {
