@@ -173,6 +173,16 @@ Dims toDims(const std::vector<int64_t>& v) {
   return d;
 }
 
+#ifdef KILN_HAVE_ONNX
+// {input name: shape} from Python, for models with symbolic input dims (OnnxParserOptions).
+using InputShapes = std::map<std::string, std::vector<int64_t>>;
+OnnxParserOptions parserOptions(const InputShapes& shapes) {
+  OnnxParserOptions options;
+  for (const auto& [name, shape] : shapes) options.inputShapes[name] = toDims(shape);
+  return options;
+}
+#endif
+
 std::string dimsText(const Dims& d) {
   std::string s = "(";
   for (int32_t i = 0; i < d.nbDims; ++i) s += (i ? ", " : "") + std::to_string(d.d[i]);
@@ -874,9 +884,8 @@ NB_MODULE(_kiln, m) {
       true;
   m.def(
       "_parse_onnx_file",
-      [](PyNetwork& n, const std::string& path, const std::map<std::string, std::vector<int64_t>>& shapes) {
-        OnnxParserOptions options;
-        for (const auto& [name, shape] : shapes) options.inputShapes[name] = toDims(shape);
+      [](PyNetwork& n, const std::string& path, const InputShapes& shapes) {
+        const OnnxParserOptions options = parserOptions(shapes);
         Status s;
         {
           nb::gil_scoped_release release;
@@ -887,9 +896,8 @@ NB_MODULE(_kiln, m) {
       "network"_a, "path"_a, "input_shapes"_a);
   m.def(
       "_parse_onnx_bytes",
-      [](PyNetwork& n, nb::handle data, const std::string& name, const std::map<std::string, std::vector<int64_t>>& shapes) {
-        OnnxParserOptions options;
-        for (const auto& [name, shape] : shapes) options.inputShapes[name] = toDims(shape);
+      [](PyNetwork& n, nb::handle data, const std::string& name, const InputShapes& shapes) {
+        const OnnxParserOptions options = parserOptions(shapes);
         Buffer b(data);
         Status s;
         {

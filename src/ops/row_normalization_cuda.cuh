@@ -163,13 +163,9 @@ std::unique_ptr<Kernel> createRows(const KernelConfig& c, std::string* whyNot) {
 inline constexpr int64_t kWarpMaxLen = 4096;
 inline constexpr int kWarpRowsPerBlock = 4;
 
-// The sum over the warp, in every lane (a butterfly: every lane adds the same terms in the same
-// order, so all 32 agree bit for bit).
-__device__ inline float warpSum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
+// The sum over the warp, in every lane (block_reduce.cuh's butterfly: every lane adds the same
+// terms in the same order, so all 32 agree bit for bit).
+__device__ inline float warpSum(float v) { return warpReduce(v, SumF{}); }
 
 template <class Op, class T, int kVec, int kPerLane>
 __global__ void __launch_bounds__(kWarpRowsPerBlock * 32)

@@ -18,14 +18,22 @@ namespace kiln::cuda {
 __device__ inline float shflXor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 __device__ inline double shflXor(double v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 
+// The butterfly reduction over one warp: every lane ends with the reduction of all 32 lanes' v
+// (the warp-per-row kernels use it alone, blockReduce as its first step).
+template <class V, class F>
+__device__ inline V warpReduce(V v, F f) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = f(v, shflXor(v, o));
+  return v;
+}
+
 // Every thread of the block gets the reduction of all threads' v. blockDim.x is a multiple of 32
 // (at most 1024); safe to call repeatedly in one kernel. Other value types V bring their own
 // shflXor(V, int), found by argument-dependent lookup.
 template <class V, class F>
 __device__ V blockReduce(V v, F f) {
   __shared__ V partial[32];
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = f(v, shflXor(v, o));
+  v = warpReduce(v, f);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
   __syncthreads();  // a previous call may still be reading `partial`
   if (lane == 0) partial[warp] = v;

@@ -57,30 +57,23 @@ inline CollapsedCopy collapseCopy(int32_t rank, const int64_t* dims, const int64
   return c;
 }
 
-// The vector types of 1..16 bytes. uint4's alignment is 16, so a load of one is one 128-bit
-// instruction.
-template <int kBytes>
-struct VectorOf;
-template <>
-struct VectorOf<16> {
-  using type = uint4;
-};
-template <>
-struct VectorOf<8> {
-  using type = uint2;
-};
-template <>
-struct VectorOf<4> {
-  using type = uint32_t;
-};
-template <>
-struct VectorOf<2> {
-  using type = uint16_t;
-};
-template <>
-struct VectorOf<1> {
-  using type = uint8_t;
-};
+// Calls f(V{}) with V the type of a `bytes`-wide vector (16, 8, 4, 2 or 1; uint4's alignment is
+// 16, so a load of one is one 128-bit instruction) and returns what it returns.
+template <class F>
+Status byVectorBytes(int bytes, F&& f) {
+  switch (bytes) {
+    case 16:
+      return f(uint4{});
+    case 8:
+      return f(uint2{});
+    case 4:
+      return f(uint32_t{});
+    case 2:
+      return f(uint16_t{});
+    default:
+      return f(uint8_t{});
+  }
+}
 
 // The widest of 16, 8, 4, 2, 1 bytes that divides `bits`, the OR of byte counts, offsets and
 // addresses: a power of two divides each of them exactly when it divides their OR.
@@ -164,23 +157,11 @@ inline Status runCollapsedCopy(const CollapsedCopy& c, const void* in, void* out
   }
   const int64_t perVector = v / c.elemSize;
   const bool narrow = indexBound(c) / perVector < (int64_t{1} << 31) - 1;
-  auto launch = [&](auto vec) {
+  return byVectorBytes(v, [&](auto vec) {
     using V = decltype(vec);
     return narrow ? launchRunCopy<V, int32_t>(c, v, in, out, ctx, name)
                   : launchRunCopy<V, int64_t>(c, v, in, out, ctx, name);
-  };
-  switch (v) {
-    case 16:
-      return launch(uint4{});
-    case 8:
-      return launch(uint2{});
-    case 4:
-      return launch(uint32_t{});
-    case 2:
-      return launch(uint16_t{});
-    default:
-      return launch(uint8_t{});
-  }
+  });
 }
 
 // The tiled transpose of a collapsed copy whose innermost output axis is not contiguous in the

@@ -14,6 +14,8 @@
 // also sets a 32-bit error flag in its workspace (reset to 0 by run() with cudaMemsetAsync
 // before the launch, so it describes this run only). A caller that synchronizes anyway (a
 // debug mode, a test) may read workspace[0] != 0 as "some index was out of range".
+#include <algorithm>
+
 #include "backends/cuda/element_size.cuh"
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/layer_checks.h"
@@ -45,30 +47,46 @@ struct GatherOp {
   }
 };
 
-class GatherKernel final : public Kernel {
+// What both tactics' kernels hold: the layout, the index type, and the error flag in the
+// workspace, cleared on the stream before each launch.
+class GatherKernelBase : public Kernel {
  public:
-  GatherKernel(size_t elemSize, bool wide, int64_t outer, int64_t axisDim, int64_t nbIndices,
-               int64_t inner)
+  GatherKernelBase(size_t elemSize, bool wide, const ops::gather::Split& s, int64_t nbIndices)
       : elemSize_(elemSize),
         wide_(wide),
-        outer_(outer),
-        axisDim_(axisDim),
+        outer_(s.outer),
+        axisDim_(s.axisDim),
         nbIndices_(nbIndices),
-        inner_(inner) {}
+        inner_(s.inner) {}
 
   size_t workspaceSize() const override { return sizeof(int32_t); }
+
+ protected:
+  static Status clearFlag(int32_t* flag, const RunContext& ctx) {
+    if (ctx.emulate) {
+      *flag = 0;
+      return Status::ok();
+    }
+    KILN_CUDA_CHECK(
+        cudaMemsetAsync(flag, 0, sizeof(int32_t), static_cast<cudaStream_t>(ctx.stream)));
+    return Status::ok();
+  }
+
+  size_t elemSize_;
+  bool wide_;
+  int64_t outer_, axisDim_, nbIndices_, inner_;
+};
+
+class GatherKernel final : public GatherKernelBase {
+ public:
+  using GatherKernelBase::GatherKernelBase;
 
   Status run(const void* const* in, void* const* out, void* workspace,
              const RunContext& ctx) const override {
     const int64_t count = outer_ * nbIndices_ * inner_;
     if (count == 0) return Status::ok();
     auto* flag = static_cast<int32_t*>(workspace);
-    if (ctx.emulate) {
-      *flag = 0;
-    } else {
-      KILN_CUDA_CHECK(
-          cudaMemsetAsync(flag, 0, sizeof(int32_t), static_cast<cudaStream_t>(ctx.stream)));
-    }
+    KILN_RETURN_IF_ERROR(clearFlag(flag, ctx));
     return bySize(elemSize_, [&](auto u) {
       using U = decltype(u);
       const U* data = static_cast<const U*>(in[0]);
@@ -82,11 +100,6 @@ class GatherKernel final : public Kernel {
                             count, ctx, "gather");
     });
   }
-
- private:
-  size_t elemSize_;
-  bool wide_;
-  int64_t outer_, axisDim_, nbIndices_, inner_;
 };
 
 // One vector of a slab per index i: vector r of slab (o, k) of the output reads vector r of slab
@@ -112,38 +125,24 @@ struct GatherSlabOp {
   }
 };
 
-class GatherSlabKernel final : public Kernel {
+class GatherSlabKernel final : public GatherKernelBase {
  public:
-  GatherSlabKernel(size_t elemSize, bool wide, int64_t outer, int64_t axisDim, int64_t nbIndices,
-                   int64_t inner)
-      : elemSize_(elemSize),
-        wide_(wide),
-        outer_(outer),
-        axisDim_(axisDim),
-        nbIndices_(nbIndices),
-        inner_(inner) {}
-
-  size_t workspaceSize() const override { return sizeof(int32_t); }
+  using GatherKernelBase::GatherKernelBase;
 
   Status run(const void* const* in, void* const* out, void* workspace,
              const RunContext& ctx) const override {
     const int64_t count = outer_ * nbIndices_ * inner_;
     if (count == 0) return Status::ok();
     auto* flag = static_cast<int32_t*>(workspace);
-    if (ctx.emulate) {
-      *flag = 0;
-    } else {
-      KILN_CUDA_CHECK(
-          cudaMemsetAsync(flag, 0, sizeof(int32_t), static_cast<cudaStream_t>(ctx.stream)));
-    }
+    KILN_RETURN_IF_ERROR(clearFlag(flag, ctx));
     // The vector divides the slab's bytes and both addresses (every slab starts at a multiple of
-    // the slab in each tensor).
-    const uint64_t bits = static_cast<uint64_t>(inner_) * elemSize_ |
-                          reinterpret_cast<uintptr_t>(in[0]) | reinterpret_cast<uintptr_t>(out[0]);
-    int v = 16;
-    while (v > static_cast<int>(elemSize_) && bits % static_cast<uint64_t>(v) != 0) v /= 2;
+    // the slab in each tensor); elements are naturally aligned, so never narrower than one.
+    const int v = std::max(
+        static_cast<int>(elemSize_),
+        widestVector(static_cast<uint64_t>(inner_) * elemSize_ |
+                     reinterpret_cast<uintptr_t>(in[0]) | reinterpret_cast<uintptr_t>(out[0])));
     const int64_t slabVectors = inner_ * static_cast<int64_t>(elemSize_) / v;
-    auto launch = [&](auto vec) {
+    return byVectorBytes(v, [&](auto vec) {
       using V = decltype(vec);
       const V* data = static_cast<const V*>(in[0]);
       V* o = static_cast<V*>(out[0]);
@@ -155,25 +154,8 @@ class GatherSlabKernel final : public Kernel {
       return launchElements(GatherSlabOp<V, int32_t>{data, static_cast<const int32_t*>(in[1]), o,
                                                      flag, axisDim_, nbIndices_, slabVectors},
                             vectors, ctx, "gather_slab");
-    };
-    switch (v) {
-      case 16:
-        return launch(uint4{});
-      case 8:
-        return launch(uint2{});
-      case 4:
-        return launch(uint32_t{});
-      case 2:
-        return launch(uint16_t{});
-      default:
-        return launch(uint8_t{});
-    }
+    });
   }
-
- private:
-  size_t elemSize_;
-  bool wide_;
-  int64_t outer_, axisDim_, nbIndices_, inner_;
 };
 
 KernelPtr createSlabVectorized(const KernelConfig& c, std::string* whyNot) {
@@ -187,8 +169,8 @@ KernelPtr createSlabVectorized(const KernelConfig& c, std::string* whyNot) {
     return nullptr;
   }
   return std::make_unique<GatherSlabKernel>(dataTypeSize(c.inputs[0].type),
-                                            c.inputs[1].type == DataType::kINT64, s.outer,
-                                            s.axisDim, volume(c.inputs[1].dims), s.inner);
+                                            c.inputs[1].type == DataType::kINT64, s,
+                                            volume(c.inputs[1].dims));
 }
 
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
@@ -196,8 +178,8 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   if (!p) return nullptr;
   const ops::gather::Split s = ops::gather::split(c.inputs[0].dims, p->axis);
   return std::make_unique<GatherKernel>(dataTypeSize(c.inputs[0].type),
-                                        c.inputs[1].type == DataType::kINT64, s.outer, s.axisDim,
-                                        volume(c.inputs[1].dims), s.inner);
+                                        c.inputs[1].type == DataType::kINT64, s,
+                                        volume(c.inputs[1].dims));
 }
 
 constexpr Tactic kTactics[] = {{"slab_vectorized", &createSlabVectorized},

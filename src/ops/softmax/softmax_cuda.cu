@@ -188,14 +188,6 @@ std::unique_ptr<Kernel> createRows(const KernelConfig& c, std::string* whyNot) {
 constexpr int64_t kWarpMaxLen = 4096;  // 128 FP32 values per lane
 constexpr int kWarpRowsPerBlock = 4;
 
-// The butterfly reduction over the warp: every lane ends with the same value.
-template <class F>
-__device__ inline float warpReduce(float v, F f) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-
 template <class T, int kVec, int kPerLane>
 __global__ void __launch_bounds__(kWarpRowsPerBlock * 32)
     softmaxWarpRowsKernel(const T* x, T* y, int64_t rows, int len, bool log) {
