@@ -23,12 +23,13 @@ Writes OUT_DIR/results.json and prints a table; every step's log lands in OUT_DI
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
 import numpy as np
 import torch
+
+from bench_common import measure_kiln, rel_l2, time_cuda
 
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
@@ -76,34 +77,6 @@ def make_input(name, batch, gen):
     return torch.randint(0, 30522, (batch, 128), generator=gen, dtype=torch.int64)
 
 
-def time_cuda(fn, iters=100, warmup=20):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return float(np.median(times))
-
-
-def run(cmd, log):
-    start = time.time()
-    with open(log, "w") as f:
-        rc = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT)
-    return rc, time.time() - start
-
-
-def rel_l2(a, b):
-    a = a.astype(np.float64).ravel()
-    b = b.astype(np.float64).ravel()
-    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kiln")
@@ -142,39 +115,11 @@ def main():
             if hasattr(torch.backends, "mha"):
                 torch.backends.mha.set_fastpath_enabled(True)
             r["export_s"] = round(time.time() - t0, 1)
-            plan = os.path.join(args.out, tag + ".plan")
-            rc, secs = run([args.kiln, "build", "--onnx", onnx_path, "--device", "cuda", "--fp16",
-                            "--save", plan, "--verbose"], os.path.join(args.out, tag + ".build.log"))
-            r["kiln_build_s"] = round(secs, 1)
-            r["kiln_build_ok"] = rc == 0
-            if rc == 0:
-                outdir = os.path.join(args.out, tag + "_out")
-                rc, _ = run([args.kiln, "run", plan, "--input",
-                             f"{input_name}={os.path.join(args.out, tag + '.input.npy')}",
-                             "--output-dir", outdir], os.path.join(args.out, tag + ".run.log"))
-                if rc == 0:
-                    got = np.load(os.path.join(outdir, "y.npy"))
-                    r["rel_l2_vs_fp32"] = rel_l2(got, ref)
-                    if spec["classifier"]:
-                        r["top1_agree"] = float(np.mean(got.argmax(-1) == ref.argmax(-1)))
-                for graph in (False, True):
-                    js = os.path.join(args.out, f"{tag}.bench{'_graph' if graph else ''}.json")
-                    cmd = [args.kiln, "bench", plan, "--no-progress", "--duration", "2",
-                           "--json", js]
-                    if graph:
-                        cmd.append("--cuda-graph")
-                    rc, _ = run(cmd, js.replace(".json", ".log"))
-                    if rc == 0:
-                        j = json.load(open(js))
-                        key = "kiln_graph_ms" if graph else "kiln_ms"
-                        r[key] = j["latency_ms"]["median"]
-                        if not graph:
-                            r["kiln_enqueue_ms"] = j["enqueue_ms"]["median"]
-                            r["kiln_context_mib"] = j["memory"]["context_bytes"] / 2**20
-                # Per-layer profile of the large batch, for the note.
-                if batch > 1:
-                    run([args.kiln, "bench", plan, "--no-progress", "--duration", "1", "--profile"],
-                        os.path.join(args.out, tag + ".profile.log"))
+            # kiln: build, run against the reference, bench; a per-layer profile of the large
+            # batch, for the note.
+            measure_kiln(args.kiln, args.out, tag, onnx_path, input_name,
+                         os.path.join(args.out, tag + ".input.npy"), ref, r,
+                         classifier=spec["classifier"], profile=batch > 1)
             # The peers, FP16.
             half = model.cuda().half()
             xh = x.cuda() if name == "bert_base" else x.cuda().half()

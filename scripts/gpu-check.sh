@@ -40,8 +40,9 @@ if [ "${1:-}" = --bundle ]; then
   for p in $programs $libraries; do files+=("$build/$p"); done
   rm -rf "$out"
   ../shared/device/bundle.sh "$out" "${files[@]}"
-  cp bench/crop_and_resize_torchvision.py bench/transformers_h200.py tests/torch_exports/compare.py \
-    tests/cli/bench_gpu_test.sh models/demo_detector.onnx "$out/bin/"
+  cp bench/crop_and_resize_torchvision.py bench/transformers_h200.py bench/cnn_h200.py \
+    bench/bench_common.py tests/torch_exports/compare.py tests/cli/bench_gpu_test.sh \
+    models/demo_detector.onnx "$out/bin/"
   # The transformer exports of tests/torch_exports, made here by Debian's PyTorch (the GPU
   # machine's is another version), for the bundle's kiln to run on CUDA there.
   if /usr/bin/python3 -I -c "import torch, torchvision" 2>/dev/null; then
@@ -292,6 +293,16 @@ if [ "${KILN_TRANSFORMERS:-0}" = 1 ]; then
   rc=$?
   record "transformers vs eager/torch.compile" "$(status $rc)" "transformers.log"
   tail -8 "$logs/transformers.log"
+fi
+
+# 6c. CNN speed (issue 9): ResNet-50 and MobileNetV2, kiln FP16 and FP32 against PyTorch eager
+# (channels_last) and torch.compile in the same run (bench/cnn_h200.py); KILN_CNN=1 to run it, as
+# it takes several minutes; KILN_CNN_ARGS for --only/--batches/--precisions
+if [ "${KILN_CNN:-0}" = 1 ]; then
+  python3 "$script_dir/cnn_h200.py" "$kiln" "$logs/cnn" ${KILN_CNN_ARGS:-} >"$logs/cnn.log" 2>&1
+  rc=$?
+  record "CNNs vs eager/torch.compile" "$(status $rc)" "cnn.log"
+  tail -8 "$logs/cnn.log"
 fi
 
 if [ -z "${bundle:-}" ] && [ "${KILN_SKIP_PYTHON:-0}" != 1 ]; then python_step; fi
