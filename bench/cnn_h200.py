@@ -56,14 +56,20 @@ MODELS = {"resnet50": [1, 64], "mobilenet_v2": [64]}  # each model's batches
 
 
 def make_model(name, image, gen):
-    """torchvision's name with random weights and BatchNorm statistics gathered on random images.
+    """torchvision's name with random weights; MobileNetV2's BatchNorm statistics gathered on
+    random images.
 
-    With BatchNorm's initial statistics (mean 0, variance 1) the activations drift with depth:
-    MobileNetV2's logits come out near 1e-9, below FP16's smallest normal number, so its FP16
-    figures would compare rounding noise, and ResNet-50's reach the hundreds. Statistics of one
-    batch normalise every layer as a trained network's do, and the logits differ between inputs.
+    With BatchNorm's initial statistics (mean 0, variance 1) MobileNetV2's logits come out near
+    1e-9, below FP16's smallest normal number, so its FP16 figures would compare rounding noise;
+    statistics of one batch normalise every layer as a trained network's do. ResNet-50 keeps its
+    initial statistics: its activations reach the hundreds, well inside FP16's range, and with
+    statistics of one random batch PyTorch's own FP16 result is 3e-2 (relative L2) from its FP32
+    one (measured on the H200, 2026-12-02), too ill-conditioned a network to judge a kernel's
+    rounding by (with the initial statistics that error is below 1e-3, the issue's figures).
     """
     model = getattr(torchvision.models, name)(weights=None)
+    if name != "mobilenet_v2":
+        return model.eval()
     for m in model.modules():
         if isinstance(m, torch.nn.BatchNorm2d):
             m.reset_running_stats()

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "builder/format_choice.h"
 #include "builder/graph.h"
 #include "builder/timing_cache.h"
 #include "core/plan.h"
@@ -83,6 +84,11 @@ class BuildSession {
   // The tensor holding graph tensor `g` in the given type and format, adding a reformat step
   // (or converting a constant once, at build time) when its home has another one.
   Status want(int32_t g, DataType type, TensorFormat format, int32_t& out);
+  // The formats of a built-in layer's inputs and outputs (format_choice.h): the first candidate
+  // some kernel of the target accepts, else all linear.
+  FormatCandidate chooseFormats(const GraphNode& node, const std::vector<DataType>& types,
+                                const std::vector<TensorShape>& inputs,
+                                const std::vector<TensorShape>& outputs);
   int32_t addTensor(BuildTensor tensor);
   // The tensor a step writes for graph tensor `g` (a node's output): named after it and made its
   // home.

@@ -1,7 +1,10 @@
 // Type and format negotiation: every built-in layer computes in FP32 (integer types where the
-// layer is exact on them) over linear tensors; plugins pick among the combinations they support;
-// reformat steps go wherever a tensor's producer and consumer disagree.
+// layer is exact on them; FP16 where the builder asks for half and a kernel takes it) over the
+// formats format_choice.h decides (linear, or channels-last for a CNN on the GPU); plugins pick
+// among the combinations they support; reformat steps go wherever a tensor's producer and
+// consumer disagree.
 #include "builder/build_session.h"
+#include "builder/format_choice.h"
 #include "core/aligned_buffer.h"
 #include "core/log.h"
 #include "ops/op_table.h"
@@ -179,6 +182,49 @@ void BuildSession::preferHalf(const GraphNode& node, std::vector<DataType>& type
   }
 }
 
+FormatCandidate BuildSession::chooseFormats(const GraphNode& node,
+                                            const std::vector<DataType>& types,
+                                            const std::vector<TensorShape>& inputs,
+                                            const std::vector<TensorShape>& outputs) {
+  FormatQuery q;
+  q.type = node.type;
+  q.device = target_.device();
+  q.inputTypes = types;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const int32_t g = node.inputs[i];
+    q.inputDims.push_back(inputs[i].dims);
+    q.inputConstant.push_back(graph_.tensors[g].constant != nullptr);
+    q.inputFormats.push_back(home_[g] >= 0 ? tensors_[home_[g]].format : TensorFormat::kLINEAR);
+  }
+  for (const TensorShape& o : outputs) {
+    q.outputTypes.push_back(o.type);
+    q.outputDims.push_back(o.dims);
+  }
+  std::vector<FormatCandidate> candidates = formatCandidates(q);
+  for (size_t c = 0; c + 1 < candidates.size(); ++c) {
+    KernelConfig config;
+    config.type = node.type;
+    config.params = node.params;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const GraphTensor& g = graph_.tensors[node.inputs[i]];
+      config.inputs.push_back({inputs[i].dims, types[i], candidates[c].inputs[i], q.device});
+      // Constants as the kernel will get them: the probe needs their presence, not their bytes
+      // in this type and format (want() converts them at build time).
+      config.constantInputs.push_back(g.constant ? g.constant->data() : nullptr);
+    }
+    for (size_t o = 0; o < outputs.size(); ++o)
+      config.outputs.push_back(
+          {outputs[o].dims, outputs[o].type, candidates[c].outputs[o], q.device});
+    if (accepts(config)) {
+      logVerbose("  layer '" + node.name + "': " + candidates[c].what);
+      return candidates[c];
+    }
+    logVerbose("  layer '" + node.name + "': no " + target_.backend->name() + " kernel takes it " +
+               candidates[c].what);
+  }
+  return candidates.back();
+}
+
 Status BuildSession::lowerBuiltin(const GraphNode& node) {
   // Inputs in the types the layer computes in: its op's type rule, given what they are now.
   std::vector<DataType> types;
@@ -187,17 +233,19 @@ Status BuildSession::lowerBuiltin(const GraphNode& node) {
   std::string why;
   if (!ops::computeTypes(node.type, node.params, types, why)) return unsupported(why);
   if (config_.builtinHalf) preferHalf(node, types);
-  std::vector<int32_t> inputs;
   std::vector<TensorShape> shapes;
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    int32_t b = -1;
-    KILN_RETURN_IF_ERROR(want(node.inputs[i], types[i], TensorFormat::kLINEAR, b));
-    inputs.push_back(b);
-    shapes.push_back({tensors_[b].dims, tensors_[b].type});
-  }
+  for (size_t i = 0; i < node.inputs.size(); ++i)
+    shapes.push_back({graph_.tensors[node.inputs[i]].shape.dims, types[i]});
   std::vector<TensorShape> outputs;
   KILN_RETURN_IF_ERROR(inferLayerOutputs(node.type, node.params, shapes, outputs));
   if (outputs.size() != node.outputs.size()) return internalError("output count changed");
+  const FormatCandidate formats = chooseFormats(node, types, shapes, outputs);
+  std::vector<int32_t> inputs;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    int32_t b = -1;
+    KILN_RETURN_IF_ERROR(want(node.inputs[i], types[i], formats.inputs[i], b));
+    inputs.push_back(b);
+  }
   BuildStep step;
   step.type = node.type;
   step.name = node.name;
@@ -207,6 +255,7 @@ Status BuildSession::lowerBuiltin(const GraphNode& node) {
     BuildTensor t;
     t.dims = outputs[o].dims;
     t.type = outputs[o].type;
+    t.format = formats.outputs[o];
     step.outputs.push_back(addNodeOutput(node.outputs[o], std::move(t)));
   }
   steps_.push_back(std::move(step));

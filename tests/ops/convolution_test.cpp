@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <thread>
 
 #include "backends/cpu/sgemm.h"
+#include "ops/activation/activation_semantics.h"
 #include "ops/op_test_util.h"
 
 namespace kiln::testing {
@@ -65,7 +67,7 @@ TEST(InferConvolution, Errors) {
   std::vector<TensorShape> out;
   const ConvolutionParams p = conv(4, 3, 3);
   const TensorShape x = f32({1, 2, 5, 5}), w = f32({4, 2, 3, 3});
-  expectError(ops::Convolution::infer(p, {x}, out), "2 or 3 inputs");
+  expectError(ops::Convolution::infer(p, {x}, out), "2 to 4 inputs");
   expectError(ops::Convolution::infer(p, {f32({2, 5, 5}), w}, out), "rank 4");
   expectError(ops::Convolution::infer(p, {x, f32({4, 2, 9})}, out), "rank 4");
   expectError(ops::Convolution::infer(p, {x, f32({4, 3, 3, 3})}, out),
@@ -134,6 +136,12 @@ ConvProblem makeProblem(Rng& rng, const ConvolutionParams& p, const Dims& x, boo
   std::vector<TensorShape> in = {{x, DataType::kFLOAT}, {w, DataType::kFLOAT}};
   if (bias) in.push_back({makeDims({p.outChannels}), DataType::kFLOAT});
   std::vector<TensorShape> out;
+  if (p.hasResidual) {  // the residual has the output's shape: infer it without one first
+    ConvolutionParams plain = p;
+    plain.hasResidual = false;
+    if (ops::Convolution::infer(plain, in, out).isOk()) in.push_back(out[0]);
+    out.clear();
+  }
   Status s = ops::Convolution::infer(p, in, out);
   EXPECT_TRUE(s.isOk()) << s.message();
   pr.config.type = LayerType::kCONVOLUTION;
@@ -145,7 +153,9 @@ ConvProblem makeProblem(Rng& rng, const ConvolutionParams& p, const Dims& x, boo
   if (s.isOk()) pr.config.outputs.push_back(fp32(out[0].dims));
   pr.config.constantInputs.assign(in.size(), nullptr);
   if (constW) pr.config.constantInputs[1] = pr.inputs[1].data();
-  pr.what = describe(p, x, bias, constW);
+  pr.what = describe(p, x, bias, constW) + " residual=" + std::to_string(p.hasResidual) +
+            " activation=" +
+            (p.hasActivation ? std::to_string(static_cast<int32_t>(p.activation)) : "none");
   pr.reduction = w.d[1] * p.kernelH * p.kernelW;
   return pr;
 }
@@ -200,6 +210,55 @@ TEST(ConvolutionKernels, Im2colSgemmMatchesReferenceOnRandomShapes) {
     Dims x;
     randomProblem(rng, &p, &x);
     expectMatchesReference("im2col_sgemm", makeProblem(rng, p, x, rng.coin(), rng.coin()));
+    if (HasFailure()) return;
+  }
+}
+
+// The fused epilogue (residual, activation) in every tactic, against the reference; and the
+// reference's epilogue against the convolution without one followed by the same add and activation.
+TEST(ConvolutionKernels, EpilogueMatchesReferenceOnRandomShapes) {
+  Rng rng;
+  SCOPED_TRACE(rng.trace());
+  const ActivationType kinds[] = {ActivationType::kRELU, ActivationType::kCLIP,
+                                  ActivationType::kHARD_SWISH, ActivationType::kSIGMOID,
+                                  ActivationType::kLEAKY_RELU};
+  for (int i = 0; i < 60; ++i) {
+    ConvolutionParams p;
+    Dims x;
+    randomProblem(rng, &p, &x);
+    p.hasResidual = rng.coin();
+    p.hasActivation = !p.hasResidual || rng.coin();
+    p.activation = kinds[rng.uniformInt(0, 4)];
+    p.activationAlpha = p.activation == ActivationType::kLEAKY_RELU ? 0.1f : 0.f;
+    p.activationBeta = p.activation == ActivationType::kCLIP ? 0.5f : 0.f;
+    const ConvProblem pr = makeProblem(rng, p, x, rng.coin(), rng.coin());
+    expectMatchesReference("im2col_sgemm", pr);
+    if (p.kernelH == 1 && p.kernelW == 1 && p.strideH == 1 && p.strideW == 1 && p.padTop == 0 &&
+        p.padLeft == 0 && p.padBottom == 0 && p.padRight == 0)
+      expectMatchesReference("direct_1x1", pr);
+
+    // The reference's epilogue, applied by hand to the plain convolution's output.
+    ConvProblem plain = pr;
+    ConvolutionParams q = p;
+    q.hasResidual = q.hasActivation = false;
+    plain.config.params = q;
+    const float* residual = nullptr;
+    if (p.hasResidual) {
+      residual = pr.inputs.back().data();
+      plain.config.inputs.pop_back();
+      plain.config.constantInputs.pop_back();
+      plain.inputs.pop_back();
+    }
+    const Tactic* ref = findTactic(ops::Convolution::cpuTactics(), "reference");
+    const std::vector<float> conv = runTactic(*ref, plain.config, plain.inputs);
+    const std::vector<float> fused = runTactic(*ref, pr.config, pr.inputs);
+    ASSERT_EQ(conv.size(), fused.size());
+    for (size_t e = 0; e < conv.size(); ++e) {
+      float v = conv[e] + (residual ? residual[e] : 0.f);
+      if (p.hasActivation)
+        v = ops::activation::activateByType(p.activation, v, p.activationAlpha, p.activationBeta);
+      ASSERT_NEAR(fused[e], v, 1e-5f * (1.f + std::fabs(v))) << pr.what << " element " << e;
+    }
     if (HasFailure()) return;
   }
 }

@@ -1,6 +1,7 @@
-// The kernel around the per-element reference functors of convolution and deconvolution
-// (src/ops/convolution/convolution_cuda.cu, src/ops/deconvolution/deconvolution_cuda.cu): both
-// read x, the weights and an optional bias and write one output element of y per index.
+// The kernel around a per-element reference functor that reads x, the weights and an optional bias
+// and writes one output element of y per index: deconvolution's
+// (src/ops/deconvolution/deconvolution_cuda.cu). Convolution's reads a residual too and has its
+// own launch (src/ops/convolution/convolution_cuda.cu).
 #pragma once
 
 #include "backends/cuda/conv_geometry.h"

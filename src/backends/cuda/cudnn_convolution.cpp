@@ -15,9 +15,11 @@
 //   the leading pad equals kiln's (the extra trailing pad is zeros either way); otherwise the
 //   tactic declines and the reference runs.
 // - Channels-last: x/y are NHWC and the filter is given to cuDNN as NHWC too (the layout its
-//   tensor-core NHWC kernels want); weights arrive linear, so run() packs them into the
-//   workspace first (a few KiB, one small kernel).
-// - Bias: kiln's own per-channel kernel after the convolution (both formats, all types).
+//   tensor-core NHWC kernels want). The builder hands constant weights over channels-last,
+//   reformatted once at build time; weights that arrive linear (a computed filter, or a caller
+//   of the kernel API) are packed into the workspace first by one small kernel.
+// - Bias, residual and activation: kiln's own epilogue kernel after the convolution, one pass over
+//   the output (both formats, all types).
 #include "backends/cuda/cudnn_convolution.h"
 
 #include <mutex>
@@ -186,7 +188,7 @@ class ConvCudnn final : public Kernel {
     auto h = static_cast<cudnnHandle_t>(hv);
     const void* w = in[1];
     void* cudnnWork = workspace;
-    if (g_.channelsLast) {
+    if (g_.channelsLast && !g_.weightsChannelsLast) {
       // The filter as NHWC in the front of the workspace, cuDNN's scratch behind it.
       KILN_RETURN_IF_ERROR(packFilterNhwc(workspace, in[1], g_.type, deconv_ ? g_.c : g_.k,
                                           deconv_ ? g_.kg : g_.cg, g_.kh, g_.kw, ctx));
@@ -202,9 +204,7 @@ class ConvCudnn final : public Kernel {
                                                     bwdAlgo_, cudnnWork, cudnnBytes_, &zero, d_.y,
                                                     out[0]));
     }
-    if (g_.hasBias)
-      KILN_RETURN_IF_ERROR(
-          addChannelBias(out[0], in[2], g_.type, g_.n, g_.k, g_.oh * g_.ow, g_.channelsLast, ctx));
+    if (hasEpilogue(g_)) KILN_RETURN_IF_ERROR(applyConvEpilogue(out[0], in, g_, ctx));
     return Status::ok();
   }
 
@@ -212,7 +212,8 @@ class ConvCudnn final : public Kernel {
   Status finish() {
     const size_t elem = g_.type == DataType::kFLOAT ? 4 : 2;
     const int64_t filter = (deconv_ ? g_.c * g_.kg : g_.k * g_.cg) * g_.kh * g_.kw;
-    filterBytes_ = g_.channelsLast ? align256(static_cast<size_t>(filter) * elem) : 0;
+    const bool packs = g_.channelsLast && !g_.weightsChannelsLast;
+    filterBytes_ = packs ? align256(static_cast<size_t>(filter) * elem) : 0;
     workspace_ = filterBytes_ + cudnnBytes_;
     return Status::ok();
   }

@@ -27,14 +27,20 @@ std::unique_ptr<Kernel> createCudnnConvolution(const ConvGeometry& g, bool decon
 template <class P>
 std::unique_ptr<Kernel> createCudnnTactic(const KernelConfig& c, std::string* whyNot) {
   ConvGeometry g;
-  if (!readConvGeometry<P>(c, "cudnn", &g, whyNot)) return nullptr;
+  // Channels-last weights only with a channels-last x: cuDNN's filter takes x's format.
+  const bool nhwc = c.inputs.size() > 1 && c.inputs[0].format == TensorFormat::kCHANNELS_LAST;
+  if (!readConvGeometry<P>(c, "cudnn", &g, whyNot, nhwc)) return nullptr;
   return createCudnnConvolution(g, std::is_same_v<P, DeconvolutionParams>, whyNot);
 }
 
 // The kernels around the library call, enqueued on ctx.stream.
-// y [n, channels, plane] (or channels-last) += bias[channel], in float, rounded once.
-Status addChannelBias(void* y, const void* bias, DataType type, int64_t n, int64_t channels,
-                      int64_t plane, bool channelsLast, const RunContext& ctx);
+// Whether `g` has an epilogue to apply after the library's product: a bias, a residual or an
+// activation.
+bool hasEpilogue(const ConvGeometry& g);
+// y [n, k, oh, ow] (in g's format) = epilogue(y + bias[channel], residual): in float, rounded once;
+// the bias and residual are the layer's inputs `in` at g's slots.
+Status applyConvEpilogue(void* y, const void* const* in, const ConvGeometry& g,
+                         const RunContext& ctx);
 // Filter [outer, inner, kh, kw] (linear) -> [outer, kh, kw, inner] (cuDNN's NHWC filter).
 Status packFilterNhwc(void* dst, const void* src, DataType type, int64_t outer, int64_t inner,
                       int64_t kh, int64_t kw, const RunContext& ctx);

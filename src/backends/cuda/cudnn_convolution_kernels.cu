@@ -1,21 +1,48 @@
-// kiln's own kernels around the cuDNN convolution tactic (see cudnn_convolution.h): the bias
-// after the library call and the NHWC filter packing before it. Every float type, both formats.
+// kiln's own kernels around the cuDNN convolution tactic (see cudnn_convolution.h): the epilogue
+// (bias, residual, activation) after the library call and the NHWC filter packing before it.
+// Every float type, both formats.
 #include "backends/cuda/cudnn_convolution.h"
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/typed_kernel.cuh"
+#include "backends/cuda/vector_access.cuh"
 
 namespace kiln::cuda {
 namespace {
 
 template <typename T>
-struct BiasOp {
+struct EpilogueOp {
+  T* y;
+  const T* bias;      // [k] or nullptr
+  const T* residual;  // of y's shape and format, or nullptr
+  ConvGeometry g;
+  __host__ __device__ void operator()(int64_t i) const {
+    const int64_t ch = g.channelsLast ? i % g.k : (i / (g.oh * g.ow)) % g.k;
+    const float v = toFloat(y[i]) + (bias ? toFloat(bias[ch]) : 0.f);
+    y[i] = fromFloat<T>(convEpilogue(g, v, residual ? toFloat(residual[i]) : 0.f));
+  }
+};
+
+// Channels-last with K a multiple of the vector width and every buffer 16-byte aligned: vector i
+// is N consecutive channels of one pixel, whose bias is N consecutive values too.
+template <typename T>
+struct VectorEpilogueOp {
+  static constexpr int N = kVectorElements<T>;
   T* y;
   const T* bias;
-  int64_t channels, plane;
-  bool channelsLast;
+  const T* residual;
+  ConvGeometry g;
   __host__ __device__ void operator()(int64_t i) const {
-    const int64_t ch = channelsLast ? i % channels : (i / plane) % channels;
-    y[i] = fromFloat<T>(toFloat(y[i]) + toFloat(bias[ch]));
+    const int64_t e = i * N;
+    Vec<T, N> v = loadVec<N>(y + e);
+    Vec<T, N> b{}, r{};
+    if (bias) b = loadVec<N>(bias + e % g.k);
+    if (residual) r = loadVec<N>(residual + e);
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      const float sum = toFloat(v.v[j]) + (bias ? toFloat(b.v[j]) : 0.f);
+      v.v[j] = fromFloat<T>(convEpilogue(g, sum, residual ? toFloat(r.v[j]) : 0.f));
+    }
+    storeVec<N>(y + e, v);
   }
 };
 
@@ -38,13 +65,22 @@ struct PackNhwcOp {
 
 }  // namespace
 
-Status addChannelBias(void* y, const void* bias, DataType type, int64_t n, int64_t channels,
-                      int64_t plane, bool channelsLast, const RunContext& ctx) {
-  return launchTyped<FloatTypes>(type, [&](auto tag) {
+bool hasEpilogue(const ConvGeometry& g) { return g.hasBias || g.residual >= 0 || g.hasActivation; }
+
+Status applyConvEpilogue(void* y, const void* const* in, const ConvGeometry& g,
+                         const RunContext& ctx) {
+  return launchTyped<FloatTypes>(g.type, [&](auto tag) {
     using T = decltype(tag);
-    return launchElements(
-        BiasOp<T>{static_cast<T*>(y), static_cast<const T*>(bias), channels, plane, channelsLast},
-        n * channels * plane, ctx, "dense_add_bias");
+    const T* bias = g.hasBias ? static_cast<const T*>(in[2]) : nullptr;
+    const T* residual = g.residual >= 0 ? static_cast<const T*>(in[g.residual]) : nullptr;
+    constexpr int N = kVectorElements<T>;
+    const int64_t count = g.n * g.k * g.oh * g.ow;
+    if (g.channelsLast && g.k % N == 0 && isAligned(y) && (!bias || isAligned(bias)) &&
+        (!residual || isAligned(residual)))
+      return launchElements(VectorEpilogueOp<T>{static_cast<T*>(y), bias, residual, g}, count / N,
+                            ctx, "dense_conv_epilogue_vectorized");
+    return launchElements(EpilogueOp<T>{static_cast<T*>(y), bias, residual, g}, count, ctx,
+                          "dense_conv_epilogue");
   });
 }
 

@@ -18,7 +18,7 @@ bool fail(std::string* whyNot, const char* tactic, const std::string& message) {
 }  // namespace
 
 bool checkFloatLayer(const KernelConfig& c, LayerType type, const char* layer, const char* tactic,
-                     bool spatial, std::string* whyNot) {
+                     bool spatial, std::string* whyNot, bool weightsMayBeChannelsLast) {
   if (c.inputs.empty() || c.outputs.size() != 1)
     return fail(whyNot, tactic,
                 std::string(layer) + " has inputs and 1 output; the configuration has " +
@@ -37,7 +37,13 @@ bool checkFloatLayer(const KernelConfig& c, LayerType type, const char* layer, c
       return fail(whyNot, tactic,
                   what + " is " + dataTypeName(d.type) + ", input 0 is " + dataTypeName(t) +
                       "; all tensors must share one float type");
-    const bool mayBeChannelsLast = spatial && (isOut || i == 0);
+    const bool likeOutput = !isOut && i >= 2 && d.dims == c.outputs[0].dims;  // a residual
+    if (spatial && likeOutput && d.format != c.outputs[0].format)
+      return fail(whyNot, tactic,
+                  what + " has the output's dims but is " + formatName(d.format) +
+                      " and the output " + formatName(c.outputs[0].format));
+    const bool mayBeChannelsLast =
+        spatial && (isOut || i == 0 || likeOutput || (i == 1 && weightsMayBeChannelsLast));
     if (d.format == TensorFormat::kLINEAR) continue;
     if (d.format == TensorFormat::kCHANNELS_LAST && mayBeChannelsLast && d.dims.nbDims == 4)
       continue;

@@ -16,21 +16,26 @@ namespace kiln::cuda {
 
 // The checks after the params: false with *whyNot = "<tactic>: <reason>" when the configuration
 // is not one `layer`'s float kernels run. `spatial`: input 0 and the output may be channels-last
-// (rank 4, the same format); every other input (weights, bias, matrices) must be linear.
+// (rank 4, the same format), and so may an input of exactly the output's dims (a convolution's
+// residual), in the output's format; the weights (input 1) too when `weightsMayBeChannelsLast`;
+// every other input (bias, matrices) must be linear.
 bool checkFloatLayer(const KernelConfig& c, LayerType type, const char* layer, const char* tactic,
-                     bool spatial, std::string* whyNot);
+                     bool spatial, std::string* whyNot, bool weightsMayBeChannelsLast = false);
 
 // The layer's params P when the configuration is `type`'s and passes checkFloatLayer, else
 // nullptr with *whyNot.
 template <class P>
 const P* validateFloatLayer(const KernelConfig& c, LayerType type, const char* layer,
-                            const char* tactic, bool spatial, std::string* whyNot) {
+                            const char* tactic, bool spatial, std::string* whyNot,
+                            bool weightsMayBeChannelsLast = false) {
   const P* p = std::get_if<P>(&c.params);
   if (!p || c.type != type) {
     if (whyNot) *whyNot = std::string(tactic) + ": not a " + layer + " configuration";
     return nullptr;
   }
-  return checkFloatLayer(c, type, layer, tactic, spatial, whyNot) ? p : nullptr;
+  return checkFloatLayer(c, type, layer, tactic, spatial, whyNot, weightsMayBeChannelsLast)
+             ? p
+             : nullptr;
 }
 
 // The fields of the geometry of a spatial layer (convolution, deconvolution, pooling) that come

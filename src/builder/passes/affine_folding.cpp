@@ -68,6 +68,9 @@ bool asTarget(const GraphEditor& edit, int32_t n, Target& t, std::string& why) {
   t.node = n;
   if (node.type == LayerType::kCONVOLUTION && node.inputs.size() >= 2) {
     if (out.shape.dims.nbDims != 4) return false;
+    // A fused epilogue (residual, activation) comes after the scale and shift would: no fold.
+    const auto* p = std::get_if<ConvolutionParams>(&node.params);
+    if (!p || p->hasResidual || p->hasActivation) return false;
     t.weights = node.inputs[1];
     t.bias = node.inputs.size() > 2 ? node.inputs[2] : -1;
     t.channels = out.shape.dims.d[1];

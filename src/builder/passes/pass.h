@@ -62,5 +62,6 @@ Status fuseGelu(Graph& graph, PassContext& context);             // gelu_fusion.
 Status fuseLayerNorm(Graph& graph, PassContext& context);        // layer_norm_fusion.cpp
 Status fuseAttention(Graph& graph, PassContext& context);        // attention_fusion.cpp
 Status fuseLinear(Graph& graph, PassContext& context);           // linear_fusion.cpp
+Status fuseConvolution(Graph& graph, PassContext& context);      // conv_fusion.cpp
 
 }  // namespace kiln::passes

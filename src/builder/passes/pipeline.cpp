@@ -10,6 +10,7 @@ std::span<const Pass> defaultPipeline() {
   //  - fusions after the folds, which may have turned their constants into plain scalars;
   //  - linear fusion after the others: GELU fusion makes the activation it takes in, and the
   //    attention chain's products must still be MatMuls when attention fusion looks for them;
+  //  - convolution fusion after affine folding, which gives a convolution its BatchNorm as a bias;
   //  - dead-layer elimination last: it also removes the constants the folds left unread.
   static const Pass passes[] = {
       {"identity_elimination", eliminateIdentities},
@@ -19,6 +20,7 @@ std::span<const Pass> defaultPipeline() {
       {"layer_norm_fusion", fuseLayerNorm},
       {"attention_fusion", fuseAttention},
       {"linear_fusion", fuseLinear},
+      {"conv_fusion", fuseConvolution},
       {"dead_layer_elimination", eliminateDeadLayers},
   };
   return passes;

@@ -111,6 +111,14 @@ KILN_HOST_DEVICE inline float activateByType(ActivationType t, float x, float al
   return x;
 }
 
+// The activation that a layer with a fused epilogue applies last (Linear's and Convolution's
+// params: hasActivation, activation, activationAlpha, activationBeta), or v itself when it has
+// none.
+template <class P>
+KILN_HOST_DEVICE inline float fusedActivation(const P& p, float v) {
+  return p.hasActivation ? activateByType(p.activation, v, p.activationAlpha, p.activationBeta) : v;
+}
+
 // Integer neg and abs: negation through the unsigned type wraps instead of overflowing.
 template <class I>
 KILN_HOST_DEVICE inline I wrapNeg(I v) {

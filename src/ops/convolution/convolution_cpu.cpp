@@ -1,5 +1,7 @@
 // CPU convolution: im2col + sgemm, a 1x1 shortcut straight into sgemm, and the plain reference.
-// Every tactic takes fp32 linear NCHW only; the builder reformats around it.
+// Every tactic takes fp32 linear NCHW only; the builder reformats around it. The fused epilogue
+// (residual, activation: kiln/ops/convolution.h) runs as one pass over each image's output after
+// its products, while it is still in cache; the reference applies it per element.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -21,7 +23,13 @@ struct ConvGeometry {
   int64_t groupChannels = 0, groupOutChannels = 0;
   int64_t patch = 0;  // groupChannels * kernelH * kernelW: the reduction length
   bool hasBias = false;
+  int32_t residual = -1;  // the residual's input index, -1 without one
 };
+
+// The residual's buffer, or nullptr without one.
+const float* residualOf(const ConvGeometry& g, const void* const* inputs) {
+  return g.residual >= 0 ? static_cast<const float*>(inputs[g.residual]) : nullptr;
+}
 
 // Fills *g from the configuration, or says why the configuration is unusable (see
 // validateFp32Linear: shapes are re-inferred and compared with the outputs, so a corrupted plan
@@ -48,7 +56,9 @@ bool readGeometry(const KernelConfig& config, const char* tactic, ConvGeometry* 
   g->groupChannels = g->channels / p->groups;
   g->groupOutChannels = g->outChannels / p->groups;
   g->patch = g->groupChannels * p->kernelH * p->kernelW;
-  g->hasBias = config.inputs.size() == 3;
+  const ops::convolution::InputSlots slots(*p, static_cast<int64_t>(config.inputs.size()));
+  g->hasBias = slots.bias >= 0;
+  g->residual = slots.residual;
   return true;
 }
 
@@ -56,6 +66,7 @@ bool readGeometry(const KernelConfig& config, const char* tactic, ConvGeometry* 
 // rule is the CUDA kernels' (convolution_semantics.h).
 Status convReference(const ConvGeometry& g, const void* const* inputs, void* const* outputs) {
   const auto [x, w, bias, y] = fp32Buffers(inputs, outputs, g.hasBias);
+  const float* residual = residualOf(g, inputs);
   const ConvolutionParams& p = g.p;
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t k = 0; k < g.outChannels; ++k) {
@@ -80,8 +91,9 @@ Status convReference(const ConvGeometry& g, const void* const* inputs, void* con
               }
             }
           }
-          y[((n * g.outChannels + k) * g.outHeight + oh) * g.outWidth + ow] =
-              static_cast<float>(sum);
+          const int64_t i = ((n * g.outChannels + k) * g.outHeight + oh) * g.outWidth + ow;
+          y[i] =
+              ops::convolution::epilogue(p, static_cast<float>(sum), residual ? residual[i] : 0.f);
         }
       }
     }
@@ -119,6 +131,16 @@ class ConvGemmBase : public Kernel {
     const int64_t plane = g_.outHeight * g_.outWidth;
     for (int64_t k = 0; k < g_.outChannels; ++k) std::fill_n(yn + k * plane, plane, bias[k]);
     return 1.f;
+  }
+
+  // The fused epilogue over image n's output yn once its products are in, when there is one.
+  void finishImage(const void* const* inputs, int64_t n, float* yn) const {
+    const float* residual = residualOf(g_, inputs);
+    if (!residual && !g_.p.hasActivation) return;
+    const int64_t size = g_.outChannels * g_.outHeight * g_.outWidth;
+    const float* rn = residual ? residual + n * size : nullptr;
+    for (int64_t i = 0; i < size; ++i)
+      yn[i] = ops::convolution::epilogue(g_.p, yn[i], rn ? rn[i] : 0.f);
   }
 
   ConvGeometry g_;
@@ -163,6 +185,7 @@ class ConvIm2colSgemm final : public ConvGemmBase {
                 gemmWorkspace);
         }
       }
+      finishImage(inputs, n, yn);
     }
     return Status::ok();
   }
@@ -237,6 +260,7 @@ class ConvDirect1x1 final : public ConvGemmBase {
         sgemm(g_.groupOutChannels, pixels, g_.groupChannels, 1.f, weights(w, grp), b, beta,
               yn + grp * g_.groupOutChannels * pixels, pixels, workspace);
       }
+      finishImage(inputs, n, yn);
     }
     return Status::ok();
   }

@@ -1,15 +1,36 @@
-// The rules convolution's CPU kernels (convolution_cpu.cpp) and CUDA kernels
-// (convolution_cuda.cu) share: which input element an output element reads through each kernel
-// tap, when a tap reads padding (it then adds nothing), and which input channels a group reads.
-// Index rules only: each backend keeps its own accumulation (the CPU reference sums in double,
-// the CUDA kernels in float). Plain types, host and device (core/host_device.h).
+// The rules convolution's shape rule (convolution_shape.cpp), CPU kernels (convolution_cpu.cpp)
+// and CUDA kernels (convolution_cuda.*) share: where each input sits, which input element an
+// output element reads through each kernel tap, when a tap reads padding (it then adds nothing),
+// which input channels a group reads, and the epilogue of one output element. Each backend keeps
+// its own accumulation (the CPU reference sums in double, the CUDA kernels in float). Plain types,
+// host and device (core/host_device.h).
 #pragma once
 
 #include <cstdint>
 
 #include "core/host_device.h"
+#include "kiln/ops/convolution.h"
+#include "ops/activation/activation_semantics.h"
 
 namespace kiln::ops::convolution {
+
+// The input index of each optional input (-1 when absent): X, W, then bias [K] when there is one
+// more input than X, W and the residual, then the residual (the last input) when hasResidual.
+struct InputSlots {
+  int32_t bias = -1;
+  int32_t residual = -1;
+  KILN_HOST_DEVICE InputSlots(const ConvolutionParams& p, int64_t nbInputs) {
+    const int64_t withoutBias = p.hasResidual ? 3 : 2;
+    if (nbInputs > withoutBias) bias = 2;
+    if (p.hasResidual) residual = static_cast<int32_t>(nbInputs) - 1;
+  }
+};
+
+// One output element's epilogue: the accumulated sum (bias included) plus the residual's element,
+// then the fused activation.
+KILN_HOST_DEVICE inline float epilogue(const ConvolutionParams& p, float sum, float residual) {
+  return activation::fusedActivation(p, sum + residual);
+}
 
 // Input coordinate along one axis that output coordinate `o` reads through kernel tap `t`: the
 // window starts at o * stride - padBegin and its taps lie `dilation` apart. It may fall in the

@@ -342,6 +342,23 @@ std::unique_ptr<Kernel> createBiasThenActivation(const KernelConfig& c, std::str
                     kTactic, whyNot);
 }
 
+}  // namespace
+
+std::unique_ptr<Kernel> createLinearCublasLt(const LinearGeometry& g, const char* tactic,
+                                             std::string* whyNot) {
+  if (g.rows == 0 || g.n == 0 || g.k == 0) {
+    fail(whyNot, tactic, "an empty product (rows, N or K is 0) is left to the reference");
+    return nullptr;
+  }
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  std::string why;
+  if (epilogueFor(g.p, &epilogue, &why)) return makeKernel(g, epilogue, false, tactic, whyNot);
+  return makeKernel(g, g.p.hasBias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT, true,
+                    tactic, whyNot);
+}
+
+namespace {
+
 // Fastest first, kiln's reference last; plans and timing caches record these names.
 constexpr Tactic kTactics[] = {{"cublaslt_epilogue", &createEpilogue},
                                {"cublaslt_bias_then_activation", &createBiasThenActivation},

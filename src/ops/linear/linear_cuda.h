@@ -28,4 +28,12 @@ bool readLinear(const KernelConfig& c, const char* tactic, LinearGeometry* g, st
 // kiln's reference: one output element per index, every float type.
 std::unique_ptr<Kernel> createLinearReference(const KernelConfig& c, std::string* whyNot);
 
+// The cuBLASLt kernel of `g` (inputs X, W, bias, residual in LinearParams' slots): one product
+// whose epilogue is the bias and activation where cuBLASLt has that epilogue, else the bias
+// epilogue followed by kiln's activation kernel in place on Y; nullptr with *whyNot prefixed by
+// `tactic` when cuBLASLt offers no algorithm or the product is empty. Convolution's cublaslt_1x1
+// tactic runs through it too: a 1x1 convolution over channels-last tensors is this product.
+std::unique_ptr<Kernel> createLinearCublasLt(const LinearGeometry& g, const char* tactic,
+                                             std::string* whyNot);
+
 }  // namespace kiln::cuda

@@ -36,9 +36,7 @@ KILN_HOST_DEVICE inline T weight(const T* w, bool transposeW, int64_t k, int64_t
 // The layer's activation (the Activation op's function, activation_semantics.h), or v itself
 // when it has none.
 KILN_HOST_DEVICE inline float activate(const LinearParams& p, float v) {
-  return p.hasActivation
-             ? activation::activateByType(p.activation, v, p.activationAlpha, p.activationBeta)
-             : v;
+  return activation::fusedActivation(p, v);
 }
 
 }  // namespace kiln::ops::linear

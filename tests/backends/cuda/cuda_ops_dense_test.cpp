@@ -24,6 +24,11 @@ struct ConvSpec {
   int32_t k = 8, kh = 3, kw = 3, sh = 1, sw = 1, dh = 1, dw = 1, groups = 1;
   int32_t pt = 0, pl = 0, pb = 0, pr = 0;
   bool bias = true;
+  // The fused epilogue (kiln/ops/convolution.h): a residual input, an activation (-1: none).
+  bool residual = false;
+  int32_t activation = -1;
+  float alpha = 0.f, beta = 0.f;
+  bool weightsFollowFormat = false;  // channels-last weights in the channels-last variant
 };
 
 OpCase conv(const std::string& name, const ConvSpec& s) {
@@ -40,12 +45,23 @@ OpCase conv(const std::string& name, const ConvSpec& s) {
   p.padLeft = s.pl;
   p.padBottom = s.pb;
   p.padRight = s.pr;
+  p.hasResidual = s.residual;
+  p.hasActivation = s.activation >= 0;
+  if (p.hasActivation) p.activation = static_cast<ActivationType>(s.activation);
+  p.activationAlpha = s.alpha;
+  p.activationBeta = s.beta;
   OpCase c;
   c.name = "conv_" + name;
   c.type = LayerType::kCONVOLUTION;
   c.params = p;
   c.inputs = {data({s.n, s.c, s.h, s.w}), weights({s.k, s.c / s.groups, s.kh, s.kw})};
+  c.inputs[1].constantFollowsFormat = s.weightsFollowFormat;
   if (s.bias) c.inputs.push_back(weights({s.k}));
+  if (s.residual) {
+    const int64_t oh = (s.h + s.pt + s.pb - s.dh * (s.kh - 1) - 1) / s.sh + 1;
+    const int64_t ow = (s.w + s.pl + s.pr - s.dw * (s.kw - 1) - 1) / s.sw + 1;
+    c.inputs.push_back(data({s.n, s.k, oh, ow}));
+  }
   c.formats = kBothFormats;
   // cuDNN sums in its own order (and may use Winograd/FFT); reductions here are up to 200 long.
   c.fp32Rel = 1e-4f;
@@ -200,6 +216,70 @@ std::vector<OpCase> denseCases() {
                                               .pb = 1,
                                               .pr = 0,
                                               .bias = false}));
+  // The fused epilogue: residual and activation, in every tactic (cublaslt_1x1 takes the 1x1
+  // ones channels-last, with the weights in either format).
+  constexpr int32_t kRelu = static_cast<int32_t>(ActivationType::kRELU);
+  constexpr int32_t kClip = static_cast<int32_t>(ActivationType::kCLIP);
+  constexpr int32_t kHardSwish = static_cast<int32_t>(ActivationType::kHARD_SWISH);
+  constexpr int32_t kSigmoid = static_cast<int32_t>(ActivationType::kSIGMOID);
+  cases.push_back(conv("1x1_residual_relu", {.n = 2,
+                                             .c = 16,
+                                             .h = 7,
+                                             .w = 5,
+                                             .k = 24,
+                                             .kh = 1,
+                                             .kw = 1,
+                                             .residual = true,
+                                             .activation = kRelu}));
+  cases.push_back(conv("1x1_nhwc_weights_relu6", {.n = 2,
+                                                  .c = 8,
+                                                  .h = 6,
+                                                  .w = 6,
+                                                  .k = 16,
+                                                  .kh = 1,
+                                                  .kw = 1,
+                                                  .activation = kClip,
+                                                  .beta = 6.f,
+                                                  .weightsFollowFormat = true}));
+  cases.push_back(
+      conv("1x1_nobias_residual",
+           {.c = 8, .h = 5, .w = 4, .k = 8, .kh = 1, .kw = 1, .bias = false, .residual = true}));
+  cases.push_back(
+      conv("1x1_hard_swish",
+           {.c = 8, .h = 5, .w = 5, .k = 16, .kh = 1, .kw = 1, .activation = kHardSwish}));
+  cases.push_back(conv("3x3_residual_relu_nhwc_weights", {.n = 2,
+                                                          .c = 8,
+                                                          .h = 9,
+                                                          .w = 7,
+                                                          .pt = 1,
+                                                          .pl = 1,
+                                                          .pb = 1,
+                                                          .pr = 1,
+                                                          .residual = true,
+                                                          .activation = kRelu,
+                                                          .weightsFollowFormat = true}));
+  cases.push_back(conv("stride2_sigmoid", {.c = 6,
+                                           .h = 11,
+                                           .w = 10,
+                                           .k = 8,
+                                           .sh = 2,
+                                           .sw = 2,
+                                           .pt = 1,
+                                           .pl = 1,
+                                           .pb = 1,
+                                           .pr = 1,
+                                           .activation = kSigmoid}));
+  cases.push_back(conv("depthwise_relu6", {.c = 8,
+                                           .h = 8,
+                                           .w = 8,
+                                           .k = 8,
+                                           .groups = 8,
+                                           .pt = 1,
+                                           .pl = 1,
+                                           .pb = 1,
+                                           .pr = 1,
+                                           .activation = kClip,
+                                           .beta = 6.f}));
   // Deconvolution.
   cases.push_back(deconv("stride2_outpad", {}));
   cases.push_back(deconv("stride2_nobias", {.c = 3,

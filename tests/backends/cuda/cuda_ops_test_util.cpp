@@ -309,10 +309,10 @@ int runOpCase(const OpCase& c, OpMode mode, OpValues values) {
       for (size_t i = 0; i < inputs.size(); ++i) {
         const OpInput& in = c.inputs[i];
         const DataType t = isFloat(in.type) ? ft : in.type;
-        const TensorFormat f =
-            isFloat(in.type) && !in.constant && in.followsFormat && in.dims.nbDims == 4
-                ? fmt
-                : TensorFormat::kLINEAR;
+        const TensorFormat f = isFloat(in.type) && (!in.constant || in.constantFollowsFormat) &&
+                                       in.followsFormat && in.dims.nbDims == 4
+                                   ? fmt
+                                   : TensorFormat::kLINEAR;
         inBytes.push_back(encode(inputs[i], t, f));
         config.inputs.push_back({in.dims, t, f, DeviceKind::kCUDA});
         shapes.push_back({in.dims, t});

@@ -26,6 +26,9 @@ struct OpInput {
   bool constant = false;             // weights: handed to the tactic as constantInputs too
   // Rank-4 float inputs take the variant's format unless this is false (e.g. a bias).
   bool followsFormat = true;
+  // Constants stay linear unless this is true (convolution weights that the builder reformats
+  // channels-last at build time for the tactics that take them so).
+  bool constantFollowsFormat = false;
   // Value ranges: floats uniform in [floatLo, floatHi), integers uniform in [intLo, intHi),
   // bools 0/1.
   float floatLo = -1.f, floatHi = 1.f;

@@ -197,7 +197,9 @@ TEST(ApiAndOnnxSamePlan, DemoNetwork) {
 
   const std::vector<uint8_t> a = buildOrFail(*api), b = buildOrFail(*fromOnnx);
   ASSERT_NO_FATAL_FAILURE(expectSamePlan(a, b));
-  EXPECT_EQ(readPlan(a).steps.size(), 11u) << describeSteps(readPlan(a));
+  // Three convolutions with their ReLUs fused in (conv_fusion), the crop, pooling, reshape, gemm
+  // and softmax.
+  EXPECT_EQ(readPlan(a).steps.size(), 8u) << describeSteps(readPlan(a));
 }
 
 // A float initializer of a model, by name.
@@ -322,8 +324,8 @@ void convBatchNormRelu(bool convBias) {
   ASSERT_TRUE(api->markOutput(*relu->getOutput(0)).isOk());
 
   const std::vector<uint8_t> a = buildOrFail(*api), o = buildOrFail(*fromOnnx);
-  EXPECT_EQ(stepTypes(readPlan(a)),
-            (std::vector<LayerType>{LayerType::kCONVOLUTION, LayerType::kACTIVATION}));
+  // BatchNorm folded into the convolution, the ReLU fused into it (conv_fusion).
+  EXPECT_EQ(stepTypes(readPlan(a)), (std::vector<LayerType>{LayerType::kCONVOLUTION}));
   ASSERT_NO_FATAL_FAILURE(expectSamePlan(a, o));
   expectSameResults(*fromOnnx);
 }

@@ -12,7 +12,7 @@ TEST(Pipeline, RunsThePassesInTheirOrder) {
   EXPECT_EQ(names,
             (std::vector<std::string>{"identity_elimination", "constant_folding", "affine_folding",
                                       "gelu_fusion", "layer_norm_fusion", "attention_fusion",
-                                      "linear_fusion", "dead_layer_elimination"}));
+                                      "linear_fusion", "conv_fusion", "dead_layer_elimination"}));
 }
 
 TEST(Pipeline, VerboseBuildReportsEveryPass) {

@@ -1,0 +1,169 @@
+// A small ResNet/MobileNet-like CNN built for the GPU (gpu label): in FP16 it runs channels-last
+// end to end (one reformat at the input, one at the output), every convolution carries its
+// epilogue (conv_fusion), the 1x1 convolutions may run as cuBLASLt products, and the outputs
+// match the CPU backend's on random data; in FP32 it matches to FP32 accuracy whatever the formats.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "backends/cuda/cuda_test_util.h"
+#include "backends/cuda/device.h"
+#include "core/plan.h"
+#include "kiln/kiln.h"
+
+namespace kiln {
+namespace {
+
+constexpr int64_t kN = 2, kC = 16, kH = 12, kW = 12;
+
+std::vector<float> randomValues(size_t n, std::mt19937& rng, float scale) {
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// conv3x3-relu, conv3x3 + x - relu (a basic block), conv1x1 to 32 - relu6, max pool 2x2,
+// conv1x1 + its input (an inverted residual's projection), global average pool.
+std::unique_ptr<INetworkDefinition> smallCnn(std::vector<std::vector<float>>& keep) {
+  std::mt19937 rng(7);
+  auto net = createNetwork();
+  ITensor* x = net->addInput("x", DataType::kFLOAT, makeDims({kN, kC, kH, kW}));
+  auto conv = [&](ITensor& in, int32_t k, int32_t taps) {
+    ConvolutionParams p;
+    p.outChannels = k;
+    p.kernelH = p.kernelW = taps;
+    p.padTop = p.padLeft = p.padBottom = p.padRight = taps / 2;
+    const int64_t c = in.getDimensions().d[1];
+    keep.push_back(
+        randomValues(size_t(k * c * taps * taps), rng, 1.f / std::sqrt(float(c * taps * taps))));
+    const std::vector<float>& w = keep.back();
+    keep.push_back(randomValues(size_t(k), rng, 0.1f));
+    const std::vector<float>& b = keep.back();
+    return net
+        ->addConvolution(in, p, Weights{DataType::kFLOAT, w.data(), int64_t(w.size())},
+                         Weights{DataType::kFLOAT, b.data(), int64_t(b.size())})
+        ->getOutput(0);
+  };
+  auto act = [&](ITensor& in, ActivationType t, float beta = 0.f) {
+    ActivationParams p;
+    p.type = t;
+    p.beta = beta;
+    return net->addActivation(in, p)->getOutput(0);
+  };
+  auto add = [&](ITensor& a, ITensor& b) {
+    return net->addElementwise(a, b, ElementwiseOp::kADD)->getOutput(0);
+  };
+  ITensor* h = act(*conv(*x, kC, 3), ActivationType::kRELU);
+  h = act(*add(*conv(*h, kC, 3), *x), ActivationType::kRELU);
+  h = act(*conv(*h, 32, 1), ActivationType::kCLIP, 6.f);
+  PoolingParams pool;
+  pool.type = PoolingType::kMAX;
+  pool.kernelH = pool.kernelW = pool.strideH = pool.strideW = 2;
+  h = net->addPooling(*h, pool)->getOutput(0);
+  h = add(*conv(*h, 32, 1), *h);
+  PoolingParams gap;
+  gap.type = PoolingType::kGLOBAL_AVERAGE;
+  h = net->addPooling(*h, gap)->getOutput(0);
+  h->setName("y");
+  EXPECT_TRUE(net->markOutput(*h).isOk());
+  return net;
+}
+
+std::vector<uint8_t> buildFor(const std::string& target, bool half) {
+  std::vector<std::vector<float>> keep;
+  auto net = smallCnn(keep);
+  BuilderConfig config;
+  config.target = target;
+  config.builtinHalf = half;
+  config.timingRuns = 2;
+  std::vector<uint8_t> plan;
+  const Status s = createBuilder()->buildSerializedNetwork(*net, config, plan);
+  EXPECT_TRUE(s.isOk()) << s.toString();
+  return plan;
+}
+
+// Runs the plan on `x` (host data) and returns y.
+std::vector<float> run(const std::vector<uint8_t>& planBytes, const std::vector<float>& x) {
+  std::unique_ptr<IEngine> engine;
+  Status s = createRuntime()->deserializeEngine(planBytes.data(), planBytes.size(), engine);
+  EXPECT_TRUE(s.isOk()) << s.toString();
+  if (!engine) return {};
+  std::unique_ptr<IExecutionContext> ctx;
+  EXPECT_TRUE(engine->createExecutionContext(ctx).isOk());
+  std::vector<float> y(size_t(volume(engine->getTensorDesc("y").dims)), NAN);
+  if (std::string(engine->getTarget()).rfind("cuda", 0) != 0) {
+    EXPECT_TRUE(ctx->setTensorAddress("x", const_cast<float*>(x.data())).isOk());
+    EXPECT_TRUE(ctx->setTensorAddress("y", y.data()).isOk());
+    s = ctx->enqueue(nullptr);
+    EXPECT_TRUE(s.isOk()) << s.toString();
+    return y;
+  }
+  cuda::DeviceBuffer dx, dy;
+  cuda::StreamHandle stream;
+  EXPECT_TRUE(stream.create().isOk());
+  EXPECT_TRUE(dx.allocate(x.size() * 4, "x").isOk());
+  EXPECT_TRUE(dy.allocate(y.size() * 4, "y").isOk());
+  EXPECT_TRUE(cuda::copyToDevice(dx.data(), x.data(), x.size() * 4).isOk());
+  EXPECT_TRUE(ctx->setTensorAddress("x", dx.data()).isOk());
+  EXPECT_TRUE(ctx->setTensorAddress("y", dy.data()).isOk());
+  s = ctx->enqueue(stream.get());
+  EXPECT_TRUE(s.isOk()) << s.toString();
+  EXPECT_TRUE(cuda::synchronize(stream.get()).isOk());
+  EXPECT_TRUE(cuda::copyToHost(y.data(), dy.data(), y.size() * 4).isOk());
+  return y;
+}
+
+double relL2(const std::vector<float>& got, const std::vector<float>& want) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    num += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+    den += double(want[i]) * want[i];
+  }
+  return std::sqrt(num / den);
+}
+
+TEST(CudaCnnFormats, Fp16RunsChannelsLastEndToEndWithFusedEpilogues) {
+  KILN_SKIP_WITHOUT_GPU();
+  const std::vector<uint8_t> bytes = buildFor("cuda:0", true);
+  plan::Plan p;
+  ASSERT_TRUE(plan::readPlan(bytes.data(), bytes.size(), p).isOk());
+  int convs = 0, reformats = 0, others = 0;
+  for (const plan::Step& s : p.steps) {
+    if (s.type == LayerType::kCONVOLUTION) {
+      ++convs;
+      EXPECT_EQ(p.tensors[size_t(s.inputs[0])].format, TensorFormat::kCHANNELS_LAST) << s.layerName;
+      EXPECT_EQ(p.tensors[size_t(s.outputs[0])].format, TensorFormat::kCHANNELS_LAST)
+          << s.layerName;
+      EXPECT_EQ(p.tensors[size_t(s.inputs[1])].format, TensorFormat::kCHANNELS_LAST)
+          << s.layerName << ": weights reformatted at build time";
+    } else if (s.type == LayerType::kREFORMAT) {
+      ++reformats;
+    } else {
+      ++others;  // the two poolings
+    }
+  }
+  EXPECT_EQ(convs, 4) << "every activation and residual add fused into its convolution";
+  EXPECT_EQ(reformats, 2) << "one reformat at the input, one at the output";
+  EXPECT_EQ(others, 2);
+  std::mt19937 rng(std::random_device{}());
+  const std::vector<float> x = randomValues(size_t(kN * kC * kH * kW), rng, 1.f);
+  const std::vector<float> want = run(buildFor("cpu", false), x);
+  const std::vector<float> got = run(bytes, x);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_LT(relL2(got, want), 2e-3);
+}
+
+TEST(CudaCnnFormats, Fp32MatchesTheCpuBackend) {
+  KILN_SKIP_WITHOUT_GPU();
+  std::mt19937 rng(std::random_device{}());
+  const std::vector<float> x = randomValues(size_t(kN * kC * kH * kW), rng, 1.f);
+  const std::vector<float> want = run(buildFor("cpu", false), x);
+  const std::vector<float> got = run(buildFor("cuda:0", false), x);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_LT(relL2(got, want), 1e-5);
+}
+
+}  // namespace
+}  // namespace kiln
