@@ -1,8 +1,12 @@
-// Pooling's CUDA tactics: kiln's own per-element kernel (max, average, global max, global
-// average), one output element per index with FP32 accumulation, for FP32/FP16/BF16 in linear or
-// channels-last; it also runs on the host under RunContext::emulate. The window, divisor and NaN
+// Pooling's CUDA tactics (max, average, global max, global average), FP32 accumulation, for
+// FP32/FP16/BF16; both also run on the host under RunContext::emulate. The window, divisor and NaN
 // rules are the CPU's (pooling_semantics.h). No library tactic: the validation and the tactic list
 // live here too.
+//   channels_last_vectorized  channels-last tensors whose channel count is a multiple of the
+//                             16-byte vector: one thread per 16 bytes of channels of one output
+//                             pixel, each window element one 16-byte load (a CNN's stem max pool
+//                             is otherwise its slowest layer after the convolutions).
+//   reference                 one output element per index, either format.
 #include <math.h>
 
 #include <string>
@@ -11,6 +15,7 @@
 #include "backends/cuda/float_layer_checks.h"
 #include "backends/cuda/rank4_index.cuh"
 #include "backends/cuda/typed_kernel.cuh"
+#include "backends/cuda/vector_access.cuh"
 #include "ops/op.h"
 #include "ops/pooling/pooling_semantics.h"
 
@@ -100,8 +105,74 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
       });
 }
 
-// kiln's reference only (no library tactic); plans and timing caches record the name.
-constexpr Tactic kTactics[] = {{"reference", &createReference}};
+// Channels-last: vector i holds N consecutive channels of output pixel (n, oh, ow); every window
+// element is N consecutive channels of one input pixel, one load.
+template <typename T>
+struct VectorPoolOp {
+  static constexpr int N = kVectorElements<T>;
+  const T* x;
+  T* y;
+  PoolGeometry g;
+  __host__ __device__ void operator()(int64_t i) const {
+    namespace pooling = ops::pooling;
+    const int64_t groups = g.c / N;
+    const int64_t cv = i % groups;
+    int64_t t = i / groups;
+    const int64_t ow = t % g.ow;
+    t /= g.ow;
+    const int64_t oh = t % g.oh;
+    const int64_t n = t / g.oh;
+    const pooling::Window wh = pooling::window(oh, g.kh, g.sh, g.padTop, g.h);
+    const pooling::Window ww = pooling::window(ow, g.kw, g.sw, g.padLeft, g.w);
+    float acc[N];
+#pragma unroll
+    for (int j = 0; j < N; ++j) acc[j] = g.isMax ? -INFINITY : 0.f;
+    for (int64_t ih = wh.first; ih < wh.last; ++ih)
+      for (int64_t iw = ww.first; iw < ww.last; ++iw) {
+        const Vec<T, N> e = loadVec<N>(x + ((n * g.h + ih) * g.w + iw) * g.c + cv * N);
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+          acc[j] = g.isMax ? pooling::maxStep(acc[j], toFloat(e.v[j])) : acc[j] + toFloat(e.v[j]);
+      }
+    Vec<T, N> out;
+    const float count = g.isMax
+                            ? 1.f
+                            : static_cast<float>(pooling::averageCount(
+                                  wh, ww, g.h, g.w, g.padBottom, g.padRight, g.countIncludePad));
+#pragma unroll
+    for (int j = 0; j < N; ++j) out.v[j] = fromFloat<T>(g.isMax ? acc[j] : acc[j] / count);
+    storeVec<N>(y + i * N, out);
+  }
+};
+
+std::unique_ptr<Kernel> createChannelsLastVectorized(const KernelConfig& c, std::string* whyNot) {
+  constexpr const char* kTactic = "channels_last_vectorized";
+  PoolGeometry g;
+  if (!readPooling(c, kTactic, &g, whyNot)) return nullptr;
+  const int64_t n = g.type == DataType::kFLOAT ? 4 : 8;
+  if (!g.channelsLast || g.c % n != 0) {
+    if (whyNot)
+      *whyNot = std::string(kTactic) + ": needs channels-last tensors with a multiple of " +
+                std::to_string(n) + " channels";
+    return nullptr;
+  }
+  return makeTypedKernel<FloatTypes>(
+      g.type, [g](auto tag, const void* const* in, void* const* out, const RunContext& ctx) {
+        using T = decltype(tag);
+        const T* x = static_cast<const T*>(in[0]);
+        T* y = static_cast<T*>(out[0]);
+        const int64_t count = g.n * g.c * g.oh * g.ow;
+        // A binding off the 16-byte grid takes the per-element kernel.
+        if (!isAligned(x) || !isAligned(y))
+          return launchElements(PoolOp<T>{x, y, g}, count, ctx, "dense_pool_ref");
+        return launchElements(VectorPoolOp<T>{x, y, g}, count / kVectorElements<T>, ctx,
+                              "dense_pool_channels_last_vectorized");
+      });
+}
+
+// Fastest first, kiln's reference last; plans and timing caches record the names.
+constexpr Tactic kTactics[] = {{"channels_last_vectorized", &createChannelsLastVectorized},
+                               {"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cuda

@@ -36,15 +36,16 @@ std::unique_ptr<INetworkDefinition> smallCnn(std::vector<std::vector<float>>& ke
     p.kernelH = p.kernelW = taps;
     p.padTop = p.padLeft = p.padBottom = p.padRight = taps / 2;
     const int64_t c = in.getDimensions().d[1];
-    keep.push_back(
-        randomValues(size_t(k * c * taps * taps), rng, 1.f / std::sqrt(float(c * taps * taps))));
-    const std::vector<float>& w = keep.back();
-    keep.push_back(randomValues(size_t(k), rng, 0.1f));
-    const std::vector<float>& b = keep.back();
-    return net
-        ->addConvolution(in, p, Weights{DataType::kFLOAT, w.data(), int64_t(w.size())},
-                         Weights{DataType::kFLOAT, b.data(), int64_t(b.size())})
-        ->getOutput(0);
+    std::vector<float> w =
+        randomValues(size_t(k * c * taps * taps), rng, 1.f / std::sqrt(float(c * taps * taps)));
+    std::vector<float> b = randomValues(size_t(k), rng, 0.1f);
+    ITensor* y = net->addConvolution(in, p, Weights{DataType::kFLOAT, w.data(), int64_t(w.size())},
+                                     Weights{DataType::kFLOAT, b.data(), int64_t(b.size())})
+                     ->getOutput(0);
+    // Kept alive until the build (moving a vector keeps its buffer where it is).
+    keep.push_back(std::move(w));
+    keep.push_back(std::move(b));
+    return y;
   };
   auto act = [&](ITensor& in, ActivationType t, float beta = 0.f) {
     ActivationParams p;

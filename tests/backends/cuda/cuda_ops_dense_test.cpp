@@ -325,6 +325,21 @@ std::vector<OpCase> denseCases() {
                        {2, 5, 7, 6}));
   cases.push_back(pool(
       "global_avg", poolParams(PT::kGLOBAL_AVERAGE, 1, 1, 0, 0, 0, 0, false, false), {2, 5, 7, 6}));
+  // Channel counts that are a multiple of the 16-byte vector: channels_last_vectorized takes the
+  // channels-last variants.
+  cases.push_back(pool("vec_max_3x3_s2_pad", poolParams(PT::kMAX, 3, 2, 1, 1, 1, 1, false, false),
+                       {2, 16, 9, 10}));
+  cases.push_back(pool("vec_max_3x3_s2_ceil", poolParams(PT::kMAX, 3, 2, 0, 1, 1, 0, false, true),
+                       {1, 8, 10, 11}));
+  cases.push_back(pool("vec_avg_3x3_pad_excl",
+                       poolParams(PT::kAVERAGE, 3, 1, 1, 1, 1, 1, false, false), {1, 8, 7, 6}));
+  cases.push_back(pool("vec_avg_2x2_s2_incl",
+                       poolParams(PT::kAVERAGE, 2, 2, 1, 1, 0, 0, true, false), {2, 24, 8, 7}));
+  cases.push_back(pool("vec_global_avg",
+                       poolParams(PT::kGLOBAL_AVERAGE, 1, 1, 0, 0, 0, 0, false, false),
+                       {2, 32, 7, 7}));
+  cases.push_back(pool("vec_global_max",
+                       poolParams(PT::kGLOBAL_MAX, 1, 1, 0, 0, 0, 0, false, false), {1, 16, 5, 6}));
   // Matrix multiply.
   cases.push_back(matmul("2d", {7, 13}, {13, 9}, false, false));
   cases.push_back(matmul("2d_const_b", {16, 70}, {70, 33}, false, false, true));
