@@ -22,6 +22,7 @@
 //   the output (both formats, all types).
 #include "backends/cuda/cudnn_convolution.h"
 
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -36,19 +37,6 @@ namespace {
 constexpr size_t kMaxWorkspace = size_t{512} << 20;
 
 size_t align256(size_t v) { return (v + 255) / 256 * 256; }
-
-// The process-wide handle for algorithm queries at create(); `f(handle)` runs under the mutex.
-template <typename F>
-Status withQueryHandle(F&& f) {
-  static std::mutex mutex;
-  static cudnnHandle_t handle = nullptr;  // lives as long as the process
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!handle) {
-    if (deviceCount() == 0) return unsupported("no CUDA GPU to query cuDNN: " + noDeviceReason());
-    KILN_CUDNN_CHECK(cudnnCreate(&handle));
-  }
-  return f(handle);
-}
 
 struct Descriptors {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
@@ -136,7 +124,8 @@ class ConvCudnn final : public Kernel {
   // Descriptors, the algorithm and the workspace; unsupported() says why not.
   Status init() {
     KILN_RETURN_IF_ERROR(makeDescriptors(g_, deconv_, d_));
-    return withQueryHandle([&](cudnnHandle_t h) -> Status {
+    return withCudnnQueryHandle([&](void* hv) -> Status {
+      cudnnHandle_t h = static_cast<cudnnHandle_t>(hv);
       std::string tried;
       if (!deconv_) {
         cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -227,6 +216,17 @@ class ConvCudnn final : public Kernel {
 };
 
 }  // namespace
+
+Status withCudnnQueryHandle(const std::function<Status(void* handle)>& f) {
+  static std::mutex mutex;
+  static cudnnHandle_t handle = nullptr;  // lives as long as the process
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!handle) {
+    if (deviceCount() == 0) return unsupported("no CUDA GPU to query cuDNN: " + noDeviceReason());
+    KILN_CUDNN_CHECK(cudnnCreate(&handle));
+  }
+  return f(handle);
+}
 
 std::unique_ptr<Kernel> createCudnnConvolution(const ConvGeometry& g, bool deconv,
                                                std::string* whyNot) {

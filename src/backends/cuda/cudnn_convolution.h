@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -21,6 +22,14 @@ namespace kiln::cuda {
 // express, no algorithm within the workspace limit.
 std::unique_ptr<Kernel> createCudnnConvolution(const ConvGeometry& g, bool deconv,
                                                std::string* whyNot);
+
+// The "cudnn_graph" tactic of convolution: cuDNN's graph API, an execution plan made at creation
+// (cudnn_graph_convolution.cpp); channels-last FP32/FP16 only.
+std::unique_ptr<Kernel> createCudnnGraphConvolution(const KernelConfig& c, std::string* whyNot);
+
+// The process-wide cuDNN handle for queries at kernel creation (algorithms, engine heuristics,
+// plans), created on first use; f(handle) runs under its mutex. unsupported() without a GPU.
+Status withCudnnQueryHandle(const std::function<Status(void* handle)>& f);
 
 // The "cudnn" tactic of convolution (P = ConvolutionParams) and deconvolution
 // (DeconvolutionParams).

@@ -3,8 +3,11 @@
 //                 the matrix product Y [N*H*W, K] = X [N*H*W, C] W^T (W [K, C]): Linear's cuBLASLt
 //                 kernel, with the bias, residual and activation in its epilogue (a ResNet's
 //                 bottleneck convolutions, most of its time, are these).
-//   cudnn         cudnnConvolutionForward (backends/cuda/cudnn_convolution.cpp), then kiln's
-//                 epilogue kernel.
+//   cudnn_graph   cuDNN's graph API, one execution plan made at creation
+//                 (backends/cuda/cudnn_graph_convolution.cpp), then kiln's epilogue kernel;
+//                 channels-last only.
+//   cudnn         the legacy cudnnConvolutionForward (backends/cuda/cudnn_convolution.cpp), then
+//                 kiln's epilogue kernel.
 //   reference     kiln's own per-element kernel (convolution_cuda.cu).
 // All validate through readConvGeometry (conv_geometry.h), as deconvolution's do. Plain C++ (no
 // CUDA header).
@@ -48,6 +51,7 @@ std::unique_ptr<Kernel> createCublasLt1x1(const KernelConfig& c, std::string* wh
 
 // Fastest first, kiln's reference last; plans and timing caches record these names.
 constexpr Tactic kTactics[] = {{"cublaslt_1x1", &createCublasLt1x1},
+                               {"cudnn_graph", &createCudnnGraphConvolution},
                                {"cudnn", &createCudnnTactic<ConvolutionParams>},
                                {"reference", &createConvolutionReference}};
 

@@ -258,6 +258,39 @@ std::vector<OpCase> denseCases() {
                                                           .residual = true,
                                                           .activation = kRelu,
                                                           .weightsFollowFormat = true}));
+  // NHWC weights reach cudnn_graph (cuDNN's graph API), which also takes asymmetric pads.
+  cases.push_back(conv("stride2_asym_pad_nhwc_weights", {.n = 2,
+                                                         .c = 8,
+                                                         .h = 11,
+                                                         .w = 9,
+                                                         .k = 16,
+                                                         .sh = 2,
+                                                         .sw = 2,
+                                                         .pt = 0,
+                                                         .pl = 1,
+                                                         .pb = 2,
+                                                         .pr = 0,
+                                                         .weightsFollowFormat = true}));
+  cases.push_back(conv("groups2_nhwc_weights", {.c = 16,
+                                                .k = 16,
+                                                .groups = 2,
+                                                .pt = 1,
+                                                .pl = 1,
+                                                .pb = 1,
+                                                .pr = 1,
+                                                .activation = kRelu,
+                                                .weightsFollowFormat = true}));
+  cases.push_back(conv("depthwise_nhwc_weights", {.n = 2,
+                                                  .c = 16,
+                                                  .h = 10,
+                                                  .w = 9,
+                                                  .k = 16,
+                                                  .groups = 16,
+                                                  .pt = 1,
+                                                  .pl = 1,
+                                                  .pb = 1,
+                                                  .pr = 1,
+                                                  .weightsFollowFormat = true}));
   cases.push_back(conv("stride2_sigmoid", {.c = 6,
                                            .h = 11,
                                            .w = 10,
@@ -408,6 +441,51 @@ TEST(DenseLibraries, DeviceAcceptCommonConfigs) {
       }
     }
   }
+}
+
+// The channels-last tactics on a GPU: cudnn_graph takes every NHWC-weights convolution case in
+// FP16 (in FP32 cuDNN 9's heuristic offered only TF32 engines on the H200, which kiln refuses),
+// and cublaslt_1x1 the 1x1 ones in FP32 and FP16 (with the tensors as the builder gives a CNN).
+TEST(DenseLibraries, DeviceChannelsLastTacticsAccept) {
+  const std::string why = deviceSkipReason();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
+  int checked = 0;
+  for (const OpCase& c : denseCases()) {
+    const bool nhwcWeights = c.name.find("nhwc_weights") != std::string::npos;
+    const bool oneByOne = c.name.rfind("conv_1x1", 0) == 0;
+    if (!nhwcWeights && !oneByOne) continue;
+    for (DataType t : {DataType::kFLOAT, DataType::kHALF}) {
+      KernelConfig config;
+      config.type = c.type;
+      config.params = c.params;
+      std::vector<TensorShape> shapes, outs;
+      std::vector<std::vector<uint8_t>> bytes;
+      for (const OpInput& in : c.inputs) {
+        const bool cl = in.dims.nbDims == 4 && (!in.constant || in.constantFollowsFormat);
+        config.inputs.push_back({in.dims, t,
+                                 cl ? TensorFormat::kCHANNELS_LAST : TensorFormat::kLINEAR,
+                                 DeviceKind::kCUDA});
+        bytes.emplace_back(static_cast<size_t>(volume(in.dims)) * dataTypeSize(t), 0);
+        shapes.push_back({in.dims, t});
+      }
+      for (size_t i = 0; i < bytes.size(); ++i)
+        config.constantInputs.push_back(c.inputs[i].constant ? bytes[i].data() : nullptr);
+      ASSERT_TRUE(inferLayerOutputs(c.type, c.params, shapes, outs).isOk());
+      config.outputs.push_back({outs[0].dims, t, TensorFormat::kCHANNELS_LAST, DeviceKind::kCUDA});
+      for (const char* name : {"cudnn_graph", "cublaslt_1x1"}) {
+        const bool wanted =
+            std::string(name) == "cudnn_graph" ? nhwcWeights && t == DataType::kHALF : oneByOne;
+        if (!wanted) continue;
+        const Tactic* tactic = ops::findTactic(ops::cudaTactics(c.type), name);
+        ASSERT_NE(tactic, nullptr) << name;
+        std::string whyNot;
+        EXPECT_NE(tactic->create(config, &whyNot), nullptr)
+            << c.name << " " << dataTypeName(t) << ": " << whyNot;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 12);
 }
 
 }  // namespace
