@@ -16,7 +16,8 @@ namespace kiln::plan {
 
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'P', 'L', 'A', 'N'};
 // 2: parameters encoded from the op field lists (kiln/ops/<op>.h).
-// 3: Convolution's epilogue fields (residual, activation). Plans of older versions are refused.
+// 3: Convolution's epilogue fields (residual, activation), Attention's zeroNanRows. Plans of older
+//    versions are refused.
 constexpr uint32_t kFormatVersion = 3;
 
 enum class TensorKind : uint8_t {

@@ -250,6 +250,37 @@ TEST(Attention, MaskedRowsFollowTheSoftmaxRules) {
   }
 }
 
+// The same rows with zeroNanRows (the softmax guard of PyTorch's scaled_dot_product_attention
+// export): the row masked out and the NaN row weigh V by zeros, so they are 0 (V is finite); row 1
+// is unchanged.
+TEST(Attention, ZeroNanRowsGivesZerosWhereTheSoftmaxIsNan) {
+  Rng rng;
+  const int64_t sq = 3, sk = 300, d = 4;
+  Problem pr;
+  pr.p = params(0.5f);
+  pr.dims = {makeDims({sq, d}), makeDims({sk, d}), makeDims({sk, d}), makeDims({sq, sk})};
+  for (int i = 0; i < 3; ++i) pr.data.push_back(rng.floats(volume(pr.dims[size_t(i)]), -2.f, 2.f));
+  std::vector<float> mask(static_cast<size_t>(sq * sk), 0.f);
+  for (int64_t j = 0; j < sk; ++j) mask[static_cast<size_t>(j)] = -INFINITY;
+  for (int64_t j = 0; j < 256; ++j) mask[static_cast<size_t>(sk + j)] = -INFINITY;
+  mask[static_cast<size_t>(2 * sk + 7)] = NAN;
+  pr.data.push_back(mask);
+  const KernelConfig plain = configOf(pr);
+  pr.p.zeroNanRows = true;
+  const KernelConfig guarded = configOf(pr);
+  for (const char* name : {"reference", "blocked"}) {
+    const Tactic& t = tacticNamed(ops::Attention::cpuTactics(), name);
+    const auto want = runTactic(t, plain, pr.data);
+    const auto y = runTactic(t, guarded, pr.data);
+    ASSERT_EQ(y.size(), static_cast<size_t>(sq * d));
+    for (int64_t e = 0; e < d; ++e) {
+      EXPECT_EQ(y[static_cast<size_t>(e)], 0.f) << name << ": a row masked out";
+      EXPECT_EQ(y[static_cast<size_t>(d + e)], want[static_cast<size_t>(d + e)]) << name;
+      EXPECT_EQ(y[static_cast<size_t>(2 * d + e)], 0.f) << name << ": a NaN score";
+    }
+  }
+}
+
 TEST(Attention, HalfAndBf16ReferenceComputeInFp32) {
   // Scores of 80000 overflow fp16 if formed in it; the reference keeps them in wide precision.
   const std::vector<float> q = {200.f, 200.f}, k = {200.f, 200.f, -200.f, -200.f}, v = {1.f, 2.f};

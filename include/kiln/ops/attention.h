@@ -19,14 +19,21 @@ namespace kiln {
 // a NaN score makes its row NaN. Every kernel computes the scores, the softmax statistics and the
 // weighted sum in FP32 whatever the storage type; in FP16 only the probabilities that weight V are
 // rounded (to the storage type) on the tensor-core tactic.
+//
+// zeroNanRows: a row whose softmax is NaN (every score -inf, or a NaN or +inf among them) weighs V
+// by zeros instead, so its output is the sum over keys of 0 * V (0 where V is finite): the
+// Where(IsNaN(P), 0, P) guard that PyTorch's scaled_dot_product_attention export writes after its
+// softmax, which the attention_fusion pass takes into the layer.
 struct AttentionParams {
   float scale = 1.f;  // finite
   bool keyTransposed = false;
+  bool zeroNanRows = false;
 
   template <class Self, class Visit>
   static void fields(Self& p, Visit&& v) {
     v("scale", p.scale);
     v("keyTransposed", p.keyTransposed);
+    v("zeroNanRows", p.zeroNanRows);
   }
 };
 

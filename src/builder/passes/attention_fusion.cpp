@@ -3,7 +3,10 @@
 //                         torch.onnx's scaled_dot_product_attention scales K^T as well)
 //   S' = S, or S times or divided by a scalar (Hugging Face scales the scores)
 //   S'' = S', or S' + Mask (a padding or causal mask, constant or computed)
-//   O = MatMul(Softmax(S'' over its last axis), V)
+//   P = Softmax(S'' over its last axis), or Where(IsNaN(P), 0, P) of it (torch.onnx's
+//       scaled_dot_product_attention guards its softmax so; kiln imports IsNaN as
+//       Not(Equal(P, P)): the Attention layer's zeroNanRows)
+//   O = MatMul(P, V)
 // and the pass makes the last MatMul one Attention layer reading Q, K, V and the mask, with the
 // scalars multiplied into its scale. The score matrix, [batch, heads, Sq, Sk] and the largest
 // tensor of a transformer at long sequences, then never exists in memory on the fused CUDA kernel.
@@ -55,20 +58,50 @@ class Matcher {
     return other;
   }
 
+  // When t is Where(IsNaN(P), 0, P) as kiln imports it, Select(Not(Equal(P, P)), zero, P) with
+  // zero a one-element constant 0: P, with the three layers in `guard`; else -1.
+  int32_t nanGuarded(int32_t t, std::vector<int32_t>& guard) const {
+    const int32_t select = edit_.producer(t);
+    if (select < 0 || edit_.node(select).type != LayerType::kSELECT) return -1;
+    const auto& in = edit_.node(select).inputs;
+    if (in.size() != 3 || !scalarNear(edit_.tensor(in[1]), 0.0)) return -1;
+    const int32_t p = in[2];
+    if (edit_.tensor(p).shape.dims != edit_.tensor(t).shape.dims ||
+        edit_.tensor(p).shape.type != edit_.tensor(t).shape.type)
+      return -1;
+    const int32_t no = edit_.producer(in[0]);
+    if (no < 0 || edit_.node(no).type != LayerType::kACTIVATION) return -1;
+    const auto* a = std::get_if<ActivationParams>(&edit_.node(no).params);
+    if (!a || a->type != ActivationType::kNOT) return -1;
+    const int32_t equal =
+        elementwiseProducer(edit_, edit_.node(no).inputs[0], ElementwiseOp::kEQUAL);
+    if (equal < 0 || edit_.node(equal).inputs[0] != p || edit_.node(equal).inputs[1] != p)
+      return -1;
+    guard = {select, no, equal};
+    return p;
+  }
+
   bool match(int32_t last, ChainFusion& f) const {
     // O = MatMul(P, V)
     const GraphNode& out = edit_.node(last);
     if (out.type != LayerType::kMATRIX_MULTIPLY) return false;
     const auto* mm2 = std::get_if<MatrixMultiplyParams>(&out.params);
     if (!mm2 || mm2->transposeA || mm2->transposeB) return false;
-    const int32_t p = out.inputs[0], v = out.inputs[1];
-    // P = Softmax(S'' over the last axis)
+    int32_t p = out.inputs[0];
+    const int32_t v = out.inputs[1];
+    // P = Where(IsNaN(P'), 0, P'), or P' itself
+    std::vector<int32_t> guard;
+    if (const int32_t guarded = nanGuarded(p, guard); guarded >= 0) p = guarded;
+    // P' = Softmax(S'' over the last axis)
     const int32_t softmax = edit_.producer(p);
     if (softmax < 0 || edit_.node(softmax).type != LayerType::kSOFTMAX) return false;
     const auto* sp = std::get_if<SoftmaxParams>(&edit_.node(softmax).params);
     const int32_t rank = edit_.tensor(p).shape.dims.nbDims;
     if (!sp || sp->log || (sp->axis != -1 && sp->axis != rank - 1)) return false;
-    std::vector<int32_t> chain{softmax};
+    std::vector<int32_t> chain = guard;
+    chain.push_back(softmax);
+    // The guard reads P three times: Equal(P, P) and the Select.
+    if (!guard.empty()) f.reads = {{softmax, 3}};
     int32_t s = edit_.node(softmax).inputs[0];
     // S'' = S' + Mask: either operand may be the scores (the one a MatMul, perhaps scaled, made).
     int32_t mask = -1;
@@ -106,6 +139,7 @@ class Matcher {
     AttentionParams params;
     params.scale = scale;
     params.keyTransposed = !mm1->transposeB;
+    params.zeroNanRows = !guard.empty();
     std::vector<int32_t> inputs{q, k, v};
     if (mask >= 0) inputs.push_back(mask);
     // The Attention layer's shape rule decides what it takes; its output must be the chain's.
@@ -131,7 +165,7 @@ class Matcher {
     f.into = "one Attention of '" + edit_.tensor(q).name + "', '" + edit_.tensor(k).name + "', '" +
              edit_.tensor(v).name + "'" +
              (mask >= 0 ? " with mask '" + edit_.tensor(mask).name + "'" : std::string()) +
-             " (scale " + std::to_string(scale) + ")";
+             " (scale " + std::to_string(scale) + (guard.empty() ? "" : ", NaN rows zeroed") + ")";
     f.type = LayerType::kATTENTION;
     f.params = params;
     f.inputs = inputs;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,9 +52,11 @@ inline bool scalarNear(const GraphTensor& t, double value) {
 // node becomes.
 struct ChainFusion {
   std::vector<int32_t> chain;
-  std::vector<int32_t> twoReaders;  // chain nodes whose output two chain layers read
-  std::string what;                 // "the GELU written out as 5 layers ending in ..."
-  std::string into;                 // "one GELU of 'x'"
+  // Chain nodes whose output the chain reads more than once, with how many reads (a layer that
+  // takes a tensor twice counts twice); every other chain node's output is read once.
+  std::map<int32_t, size_t> reads;
+  std::string what;  // "the GELU written out as 5 layers ending in ..."
+  std::string into;  // "one GELU of 'x'"
   LayerType type = LayerType::kCONSTANT;
   LayerParams params;
   std::vector<int32_t> inputs;
@@ -72,8 +75,9 @@ Status fuseChains(Graph& graph, PassContext& context, Match&& match) {
     std::string shared;
     for (int32_t c : f.chain) {
       const int32_t t = edit.node(c).outputs[0];
-      const bool two = std::find(f.twoReaders.begin(), f.twoReaders.end(), c) != f.twoReaders.end();
-      if (edit.tensor(t).isOutput || edit.consumers(t).size() != (two ? 2u : 1u))
+      const auto it = f.reads.find(c);
+      const size_t expected = it == f.reads.end() ? 1u : it->second;
+      if (edit.tensor(t).isOutput || edit.consumers(t).size() != expected)
         shared = edit.tensor(t).name;
     }
     if (!shared.empty()) {

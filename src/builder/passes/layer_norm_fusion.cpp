@@ -135,7 +135,7 @@ Status fuseLayerNorm(Graph& graph, PassContext& context) {
     }
     if (f.gamma < 0) f.gamma = onesScale(edit, f, edit.node(n).name);
     out.chain = f.chain;
-    out.twoReaders = {f.deviation};
+    out.reads = {{f.deviation, 2}};
     out.what = what;
     out.into = "one LayerNormalization of '" + edit.tensor(f.x).name + "' (axis " +
                std::to_string(f.axis) + ")";

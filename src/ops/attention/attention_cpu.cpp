@@ -33,8 +33,8 @@ bool readGeometry(const KernelConfig& c, Geometry& g, std::string* whyNot) {
   const auto* p = validate<AttentionParams>(c, "attention", -1, &ops::Attention::infer, whyNot);
   if (!p || !allLinear(c, "attention", whyNot)) return false;
   const bool hasMask = c.inputs.size() == 4;
-  g = at::geometryOf(p->scale, p->keyTransposed, c.inputs[0].dims, c.inputs[1].dims,
-                     c.inputs[2].dims, hasMask ? &c.inputs[3].dims : nullptr, c.outputs[0].dims);
+  g = at::geometryOf(*p, c.inputs[0].dims, c.inputs[1].dims, c.inputs[2].dims,
+                     hasMask ? &c.inputs[3].dims : nullptr, c.outputs[0].dims);
   return true;
 }
 
@@ -63,6 +63,11 @@ void attendReference(const Geometry& g, const void* const* in, void* out) {
       }
       double sum = 0;
       for (double& x : s) sum += (x = ops::softmax::sumTerm(x, m));
+      const bool zeroed = g.zeroNanRows && at::nanRow(sum);
+      if (zeroed) {
+        std::fill(s.begin(), s.end(), 0.0);
+        sum = 1;
+      }
       std::fill(acc.begin(), acc.end(), 0.0);
       for (int64_t j = 0; j < g.sk; ++j)
         for (int64_t e = 0; e < g.dv; ++e)
@@ -205,8 +210,18 @@ class BlockedAttention final : public Kernel {
       sgemm(rows, g_.dv, cols, 1.f, {pa}, {vb}, 1.f, o, g_.dv, gemm);
     }
     float* yb = y + (n * g_.sq + i0) * g_.dv;
-    for (int64_t r = 0; r < rows; ++r)
+    for (int64_t r = 0; r < rows; ++r) {
+      if (g_.zeroNanRows && at::nanRow(runSum[r])) {
+        // The guarded row: V weighed by zeros (0 where V is finite, NaN where it is not).
+        for (int64_t e = 0; e < g_.dv; ++e) {
+          float zero = 0.f;
+          for (int64_t j = 0; j < g_.sk; ++j) zero += 0.f * v[off.v + j * g_.dv + e];
+          yb[r * g_.dv + e] = zero;
+        }
+        continue;
+      }
       for (int64_t e = 0; e < g_.dv; ++e) yb[r * g_.dv + e] = o[r * g_.dv + e] / runSum[r];
+    }
   }
 
   Geometry g_;

@@ -41,8 +41,8 @@ bool readGeometry(const KernelConfig& c, const char* tactic, Geometry& g, std::s
                                                       false, whyNot);
   if (!p) return false;
   const bool hasMask = c.inputs.size() == 4;
-  g = at::geometryOf(p->scale, p->keyTransposed, c.inputs[0].dims, c.inputs[1].dims,
-                     c.inputs[2].dims, hasMask ? &c.inputs[3].dims : nullptr, c.outputs[0].dims);
+  g = at::geometryOf(*p, c.inputs[0].dims, c.inputs[1].dims, c.inputs[2].dims,
+                     hasMask ? &c.inputs[3].dims : nullptr, c.outputs[0].dims);
   return true;
 }
 
@@ -82,6 +82,11 @@ struct ReferenceElement {
       const float p = ops::softmax::sumTerm(scoreAt(o, i, j), m);
       sum += p;
       acc += p * toFloat(v[o.v + j * g.dv + e]);
+    }
+    if (g.zeroNanRows && at::nanRow(sum)) {  // V weighed by zeros
+      acc = 0.f;
+      for (int64_t j = 0; j < g.sk; ++j) acc += 0.f * toFloat(v[o.v + j * g.dv + e]);
+      sum = 1.f;
     }
     y[index] = fromFloat<T>(acc / sum);
   }
@@ -380,6 +385,13 @@ std::unique_ptr<Kernel> createFlash(const KernelConfig& c, std::string* whyNot) 
     if (whyNot) *whyNot = std::string("flash_mma: fp16 and bf16 only, got ") + dataTypeName(type);
     return nullptr;
   }
+  if (g.zeroNanRows) {
+    if (whyNot)
+      *whyNot =
+          "flash_mma: no zeroNanRows guard in this kernel (unfused_cublas and the reference "
+          "run it)";
+    return nullptr;
+  }
   const int padded = paddedHeadSize(g);
   if (padded == 0) {
     if (whyNot)
@@ -420,8 +432,10 @@ __global__ void maskedSoftmaxRows(T* scores, const T* mask, Geometry g) {
     float sum = 0.f;
     for (int64_t j = lane; j < g.sk; j += 32) sum += ops::softmax::sumTerm(value(j), mx);
     for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    // With zeroNanRows a NaN row's probabilities are 0, and the product weighs V by them.
+    const bool zeroed = g.zeroNanRows && at::nanRow(sum);
     for (int64_t j = lane; j < g.sk; j += 32)
-      s[j] = fromFloat<T>(ops::softmax::softmaxValue(value(j), mx, sum));
+      s[j] = fromFloat<T>(zeroed ? 0.f : ops::softmax::softmaxValue(value(j), mx, sum));
   }
 }
 

@@ -13,12 +13,15 @@
 //   - a row whose scores are all -inf ends with l = 0 and o = 0: 0 / 0 gives NaN, which is what
 //     the unfused Softmax gives for such a row. A NaN score never wins the maximum (fmax) but its
 //     term makes l, and so the row, NaN, again as the Softmax layer does.
+// With zeroNanRows such a row (l NaN or 0) weighs V by zeros instead (kiln/ops/attention.h):
+// every kernel tests its final sum with nanRow and then writes the sum over keys of 0 * V.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
 #include "core/host_device.h"
+#include "kiln/ops/attention.h"
 #include "kiln/types.h"
 #include "ops/matrix_multiply/matrix_multiply_semantics.h"
 
@@ -32,6 +35,7 @@ struct Geometry {
   float scale = 1.f;
   bool keyTransposed = false;
   bool hasMask = false;
+  bool zeroNanRows = false;
   // Per batch axis, each input's element stride along it (0 where it broadcasts).
   int64_t qStride[Dims::kMaxDims] = {}, kStride[Dims::kMaxDims] = {}, vStride[Dims::kMaxDims] = {},
           maskStride[Dims::kMaxDims] = {};
@@ -79,13 +83,22 @@ KILN_HOST_DEVICE inline V referencePoint(V runningMax) {
   return runningMax == -static_cast<V>(INFINITY) ? V(0) : runningMax;
 }
 
+// Whether a row's softmax is NaN, from its sum of exponentials: NaN (a NaN or +inf score), or 0
+// (every score -inf, the exponentials taken from reference point 0).
+template <class V>
+KILN_HOST_DEVICE inline bool nanRow(V sum) {
+  return !(sum > V(0));
+}
+
 // The geometry of a configuration whose shapes the shape rule accepted (host code): Q, K, V,
 // optional Mask and the output's dims.
-inline Geometry geometryOf(float scale, bool keyTransposed, const Dims& q, const Dims& k,
-                           const Dims& v, const Dims* mask, const Dims& y) {
+inline Geometry geometryOf(const AttentionParams& p, const Dims& q, const Dims& k, const Dims& v,
+                           const Dims* mask, const Dims& y) {
   Geometry g;
-  g.scale = scale;
-  g.keyTransposed = keyTransposed;
+  g.scale = p.scale;
+  g.keyTransposed = p.keyTransposed;
+  g.zeroNanRows = p.zeroNanRows;
+  const bool keyTransposed = p.keyTransposed;
   g.batchRank = y.nbDims - 2;
   for (int32_t i = 0; i < g.batchRank; ++i) {
     g.batch[i] = y.d[i];

@@ -23,6 +23,7 @@ struct Problem {
   std::vector<int64_t> mask;
   // K's and V's batch dims when they differ from Q's (shared across heads).
   std::vector<int64_t> kvBatch;
+  bool zeroNanRows = false;  // the softmax's NaN guard (kiln/ops/attention.h)
 };
 
 Dims dimsOf(std::vector<int64_t> lead, std::initializer_list<int64_t> last) {
@@ -41,12 +42,13 @@ OpCase attention(const Problem& p, bool emulate) {
   c.name = "attention_" + b + "q" + std::to_string(p.sq) + "_k" + std::to_string(p.sk) + "_d" +
            std::to_string(p.d) + (p.dv != p.d ? "_dv" + std::to_string(p.dv) : "") +
            (p.keyTransposed ? "_kt" : "") + (p.mask.empty() ? "" : "_mask") +
-           (p.kvBatch.empty() ? "" : "_sharedkv");
+           (p.kvBatch.empty() ? "" : "_sharedkv") + (p.zeroNanRows ? "_zeronan" : "");
   for (int64_t x : p.mask) c.name += "_" + std::to_string(x);
   c.type = LayerType::kATTENTION;
   AttentionParams params;
   params.scale = 1.f / std::sqrt(static_cast<float>(p.d));
   params.keyTransposed = p.keyTransposed;
+  params.zeroNanRows = p.zeroNanRows;
   c.params = params;
   OpInput q{dimsOf(p.batch, {p.sq, p.d})};
   OpInput k{p.keyTransposed ? dimsOf(kv, {p.d, p.sk}) : dimsOf(kv, {p.sk, p.d})};
@@ -84,6 +86,11 @@ std::vector<OpCase> attentionCases() {
   cases.push_back(attention({{2, 3}, 4, 6, 8, 8, false, {6}, {2, 1}}, true));
   cases.push_back(attention({{6}, 1, 1, 4, 4}, true));
   cases.push_back(attention({{}, 3, 9, 16, 16, false, {3, 1}}, true));
+  // The NaN guard of PyTorch's scaled_dot_product_attention export (the edge pass's masks give
+  // rows with NaN and -inf scores): unfused_cublas and the reference take it.
+  cases.push_back(attention({{2, 3}, 4, 6, 8, 8, false, {2, 1, 1, 6}, {}, true}, true));
+  cases.push_back(attention({{}, 5, 9, 16, 16, true, {5, 9}, {}, true}, true));
+  cases.push_back(attention({{2, 12}, 128, 128, 64, 64, false, {2, 1, 1, 128}, {}, true}, false));
   // The fused kernel's sweep, on the device.
   for (int64_t d : {32, 40, 64, 80, 96, 128}) {
     cases.push_back(attention({{2, 2}, 1, 1, d, d}, false));

@@ -5,6 +5,7 @@
 // on random data. Chains it must not touch stay, with the reason in the log.
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "builder/passes/pass_test_util.h"
@@ -133,6 +134,80 @@ TEST(AttentionFusion, OnCudaItFusesToo) {
   PassContext c({}, DeviceKind::kCUDA);
   ASSERT_TRUE(passes::fuseAttention(g, c).isOk());
   EXPECT_EQ(countNodes(g, LayerType::kATTENTION), 1);
+}
+
+// torch.onnx's scaled_dot_product_attention guards its softmax with Where(IsNaN(P), 0, P), which
+// kiln imports as Select(Not(Equal(P, P)), 0, P): the guard goes into the layer (zeroNanRows), and
+// a row masked out entirely gives zeros, fused as unfused.
+TEST(AttentionFusion, TheNanGuardOfScaledDotProductAttentionIsTakenIn) {
+  const int64_t b = 2, h = 2, sq = 4, sk = 5, d = 8;
+  auto net = createNetwork();
+  ITensor* q = net->addInput("q", DataType::kFLOAT, makeDims({b, h, sq, d}));
+  ITensor* k = net->addInput("k", DataType::kFLOAT, makeDims({b, h, d, sk}));
+  ITensor* v = net->addInput("v", DataType::kFLOAT, makeDims({b, h, sk, d}));
+  ITensor* root = scalar(*net, std::sqrt(1.f / std::sqrt(float(d))));
+  ITensor* s = matmul(*net, *binary(*net, *q, *root, ElementwiseOp::kMUL),
+                      *binary(*net, *k, *root, ElementwiseOp::kMUL));
+  // Row 1 is masked out entirely: its softmax is NaN, which the guard makes zeros.
+  std::vector<float> mask(static_cast<size_t>(sq * sk), 0.f);
+  for (int64_t j = 0; j < sk; ++j) mask[size_t(1 * sk + j)] = -INFINITY;
+  mask[size_t(2 * sk + 3)] = -INFINITY;
+  s = binary(*net, *s, *constant(*net, makeDims({sq, sk}), mask), ElementwiseOp::kADD);
+  ITensor* p = softmax(*net, *s);
+  ActivationParams no;
+  no.type = ActivationType::kNOT;
+  ITensor* isNan =
+      net->addActivation(*binary(*net, *p, *p, ElementwiseOp::kEQUAL), no)->getOutput(0);
+  ITensor* guarded = net->addSelect(*isNan, *scalar(*net, 0.f), *p)->getOutput(0);
+  ITensor* y = matmul(*net, *guarded, *v);
+  ASSERT_TRUE(net->markOutput(*y).isOk());
+
+  Graph g = graphOf(*net);
+  PassContext c = runPass(passes::fuseAttention, g);
+  EXPECT_TRUE(mentions(c.changes(), "NaN rows zeroed"))
+      << joined(c.changes()) << joined(c.declines());
+  EXPECT_EQ(countNodes(g, LayerType::kSELECT), 0);
+  EXPECT_EQ(countNodes(g, LayerType::kACTIVATION), 0);
+  EXPECT_EQ(countNodes(g, LayerType::kELEMENTWISE), 0);
+  ASSERT_EQ(countNodes(g, LayerType::kATTENTION), 1);
+  EXPECT_TRUE(std::get<AttentionParams>(g.nodes.back().params).zeroNanRows);
+  expectSameResults(*net, 1e-5f);
+
+  // The fused plan's masked-out row is zeros (not NaN).
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(build(*net, passes::defaultPipeline(), bytes).isOk());
+  Rng rng;
+  Buffers out;
+  ASSERT_TRUE(runPlan(bytes, randomInputs(*net, rng), out).isOk());
+  const std::vector<uint8_t>& yb = out[y->getName()];
+  for (int64_t n = 0; n < b * h; ++n)
+    for (int64_t e = 0; e < d; ++e) {
+      float value;
+      std::memcpy(&value, yb.data() + 4 * ((n * sq + 1) * d + e), 4);
+      EXPECT_EQ(value, 0.f) << "batch " << n << " element " << e;
+    }
+}
+
+// A guard that is not exactly Where(IsNaN(P), 0, P) (another fill value) stays, and the attention
+// before it is not fused either (its softmax output is read by the guard's layers).
+TEST(AttentionFusion, AnotherGuardStays) {
+  const int64_t sq = 3, sk = 4, d = 8;
+  auto net = createNetwork();
+  ITensor* q = net->addInput("q", DataType::kFLOAT, makeDims({sq, d}));
+  ITensor* k = net->addInput("k", DataType::kFLOAT, makeDims({d, sk}));
+  ITensor* v = net->addInput("v", DataType::kFLOAT, makeDims({sk, d}));
+  ITensor* p = softmax(*net, *matmul(*net, *q, *k));
+  ActivationParams no;
+  no.type = ActivationType::kNOT;
+  ITensor* isNan =
+      net->addActivation(*binary(*net, *p, *p, ElementwiseOp::kEQUAL), no)->getOutput(0);
+  ITensor* guarded = net->addSelect(*isNan, *scalar(*net, 0.5f), *p)->getOutput(0);
+  ASSERT_TRUE(net->markOutput(*matmul(*net, *guarded, *v)).isOk());
+  Graph g = graphOf(*net);
+  PassContext c = runPass(passes::fuseAttention, g);
+  EXPECT_EQ(countNodes(g, LayerType::kATTENTION), 0) << joined(c.changes());
+  EXPECT_EQ(countNodes(g, LayerType::kSELECT), 1);
+  expectSameResults(*net, 1e-5f);
 }
 
 TEST(AttentionFusion, TheFullPipelineFusesAndKeepsResults) {
