@@ -214,12 +214,12 @@ TEST(Attention, BlockedGivesTheSameBitsOnAnyThreadCount) {
   }
 }
 
-// Hand-made masks on one batch index: row 0 masked out entirely, row 1 masked in the first
-// key block only (the online softmax must not let the -inf block poison the row), row 2 with a
-// NaN score. 300 keys: two blocks of the blocked tactic.
-TEST(Attention, MaskedRowsFollowTheSoftmaxRules) {
-  Rng rng;
-  const int64_t sq = 3, sk = 300, d = 4;
+constexpr int64_t kMaskedSq = 3, kMaskedSk = 300, kMaskedD = 4;
+
+// Hand-made masks on one batch index: row 0 masked out entirely, row 1 masked in the first key
+// block only, row 2 with a NaN score; 300 keys.
+Problem maskedRowsProblem(Rng& rng) {
+  const int64_t sq = kMaskedSq, sk = kMaskedSk, d = kMaskedD;
   Problem pr;
   pr.p = params(0.5f);
   pr.dims = {makeDims({sq, d}), makeDims({sk, d}), makeDims({sk, d}), makeDims({sq, sk})};
@@ -229,6 +229,16 @@ TEST(Attention, MaskedRowsFollowTheSoftmaxRules) {
   for (int64_t j = 0; j < 256; ++j) mask[static_cast<size_t>(sk + j)] = -INFINITY;
   mask[static_cast<size_t>(2 * sk + 7)] = NAN;
   pr.data.push_back(mask);
+  return pr;
+}
+
+// maskedRowsProblem's rows: the row masked out and the NaN row are NaN, as the Softmax layer
+// gives; the online softmax does not let row 1's -inf block poison it (300 keys: two blocks of
+// the blocked tactic).
+TEST(Attention, MaskedRowsFollowTheSoftmaxRules) {
+  Rng rng;
+  Problem pr = maskedRowsProblem(rng);
+  const int64_t sq = kMaskedSq, sk = kMaskedSk, d = kMaskedD;
   const KernelConfig c = configOf(pr);
   for (const char* name : {"reference", "blocked"}) {
     const auto y = runTactic(tacticNamed(ops::Attention::cpuTactics(), name), c, pr.data);
@@ -255,16 +265,8 @@ TEST(Attention, MaskedRowsFollowTheSoftmaxRules) {
 // is unchanged.
 TEST(Attention, ZeroNanRowsGivesZerosWhereTheSoftmaxIsNan) {
   Rng rng;
-  const int64_t sq = 3, sk = 300, d = 4;
-  Problem pr;
-  pr.p = params(0.5f);
-  pr.dims = {makeDims({sq, d}), makeDims({sk, d}), makeDims({sk, d}), makeDims({sq, sk})};
-  for (int i = 0; i < 3; ++i) pr.data.push_back(rng.floats(volume(pr.dims[size_t(i)]), -2.f, 2.f));
-  std::vector<float> mask(static_cast<size_t>(sq * sk), 0.f);
-  for (int64_t j = 0; j < sk; ++j) mask[static_cast<size_t>(j)] = -INFINITY;
-  for (int64_t j = 0; j < 256; ++j) mask[static_cast<size_t>(sk + j)] = -INFINITY;
-  mask[static_cast<size_t>(2 * sk + 7)] = NAN;
-  pr.data.push_back(mask);
+  Problem pr = maskedRowsProblem(rng);
+  const int64_t sq = kMaskedSq, d = kMaskedD;
   const KernelConfig plain = configOf(pr);
   pr.p.zeroNanRows = true;
   const KernelConfig guarded = configOf(pr);

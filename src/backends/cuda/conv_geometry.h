@@ -70,15 +70,6 @@ void fillConvGeometry(const KernelConfig& c, const P& p, ConvGeometry* g) {
   g->kg = g->k / p.groups;
 }
 
-// The fused epilogue of one output element: sum (bias included) plus the residual's element, then
-// the activation (convolution_semantics.h).
-KILN_HOST_DEVICE inline float convEpilogue(const ConvGeometry& g, float sum, float residual) {
-  const float v = sum + residual;
-  return g.hasActivation
-             ? ops::activation::activateByType(g.activation, v, g.activationAlpha, g.activationBeta)
-             : v;
-}
-
 // True with *g filled when the configuration is one that the CUDA tactics of a convolution (P =
 // ConvolutionParams) or a deconvolution (DeconvolutionParams) can run (float_layer_checks.h), else
 // false with *whyNot prefixed by `tactic`. `weightsChannelsLast`: the tactic also takes the

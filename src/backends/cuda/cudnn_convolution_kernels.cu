@@ -18,7 +18,7 @@ struct EpilogueOp {
   __host__ __device__ void operator()(int64_t i) const {
     const int64_t ch = g.channelsLast ? i % g.k : (i / (g.oh * g.ow)) % g.k;
     const float v = toFloat(y[i]) + (bias ? toFloat(bias[ch]) : 0.f);
-    y[i] = fromFloat<T>(convEpilogue(g, v, residual ? toFloat(residual[i]) : 0.f));
+    y[i] = fromFloat<T>(ops::convolution::epilogue(g, v, residual ? toFloat(residual[i]) : 0.f));
   }
 };
 
@@ -40,7 +40,7 @@ struct VectorEpilogueOp {
 #pragma unroll
     for (int j = 0; j < N; ++j) {
       const float sum = toFloat(v.v[j]) + (bias ? toFloat(b.v[j]) : 0.f);
-      v.v[j] = fromFloat<T>(convEpilogue(g, sum, residual ? toFloat(r.v[j]) : 0.f));
+      v.v[j] = fromFloat<T>(ops::convolution::epilogue(g, sum, residual ? toFloat(r.v[j]) : 0.f));
     }
     storeVec<N>(y + e, v);
   }

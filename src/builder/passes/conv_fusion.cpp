@@ -16,15 +16,14 @@
 // while it is in cache, and the CUDA tactics run it in the product's kernel (cuBLASLt's epilogue
 // for the 1x1 convolutions) or in one kernel after cuDNN's, instead of one kernel per layer.
 //
-// The chain is matched forward from the head and takes every next step it can; it stops before a
-// step whose input is read by another layer too or is a network output (that tensor must then
-// exist), saying so in the verbose log.
-#include <cstring>
-#include <memory>
+// The chain is matched forward from the head and takes every next step it can (the walk is
+// linear_fusion's too: epilogue_chain.h); it stops before a step whose input is read by another
+// layer too or is a network output (that tensor must then exist), saying so in the verbose log.
 #include <string>
 #include <vector>
 
 #include "builder/passes/chain_fusion.h"
+#include "builder/passes/epilogue_chain.h"
 #include "ops/op_table.h"
 
 namespace kiln::passes {
@@ -39,19 +38,9 @@ struct Chain {
   int32_t bias = -1, residual = -1;
 };
 
-bool isActivationStep(const GraphEditor& edit, int32_t n) {
-  const GraphNode& node = edit.node(n);
-  if (node.type != LayerType::kACTIVATION || node.inputs.size() != 1) return false;
-  const auto* a = std::get_if<ActivationParams>(&node.params);
-  return a && a->type != ActivationType::kNOT;
-}
-
-bool couldFollow(const GraphEditor& edit, int32_t n) {
-  return isElementwise(edit, n, ElementwiseOp::kADD) || isActivationStep(edit, n);
-}
-
-// Whether constant c, added to a convolution output of dims `out` [N, K, H, W], is one value per
-// output channel: [K, 1, 1], [1, K, 1, 1], or a single value (of any rank up to 4).
+// Whether constant c, added to a convolution output// Whether constant c, added to a convolution
+// output of dims `out` [N, K, H, W], is one value per output channel: [K, 1, 1], [1, K, 1, 1], or a
+// single value (of any rank up to 4).
 bool isChannelBias(const GraphTensor& c, const Dims& out) {
   if (!isConstant(c) || out.nbDims != 4) return false;
   const Dims& d = c.shape.dims;
@@ -61,22 +50,6 @@ bool isChannelBias(const GraphTensor& c, const Dims& out) {
   for (int32_t i = 0; i < d.nbDims; ++i)
     if (d.d[i] != (i == k ? out.d[1] : 1)) return false;
   return true;
-}
-
-// The chain's added bias as the convolution takes it, [K]: a new constant over the same bytes (K
-// values) or the one value repeated K times.
-int32_t channelBias(GraphEditor& edit, int32_t bias, int64_t k) {
-  const GraphTensor& b = edit.tensor(bias);
-  std::shared_ptr<const std::vector<uint8_t>> bytes = b.constant;
-  if (volume(b.shape.dims) != k) {
-    const size_t size = dataTypeSize(b.shape.type);
-    auto repeated = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(k) * size);
-    for (int64_t j = 0; j < k; ++j)
-      std::memcpy(repeated->data() + static_cast<size_t>(j) * size, b.constant->data(), size);
-    bytes = std::move(repeated);
-  }
-  return edit.addConstant(b.name + "_bias", TensorShape{makeDims({k}), b.shape.type},
-                          std::move(bytes));
 }
 
 // Whether node n heads a chain: a convolution of one float output with no epilogue yet.
@@ -93,58 +66,14 @@ bool head(const GraphEditor& edit, int32_t n, Chain& c) {
   return true;
 }
 
-// Extends the chain from its head while the next layer is its next step; `stop` says why it
-// stopped before a layer that could have been one (empty when none could).
+// Extends the chain from its head while the next layer is its next step (epilogue_chain.h).
 void extend(const GraphEditor& edit, Chain& c, std::string& stop) {
-  enum Stage { kBias, kResidual, kActivation, kDone };
-  int stage = c.headInputs.size() == 3 ? kResidual : kBias;
-  int32_t last = c.head;
-  while (stage != kDone) {
-    const int32_t t = edit.node(last).outputs[0];
-    const GraphTensor& out = edit.tensor(t);
-    const auto& readers = edit.consumers(t);
-    if (readers.empty()) return;
-    if (out.isOutput || readers.size() != 1) {
-      for (int32_t r : readers)
-        if (couldFollow(edit, r)) {
-          stop = "'" + out.name + "' is " +
-                 (out.isOutput ? "a network output" : "read by more than one layer");
-          break;
-        }
-      return;
-    }
-    const int32_t next = readers[0];
-    if (isElementwise(edit, next, ElementwiseOp::kADD) && stage != kActivation) {
-      const auto& in = edit.node(next).inputs;
-      const int32_t other = in[0] == t ? in[1] : in[0];
-      const GraphTensor& o = edit.tensor(other);
-      const TensorShape& sum = edit.tensor(edit.node(next).outputs[0]).shape;
-      if (sum.dims != out.shape.dims || sum.type != out.shape.type ||
-          o.shape.type != out.shape.type || other == t)
-        return;
-      if (stage == kBias && o.shape.dims != out.shape.dims && isChannelBias(o, out.shape.dims)) {
-        c.bias = other;
-        stage = kResidual;
-      } else if (o.shape.dims == out.shape.dims) {
-        c.residual = other;
-        c.params.hasResidual = true;
-        stage = kActivation;
-      } else {
-        return;
-      }
-    } else if (isActivationStep(edit, next)) {
-      const auto& a = std::get<ActivationParams>(edit.node(next).params);
-      c.params.hasActivation = true;
-      c.params.activation = a.type;
-      c.params.activationAlpha = a.alpha;
-      c.params.activationBeta = a.beta;
-      stage = kDone;
-    } else {
-      return;
-    }
-    c.tail.push_back(next);
-    last = next;
-  }
+  const EpilogueSteps steps =
+      extendEpilogue(edit, c.head, c.headInputs.size() == 3, &isChannelBias, stop);
+  c.tail = steps.tail;
+  c.bias = steps.bias;
+  c.residual = steps.residual;
+  setEpilogueFields(steps, c.params);
 }
 
 std::string features(const Chain& c) {
@@ -178,7 +107,7 @@ Status fuseConvolution(Graph& graph, PassContext& context) {
     const int32_t last = c.tail.back();
     const TensorShape expect = edit.tensor(edit.node(last).outputs[0]).shape;
     std::vector<int32_t> inputs = c.headInputs;
-    if (c.bias >= 0) inputs.push_back(channelBias(edit, c.bias, c.params.outChannels));
+    if (c.bias >= 0) inputs.push_back(biasVector(edit, c.bias, c.params.outChannels));
     if (c.residual >= 0) inputs.push_back(c.residual);
     // The convolution's shape rule decides what it takes; its output must be the chain's.
     std::vector<TensorShape> shapes, outShapes;

@@ -23,12 +23,11 @@
 // step whose input is read by another layer too or is a network output (that tensor must then
 // exist), saying so in the verbose log, as it says why a product that a bias or activation
 // follows is not a head (W not constant, transposed X, alpha or beta not 1, a C of other shape).
-#include <cstring>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "builder/passes/chain_fusion.h"
+#include "builder/passes/epilogue_chain.h"
 #include "ops/op_table.h"
 
 namespace kiln::passes {
@@ -42,22 +41,9 @@ struct Chain {
   int32_t x = -1, w = -1, bias = -1, residual = -1;
 };
 
-bool isActivationStep(const GraphEditor& edit, int32_t n) {
-  const GraphNode& node = edit.node(n);
-  if (node.type != LayerType::kACTIVATION || node.inputs.size() != 1) return false;
-  const auto* a = std::get_if<ActivationParams>(&node.params);
-  return a && a->type != ActivationType::kNOT;
-}
-
-// Whether the layer could be the next step of a chain, an add only while the chain has no
-// residual (for the log: a stop that loses nothing is not worth a line).
-bool couldFollow(const GraphEditor& edit, int32_t n, bool addAllowed = true) {
-  return (addAllowed && isElementwise(edit, n, ElementwiseOp::kADD)) || isActivationStep(edit, n);
-}
-
-// Whether constant tensor c, added to an output of dims `out`, is a bias: every dim 1 but perhaps
-// the last, which is N or 1, and no higher rank than the output (so it broadcasts along the last
-// axis only).
+// Whether constant tensor c, added to an output// Whether constant tensor c, added to an output of
+// dims `out`, is a bias: every dim 1 but perhaps the last, which is N or 1, and no higher rank than
+// the output (so it broadcasts along the last axis only).
 bool isBias(const GraphTensor& c, const Dims& out) {
   const Dims& d = c.shape.dims;
   if (!isConstant(c) || d.nbDims > out.nbDims || out.nbDims == 0) return false;
@@ -113,59 +99,16 @@ class Matcher {
     return true;
   }
 
-  // Extends the chain from its head while the next layer is its next step; `stop` says why it
-  // stopped before a layer that could have been one (empty when none could).
+  // Extends the chain from its head while the next layer is its next step (epilogue_chain.h).
   void extend(Chain& c, std::string& stop) const {
-    enum Stage { kBias, kResidual, kActivation, kDone };
-    int stage = c.params.hasBias ? kResidual : kBias;
-    int32_t last = c.head;
-    while (stage != kDone) {
-      const int32_t t = edit_.node(last).outputs[0];
-      const GraphTensor& out = edit_.tensor(t);
-      const auto& readers = edit_.consumers(t);
-      if (readers.empty()) return;
-      if (out.isOutput || readers.size() != 1) {
-        for (int32_t r : readers)
-          if (couldFollow(edit_, r, stage != kActivation)) {
-            stop = "'" + out.name + "' is " +
-                   (out.isOutput ? "a network output" : "read by more than one layer");
-            break;
-          }
-        return;
-      }
-      const int32_t next = readers[0];
-      if (isElementwise(edit_, next, ElementwiseOp::kADD)) {
-        const auto& in = edit_.node(next).inputs;
-        const int32_t other = in[0] == t ? in[1] : in[0];
-        const GraphTensor& o = edit_.tensor(other);
-        const TensorShape& sum = edit_.tensor(edit_.node(next).outputs[0]).shape;
-        const bool keepsShape = sum.dims == out.shape.dims && sum.type == out.shape.type &&
-                                o.shape.type == out.shape.type;
-        if (!keepsShape) return;
-        if (stage == kBias && isBias(o, out.shape.dims) && o.shape.dims != out.shape.dims) {
-          c.bias = other;
-          c.params.hasBias = true;
-          stage = kResidual;
-        } else if (stage <= kResidual && o.shape.dims == out.shape.dims) {
-          c.residual = other;
-          c.params.hasResidual = true;
-          stage = kActivation;
-        } else {
-          return;
-        }
-      } else if (isActivationStep(edit_, next)) {
-        const auto& a = std::get<ActivationParams>(edit_.node(next).params);
-        c.params.hasActivation = true;
-        c.params.activation = a.type;
-        c.params.activationAlpha = a.alpha;
-        c.params.activationBeta = a.beta;
-        stage = kDone;
-      } else {
-        return;
-      }
-      c.tail.push_back(next);
-      last = next;
+    const EpilogueSteps steps = extendEpilogue(edit_, c.head, c.params.hasBias, &isBias, stop);
+    c.tail = steps.tail;
+    if (steps.bias >= 0) {
+      c.bias = steps.bias;
+      c.params.hasBias = true;
     }
+    c.residual = steps.residual;
+    setEpilogueFields(steps, c.params);
   }
 
  private:
@@ -176,23 +119,6 @@ class Matcher {
 
   const GraphEditor& edit_;
 };
-
-// The chain's bias as the Linear takes it, [N]: the constant itself when it is [N], else a new
-// constant over the same bytes (N values) or the one value repeated N times.
-int32_t biasVector(GraphEditor& edit, int32_t bias, int64_t n) {
-  const GraphTensor& b = edit.tensor(bias);
-  if (b.shape.dims == makeDims({n})) return bias;
-  std::shared_ptr<const std::vector<uint8_t>> bytes = b.constant;
-  if (volume(b.shape.dims) != n) {
-    const size_t size = dataTypeSize(b.shape.type);
-    auto repeated = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(n) * size);
-    for (int64_t j = 0; j < n; ++j)
-      std::memcpy(repeated->data() + static_cast<size_t>(j) * size, b.constant->data(), size);
-    bytes = std::move(repeated);
-  }
-  const TensorShape shape{makeDims({n}), b.shape.type};
-  return edit.addConstant(b.name + "_bias", shape, std::move(bytes));
-}
 
 std::string features(const LinearParams& p) {
   std::string s;

@@ -38,7 +38,7 @@ struct ConvOp {
         }
       }
     }
-    y[i] = fromFloat<T>(convEpilogue(g, sum, residual ? toFloat(residual[i]) : 0.f));
+    y[i] = fromFloat<T>(ops::convolution::epilogue(g, sum, residual ? toFloat(residual[i]) : 0.f));
   }
 };
 

@@ -27,8 +27,10 @@ struct InputSlots {
 };
 
 // One output element's epilogue: the accumulated sum (bias included) plus the residual's element,
-// then the fused activation.
-KILN_HOST_DEVICE inline float epilogue(const ConvolutionParams& p, float sum, float residual) {
+// then the fused activation. P: ConvolutionParams, or the CUDA tactics' geometry, which carries
+// the same activation fields.
+template <class P>
+KILN_HOST_DEVICE inline float epilogue(const P& p, float sum, float residual) {
   return activation::fusedActivation(p, sum + residual);
 }
 
