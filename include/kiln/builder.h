@@ -3,8 +3,10 @@
 // Engines are made only by the Runtime from a plan, so save/load is the one path.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -26,6 +28,48 @@ struct BuildProgress {
   const char* layer = "";       // the layer just finished, or "" (the "plan" phase)
   int32_t candidatesTimed = 0;  // tactics timed so far in this build (cache hits are not timed)
   double elapsedSeconds = 0;    // since the build started
+};
+
+// One range of input shapes a plan serves, as TensorRT's: for each network input with dynamic (-1)
+// dims, its smallest, typical and largest shape. Fixed dims must equal the network's in all
+// three; every dynamic dim needs min <= opt <= max. The builder keeps, per profile, tactics valid
+// over the whole box, timed at opt, and plans memory at max. Checked in full at build, where an
+// error names the profile, input, axis and values.
+class OptimizationProfile {
+ public:
+  // False (nothing set) for a null or empty name or a rank outside [0, 8].
+  bool setDimensions(const char* inputName, OptProfileSelector which, const Dims& dims) {
+    if (!inputName || !*inputName || dims.nbDims < 0 || dims.nbDims > Dims::kMaxDims) return false;
+    const int32_t k = static_cast<int32_t>(which);
+    if (k < 0 || k > 2) return false;
+    Entry& e = inputs_[inputName];
+    e.dims[static_cast<size_t>(k)] = dims;
+    e.set[static_cast<size_t>(k)] = true;
+    return true;
+  }
+  // nbDims == -1 when not set.
+  Dims getDimensions(const char* inputName, OptProfileSelector which) const {
+    Dims none;
+    none.nbDims = -1;
+    const int32_t k = static_cast<int32_t>(which);
+    auto it = inputName ? inputs_.find(inputName) : inputs_.end();
+    if (it == inputs_.end() || k < 0 || k > 2 || !it->second.set[static_cast<size_t>(k)])
+      return none;
+    return it->second.dims[static_cast<size_t>(k)];
+  }
+  // Every input some setDimensions() named, in name order.
+  std::vector<std::string> inputNames() const {
+    std::vector<std::string> names;
+    for (const auto& [name, e] : inputs_) names.push_back(name);
+    return names;
+  }
+
+ private:
+  struct Entry {
+    std::array<Dims, 3> dims{};
+    std::array<bool, 3> set{};
+  };
+  std::map<std::string, Entry> inputs_;
 };
 
 struct BuilderConfig {
@@ -58,6 +102,9 @@ struct BuilderConfig {
   // cancels the build, which then fails with StatusCode::kCancelled. Empty: not called. It must
   // not use the builder it reports on.
   std::function<bool(const BuildProgress&)> progress;
+  // Required, at least one, when the network has dynamic inputs; must be empty otherwise. The plan
+  // keeps them in this order (IExecutionContext::setOptimizationProfile selects one).
+  std::vector<OptimizationProfile> profiles;
 };
 
 class IBuilder {

@@ -26,6 +26,13 @@ class ITensor {
   virtual DataType getType() const = 0;
   virtual bool isNetworkInput() const = 0;
   virtual bool isNetworkOutput() const = 0;
+  // Network inputs: names dimension `index` (ONNX's dim_param). Inputs' dimensions that share a
+  // name must be equal: their profile ranges must overlap at build, their values must match at
+  // run time. False for a tensor that is no network input, an index outside its rank, an empty
+  // name, or a dimension that is not dynamic (-1).
+  virtual bool setDimensionName(int32_t index, const char* name) = 0;
+  // The name given to dimension `index`, or nullptr.
+  virtual const char* getDimensionName(int32_t index) const = 0;
 
  protected:
   ~ITensor() = default;
@@ -58,7 +65,15 @@ class INetworkDefinition {
  public:
   virtual ~INetworkDefinition() = default;
 
+  // A dimension may be -1: dynamic, given per build by an OptimizationProfile (kiln/builder.h)
+  // and per run by IExecutionContext::setInputShape. The input's getDimensions() keeps the -1.
   virtual ITensor* addInput(const char* name, DataType type, const Dims& dims) = 0;
+  // kiln: layers are checked as they are added, and their outputs' getDimensions() computed, at
+  // one concrete shape of each dynamic input, its working shape: every -1 taken as 1 until this
+  // sets another (the ONNX parser sets the first profile's opt). `dims` must keep the input's
+  // fixed dimensions. Setting it re-checks every layer and fails, changing nothing, where one
+  // does not accept the new shape.
+  virtual Status setWorkingShape(const char* inputName, const Dims& dims) = 0;
   virtual Status markOutput(ITensor& tensor) = 0;
 
   virtual ILayer* addConstant(const Dims& dims, const Weights& weights) = 0;

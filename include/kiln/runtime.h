@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kiln/device.h"
 #include "kiln/status.h"
@@ -49,6 +50,23 @@ class IExecutionContext {
   // Memory for an input or output, in the engine's device memory (host memory on the CPU).
   // It must hold the tensor's bytes in the engine's I/O type and format (see IEngine).
   virtual Status setTensorAddress(const char* name, void* address) = 0;
+
+  // Dynamic shapes (plans built with optimization profiles; DESIGN.md §7). A context starts on
+  // profile 0. Selecting a profile forgets the input shapes set before; any number of contexts
+  // may use one profile, each with its own memory, sized for that profile's max.
+  virtual Status setOptimizationProfile(int32_t index) = 0;
+  virtual int32_t getOptimizationProfile() const = 0;
+  // The shape of a dynamic input for the next enqueues; it must lie inside the selected
+  // profile's [min, max] (the error names input, axis, value and range, and a profile that
+  // fits). A fixed input accepts only its own dims. Kernels for the new shapes are made here (or
+  // reused), never inside enqueue().
+  virtual Status setInputShape(const char* name, const Dims& dims) = 0;
+  // An input's or output's dims as they are now: -1 where they depend on an input shape not set
+  // yet (or when the shapes set break a rule: inferShapes says which). nbDims -1: unknown name.
+  virtual Dims getTensorShape(const char* name) const = 0;
+  // The dynamic inputs whose shape is still missing, in `missing`; an error when the shapes set
+  // are inconsistent (inputs sharing a named dimension differ, or a layer refuses them).
+  virtual Status inferShapes(std::vector<std::string>& missing) const = 0;
   // The address last set for an input or output, or nullptr (unknown name, or none set yet).
   virtual void* getTensorAddress(const char* name) const = 0;
   // Runs the network. Asynchronous on `stream` on CUDA; synchronous on the CPU (stream ignored).
@@ -69,7 +87,16 @@ class IEngine {
   virtual const char* getIOTensorName(int32_t index) const = 0;
   virtual TensorIOMode getTensorIOMode(const char* name) const = 0;
   // Dims, type and format the caller's buffer must have; dims.nbDims == -1 for an unknown name.
+  // A dimension that varies in some optimization profile is -1 (getTensorShape() on a context
+  // gives the value for the shapes it was set to).
   virtual PluginTensorDesc getTensorDesc(const char* name) const = 0;
+  // Optimization profiles the plan was built with; 1 for a plan without dynamic inputs (its one
+  // implicit profile).
+  virtual int32_t getNbOptimizationProfiles() const = 0;
+  // An input's min, opt or max shape in a profile (its own dims for a fixed input); nbDims -1 for
+  // an unknown name or profile.
+  virtual Dims getProfileShape(const char* name, int32_t profile,
+                               OptProfileSelector which) const = 0;
   // "cpu" or "cuda:sm_90", as recorded in the plan.
   virtual const char* getTarget() const = 0;
   // The device the engine runs on: memory for its inputs and outputs, streams, graphs.

@@ -25,6 +25,10 @@ constexpr bool isFloatType(DataType t) {
   return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16;
 }
 
+// Which corner of an optimization profile's box (kiln/builder.h OptimizationProfile): the
+// smallest shape an input may take, the one the builder times tactics at, the largest.
+enum class OptProfileSelector : int32_t { kMIN = 0, kOPT = 1, kMAX = 2 };
+
 // Memory layouts. Dims are always logical (N, C, H, W, ...); the format says how they are laid
 // out in memory. Values are part of the plan format and the plugin ABI.
 enum class TensorFormat : int32_t {

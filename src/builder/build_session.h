@@ -75,6 +75,17 @@ class BuildSession {
   Status reportProgress(const char* phase, int32_t done, int32_t total,
                         const std::string& layer) const;
 
+  // Dynamic shapes (profile_build.cpp): sessions of the same graph lowered at the profile's other
+  // corners ("min", "max"), step for step the same; every tactic chosen must accept them too.
+  void setCorners(std::vector<std::pair<std::string, const BuildSession*>> corners) {
+    corners_ = std::move(corners);
+  }
+  const std::vector<BuildTensor>& buildTensors() const { return tensors_; }
+  const std::vector<BuildStep>& buildSteps() const { return steps_; }
+  std::vector<BuildStep>& buildSteps() { return steps_; }
+  // What a kernel for the step is made from, at this session's shapes.
+  KernelConfig kernelConfig(const BuildStep& step) const;
+
  private:
   // lowering.cpp
   Status lowerBuiltin(const GraphNode& node);
@@ -116,9 +127,11 @@ class BuildSession {
   // A candidate whose first timed run exceeds this many times the best so far is not timed
   // further: timings of one kernel vary by tens of percent, not by 4x.
   static constexpr double kDropFactor = 4.0;
-  Status chooseTactic(BuildStep& step);
-  // The choice among the target's tactics for the configuration, timed on these buffers.
+  Status chooseTactic(BuildStep& step, size_t index);
+  // The choice among the target's tactics for the configuration, timed on these buffers; a
+  // tactic must also accept every configuration of `corners` (dynamic shapes).
   Status chooseFastest(BuildStep& step, const KernelConfig& config,
+                       const std::vector<std::pair<std::string, KernelConfig>>& corners,
                        const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
   // The target's timer (its stream and library handles), made on first use.
   Status timer(Timer*& out);
@@ -145,6 +158,7 @@ class BuildSession {
   std::map<std::string, double> reformatTimes_;
   TimingCache timingCache_;
   int32_t candidatesTimed_ = 0;  // for BuildProgress
+  std::vector<std::pair<std::string, const BuildSession*>> corners_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 

@@ -2,9 +2,11 @@
 
 #include "builder/build_plan.h"
 #include "builder/build_session.h"
+#include "builder/graph_shapes.h"
 #include "builder/memory_planner.h"
 #include "builder/network_impl.h"
 #include "builder/passes/pipeline.h"
+#include "builder/profile_build.h"
 #include "builder/reshape_aliases.h"
 #include "core/log.h"
 #include "core/version.h"
@@ -145,6 +147,9 @@ Status buildPlanFromGraph(const Graph& network, const BuilderConfig& config,
   if (config.timingRuns < 1 || config.warmupRuns < 0) {
     return invalidArgument("BuilderConfig: timingRuns must be >= 1 and warmupRuns >= 0");
   }
+  // Dynamic inputs: one plan for the profiles' ranges (profile_build.h).
+  if (!config.profiles.empty() || hasDynamicInputs(network))
+    return buildProfilePlan(network, config, passes, target, bytes);
   // The passes rewrite the builder's copy; the network stays as its author wrote it. Plugin
   // definitions are shared with the network (shared_ptr), not cloned.
   Graph graph = network;

@@ -18,7 +18,12 @@ class PluginObject;  // plugin/plugin_object.h
 
 struct GraphTensor {
   std::string name;
+  // The shape layers were inferred at. For a network input with dynamic (-1) dims, its working
+  // shape (NetworkImpl::setWorkingShape) or, in the builder, one corner of a profile.
   TensorShape shape;
+  // Network inputs: the dims as declared, -1 where dynamic, and each dim's name ("" if none).
+  Dims declared;
+  std::vector<std::string> dimNames;
   bool isInput = false;
   bool isOutput = false;
   int32_t producer = -1;  // node index, -1 for inputs and constants

@@ -1,5 +1,6 @@
 #include <cstring>
 
+#include "builder/graph_shapes.h"
 #include "builder/network_impl.h"
 #include "core/log.h"
 #include "kiln/registry.h"
@@ -22,10 +23,27 @@ ITensor* tensorAt(const NetworkImpl& net, const std::vector<int32_t>& list, int3
 
 const char* TensorImpl::getName() const { return net_.graph().tensors[index_].name.c_str(); }
 bool TensorImpl::setName(const char* name) { return name && net_.renameTensor(index_, name); }
-Dims TensorImpl::getDimensions() const { return net_.graph().tensors[index_].shape.dims; }
+Dims TensorImpl::getDimensions() const {
+  const GraphTensor& t = net_.graph().tensors[index_];
+  return t.isInput ? t.declared : t.shape.dims;
+}
 DataType TensorImpl::getType() const { return net_.graph().tensors[index_].shape.type; }
 bool TensorImpl::isNetworkInput() const { return net_.graph().tensors[index_].isInput; }
 bool TensorImpl::isNetworkOutput() const { return net_.graph().tensors[index_].isOutput; }
+bool TensorImpl::setDimensionName(int32_t index, const char* name) {
+  GraphTensor& t = net_.mutableGraph().tensors[index_];
+  if (!t.isInput || !name || !*name || index < 0 || index >= t.declared.nbDims ||
+      t.declared.d[index] >= 0)
+    return false;
+  t.dimNames[index] = name;
+  return true;
+}
+const char* TensorImpl::getDimensionName(int32_t index) const {
+  const GraphTensor& t = net_.graph().tensors[index_];
+  if (!t.isInput || index < 0 || index >= t.declared.nbDims || t.dimNames[index].empty())
+    return nullptr;
+  return t.dimNames[index].c_str();
+}
 
 const char* LayerImpl::getName() const { return net_.graph().nodes[index_].name.c_str(); }
 bool LayerImpl::setName(const char* name) { return name && net_.renameLayer(index_, name); }
@@ -121,13 +139,21 @@ ITensor* NetworkImpl::addInput(const char* name, DataType type, const Dims& dims
     return fail(invalidArgument(std::string("addInput: tensor name '") + name + "' is taken"));
   }
   if (dataTypeSize(type) == 0) return fail(invalidArgument("addInput: invalid data type"));
-  if (volume(dims) < 0) {
+  bool valid = dims.nbDims >= 0 && dims.nbDims <= Dims::kMaxDims;
+  Dims working = dims;
+  for (int32_t k = 0; valid && k < dims.nbDims; ++k) {
+    valid = dims.d[k] >= -1;
+    if (dims.d[k] == -1) working.d[k] = 1;  // until setWorkingShape says otherwise
+  }
+  if (!valid) {
     return fail(invalidArgument(std::string("addInput '") + name +
-                                "': dims must have rank 0..8 and no negative dimension"));
+                                "': dims must have rank 0..8, each -1 (dynamic) or at least 0"));
   }
   GraphTensor t;
   t.name = name;
-  t.shape = {dims, type};
+  t.shape = {working, type};
+  t.declared = dims;
+  t.dimNames.assign(static_cast<size_t>(dims.nbDims), std::string());
   t.isInput = true;
   const int32_t index = static_cast<int32_t>(graph_.tensors.size());
   graph_.tensors.push_back(std::move(t));
@@ -150,6 +176,15 @@ Status NetworkImpl::markOutput(ITensor& tensor) {
   }
   t.isOutput = true;
   graph_.outputs.push_back(index);
+  return Status::ok();
+}
+
+Status NetworkImpl::setWorkingShape(const char* inputName, const Dims& dims) {
+  if (!inputName) return invalidArgument("setWorkingShape: null input name");
+  // On a copy, so that a shape some layer refuses leaves the network as it was.
+  Graph trial = graph_;
+  KILN_RETURN_IF_ERROR(specializeGraph(trial, {{inputName, dims}}, "setWorkingShape"));
+  graph_.tensors = std::move(trial.tensors);
   return Status::ok();
 }
 

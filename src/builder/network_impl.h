@@ -22,6 +22,8 @@ class TensorImpl final : public ITensor {
   DataType getType() const override;
   bool isNetworkInput() const override;
   bool isNetworkOutput() const override;
+  bool setDimensionName(int32_t index, const char* name) override;
+  const char* getDimensionName(int32_t index) const override;
   int32_t index() const { return index_; }
   const NetworkImpl& network() const { return net_; }
 
@@ -53,6 +55,7 @@ class NetworkImpl final : public INetworkDefinition {
 
   ITensor* addInput(const char* name, DataType type, const Dims& dims) override;
   Status markOutput(ITensor& tensor) override;
+  Status setWorkingShape(const char* inputName, const Dims& dims) override;
   ILayer* addConstant(const Dims& dims, const Weights& weights) override;
   ILayer* addConvolution(ITensor& input, const ConvolutionParams& params, const Weights& kernel,
                          const Weights& bias) override;

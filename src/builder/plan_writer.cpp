@@ -109,6 +109,35 @@ Status writeMemory(ByteWriter& w, const Plan& plan) {
   return Status::ok();
 }
 
+Status writeProfiles(ByteWriter& w, const Plan& plan) {
+  KILN_RETURN_IF_ERROR(writeCount(w, plan.equalities.size(), "dimension rules"));
+  for (const DimEquality& e : plan.equalities) {
+    w.i32(e.tensorA);
+    w.i32(e.axisA);
+    w.i32(e.tensorB);
+    w.i32(e.axisB);
+    KILN_RETURN_IF_ERROR(writeString(w, e.name, kMaxStringBytes, "a dimension name"));
+  }
+  KILN_RETURN_IF_ERROR(writeCount(w, plan.profiles.size(), "profiles"));
+  for (const Profile& p : plan.profiles) {
+    KILN_RETURN_IF_ERROR(writeCount(w, p.inputs.size(), "profile inputs"));
+    for (const ProfileInput& in : p.inputs) {
+      w.i32(in.tensor);
+      writeDims(w, in.min);
+      writeDims(w, in.opt);
+      writeDims(w, in.max);
+    }
+    KILN_RETURN_IF_ERROR(writeCount(w, p.tactics.size(), "profile tactics"));
+    for (const std::string& t : p.tactics)
+      KILN_RETURN_IF_ERROR(writeString(w, t, kMaxStringBytes, "a tactic name"));
+    KILN_RETURN_IF_ERROR(writeCount(w, p.arenaOffsets.size(), "profile arena offsets"));
+    for (uint64_t o : p.arenaOffsets) w.u64(o);
+    w.u64(p.arenaBytes);
+    w.u64(p.workspaceBytes);
+  }
+  return Status::ok();
+}
+
 template <typename F>
 Status section(ByteWriter& w, SectionTag tag, const Plan& plan, F&& body) {
   const size_t start = w.beginSection(static_cast<uint32_t>(tag));
@@ -132,6 +161,7 @@ Status writePlanUnvalidated(const Plan& plan, std::vector<uint8_t>& bytes) {
   KILN_RETURN_IF_ERROR(section(w, SectionTag::kPLUGINS, plan, writePlugins));
   KILN_RETURN_IF_ERROR(section(w, SectionTag::kIO, plan, writeIo));
   KILN_RETURN_IF_ERROR(section(w, SectionTag::kMEMORY, plan, writeMemory));
+  KILN_RETURN_IF_ERROR(section(w, SectionTag::kPROFILES, plan, writeProfiles));
   w.u64(crc64(out.data(), out.size()));
   bytes = std::move(out);
   return Status::ok();

@@ -52,7 +52,7 @@ Status BuildSession::timingBuffer(const PluginTensorDesc& d, const void* constan
   return target_.backend->copyFromHost(out->data(), host.data(), bytes);
 }
 
-Status BuildSession::chooseTactic(BuildStep& step) {
+KernelConfig BuildSession::kernelConfig(const BuildStep& step) const {
   const DeviceKind device = target_.device();
   KernelConfig config;
   config.type = step.type;
@@ -66,6 +66,14 @@ Status BuildSession::chooseTactic(BuildStep& step) {
     const BuildTensor& t = tensors_[o];
     config.outputs.push_back({t.dims, t.type, t.format, device});
   }
+  return config;
+}
+
+Status BuildSession::chooseTactic(BuildStep& step, size_t index) {
+  const KernelConfig config = kernelConfig(step);
+  std::vector<std::pair<std::string, KernelConfig>> corners;
+  for (const auto& [name, session] : corners_)
+    corners.emplace_back(name, session->kernelConfig(session->steps_[index]));
   std::vector<std::unique_ptr<IDeviceBuffer>> buffers;
   std::vector<const void*> ins;
   std::vector<void*> outs;
@@ -80,10 +88,40 @@ Status BuildSession::chooseTactic(BuildStep& step) {
         static_cast<size_t>(plan::tensorBytes(d.dims, d.type)), "a timing output", buffers.back()));
     outs.push_back(buffers.back()->data());
   }
-  return chooseFastest(step, config, ins, outs);
+  return chooseFastest(step, config, corners, ins, outs);
 }
 
+namespace {
+
+std::string shapeText(const Dims& d) {
+  std::string s;
+  for (int32_t k = 0; k < d.nbDims; ++k) s += (k ? "x" : "") + std::to_string(d.d[k]);
+  return s.empty() ? "scalar" : s;
+}
+
+// Empty when `tactic` makes a kernel for every corner within the workspace limit (the largest
+// workspace in `workspace`), else why not, naming the corner and its first input's shape.
+std::string declineAtCorners(const Tactic& tactic,
+                             const std::vector<std::pair<std::string, KernelConfig>>& corners,
+                             size_t limit, uint64_t& workspace) {
+  for (const auto& [name, config] : corners) {
+    std::string why;
+    auto kernel = tactic.create(config, &why);
+    if (kernel && kernel->workspaceSize() > limit)
+      why = "needs " + std::to_string(kernel->workspaceSize()) + " workspace bytes";
+    if (!kernel || !why.empty())
+      return "declines at the profile's " + name +
+             (config.inputs.empty() ? "" : " (input " + shapeText(config.inputs[0].dims) + ")") +
+             ": " + (why.empty() ? "declined" : why);
+    workspace = std::max<uint64_t>(workspace, kernel->workspaceSize());
+  }
+  return "";
+}
+
+}  // namespace
+
 Status BuildSession::chooseFastest(BuildStep& step, const KernelConfig& config,
+                                   const std::vector<std::pair<std::string, KernelConfig>>& corners,
                                    const std::vector<const void*>& ins,
                                    const std::vector<void*>& outs) {
   const Backend& backend = *target_.backend;
@@ -97,10 +135,12 @@ Status BuildSession::chooseFastest(BuildStep& step, const KernelConfig& config,
       if (cachedTactic != tactic.name) continue;
       std::string why;
       auto kernel = tactic.create(config, &why);
-      if (kernel && kernel->workspaceSize() <= config_.maxWorkspaceBytes) {
+      uint64_t cornerWorkspace = 0;
+      if (kernel && kernel->workspaceSize() <= config_.maxWorkspaceBytes &&
+          declineAtCorners(tactic, corners, config_.maxWorkspaceBytes, cornerWorkspace).empty()) {
         step.tactic = tactic.name;
         step.medianMs = cachedMs;
-        step.workspaceBytes = kernel->workspaceSize();
+        step.workspaceBytes = std::max<uint64_t>(kernel->workspaceSize(), cornerWorkspace);
         step.candidates.push_back({tactic.name, cachedMs, ""});
         logVerbose(std::string("layer '") + step.name + "' (" + layerTypeName(step.type) +
                    "): chose " + step.tactic + " at " + std::to_string(cachedMs) +
@@ -114,6 +154,7 @@ Status BuildSession::chooseFastest(BuildStep& step, const KernelConfig& config,
   struct Accepted {
     const Tactic* tactic;
     KernelPtr kernel;
+    uint64_t cornerWorkspace;
   };
   std::vector<Accepted> accepted;
   std::string reasons;
@@ -139,6 +180,13 @@ Status BuildSession::chooseFastest(BuildStep& step, const KernelConfig& config,
       reject(tactic, why);
       continue;
     }
+    uint64_t cornerWorkspace = 0;
+    if (std::string cornerWhy =
+            declineAtCorners(tactic, corners, config_.maxWorkspaceBytes, cornerWorkspace);
+        !cornerWhy.empty()) {
+      reject(tactic, cornerWhy);
+      continue;
+    }
     // The reference (last by convention) is the correctness oracle of the tests, and on the CPU
     // often 100x the fast tactics' time: it is timed only where nothing else applies.
     if (std::string_view(tactic.name) == "reference" && !accepted.empty()) {
@@ -150,7 +198,7 @@ Status BuildSession::chooseFastest(BuildStep& step, const KernelConfig& config,
       step.candidates.push_back(std::move(candidate));
       continue;
     }
-    accepted.push_back({&tactic, std::move(kernel)});
+    accepted.push_back({&tactic, std::move(kernel), cornerWorkspace});
   }
 
   Timer* clock = nullptr;
@@ -197,7 +245,7 @@ Status BuildSession::chooseFastest(BuildStep& step, const KernelConfig& config,
       best = ms;
       step.tactic = tactic.name;
       step.medianMs = ms;
-      step.workspaceBytes = kernel.workspaceSize();
+      step.workspaceBytes = std::max<uint64_t>(kernel.workspaceSize(), a.cornerWorkspace);
     }
     step.candidates.push_back(std::move(candidate));
   }
@@ -218,9 +266,10 @@ Status BuildSession::chooseTactics() {
     KILN_RETURN_IF_ERROR(timingCache_.load(config_.timingCachePath));
   const int32_t total = static_cast<int32_t>(steps_.size());
   int32_t done = 0;
-  for (BuildStep& step : steps_) {
+  for (size_t index = 0; index < steps_.size(); ++index) {
+    BuildStep& step = steps_[index];
     if (step.type != LayerType::kPLUGIN) {
-      Status s = chooseTactic(step);
+      Status s = chooseTactic(step, index);
       if (!s) return s.withContext("layer '" + step.name + "' (" + layerTypeName(step.type) + ")");
     }
     KILN_RETURN_IF_ERROR(reportProgress("tactics", ++done, total, step.name));

@@ -16,9 +16,10 @@ namespace kiln::plan {
 
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'P', 'L', 'A', 'N'};
 // 2: parameters encoded from the op field lists (kiln/ops/<op>.h).
-// 3: Convolution's epilogue fields (residual, activation), Attention's zeroNanRows. Plans of older
-//    versions are refused.
-constexpr uint32_t kFormatVersion = 3;
+// 3: Convolution's epilogue fields (residual, activation), Attention's zeroNanRows.
+// 4: the profiles section (optimization profiles, named-dimension rules). Plans of older versions
+//    are refused.
+constexpr uint32_t kFormatVersion = 4;
 
 enum class TensorKind : uint8_t {
   kINPUT = 0,
@@ -66,6 +67,30 @@ struct PluginRecord {
   std::string libraryHash;
 };
 
+// One plan input's range in an optimization profile (inputs it does not list are fixed at their
+// tensor's dims).
+struct ProfileInput {
+  int32_t tensor = -1;  // a plan input
+  Dims min, opt, max;
+};
+
+// What a plan holds per optimization profile. The plan's tensors record dims at profile 0's opt
+// and its steps profile 0's tactics; every shape inside a profile's box is re-derived from its
+// inputs by the ops' shape rules when a context's input shapes are set.
+struct Profile {
+  std::vector<ProfileInput> inputs;
+  std::vector<std::string> tactics;    // per step: chosen at opt, accepting min and max too
+  std::vector<uint64_t> arenaOffsets;  // per tensor (activations), planned at max
+  uint64_t arenaBytes = 0;
+  uint64_t workspaceBytes = 0;  // the largest step's at the box's corners
+};
+
+// Two input dims that must be equal at run time (they share an ONNX dim_param name).
+struct DimEquality {
+  int32_t tensorA = -1, axisA = -1, tensorB = -1, axisB = -1;
+  std::string name;
+};
+
 struct Plan {
   std::string kilnVersion;
   std::string target;  // "cpu", "cuda:sm_90"
@@ -78,6 +103,9 @@ struct Plan {
   uint64_t arenaBytes = 0;            // the context arena, as planned
   uint64_t naiveActivationBytes = 0;  // sum of all activation sizes (no reuse), for inspect
   uint64_t maxWorkspaceBytes = 0;     // the largest step workspace; one buffer per context
+  // Empty for a plan without dynamic inputs.
+  std::vector<Profile> profiles;
+  std::vector<DimEquality> equalities;
 };
 
 // Bytes a tensor occupies (all supported formats are dense); -1 if its dims are invalid.

@@ -11,8 +11,8 @@ namespace kiln::plan {
 
 const char* sectionName(uint32_t tag) {
   // Tags count from 1 (kTENSORS).
-  static constexpr const char* kNames[] = {"tensors", "steps", "weights",
-                                           "plugins", "io",    "memory"};
+  static constexpr const char* kNames[] = {"tensors", "steps",  "weights", "plugins",
+                                           "io",      "memory", "profiles"};
   static_assert(std::size(kNames) == kSectionCount);
   return tag >= 1 && tag <= kSectionCount ? kNames[tag - 1] : "unknown";
 }

@@ -22,8 +22,9 @@ enum class SectionTag : uint32_t {
   kPLUGINS = 4,
   kIO = 5,
   kMEMORY = 6,
+  kPROFILES = 7,
 };
-constexpr uint32_t kSectionCount = 6;
+constexpr uint32_t kSectionCount = 7;
 // "tensors", "steps", ...; "unknown" for other values.
 const char* sectionName(uint32_t tag);
 

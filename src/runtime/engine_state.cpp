@@ -54,7 +54,6 @@ Status checkWiring(const plan::Plan& plan) {
 
 Status makeBuiltinKernel(const plan::Plan& plan, const Backend& backend, const plan::Step& step,
                          size_t index, EngineStep& out) {
-  const DeviceKind device = backend.getKind();
   // Shapes recorded in the plan must be what inference says, so a kernel can trust them.
   std::vector<TensorShape> in, inferred;
   for (int32_t i : step.inputs) in.push_back({plan.tensors[i].dims, plan.tensors[i].type});
@@ -70,32 +69,9 @@ Status makeBuiltinKernel(const plan::Plan& plan, const Backend& backend, const p
                          "' does not have the shape or type its inputs give");
     }
   }
-  KernelConfig config;
-  config.type = step.type;
-  config.params = step.params;
-  for (int32_t i : step.inputs) {
-    const plan::Tensor& t = plan.tensors[i];
-    config.inputs.push_back(descOf(t, device));
-    config.constantInputs.push_back(
-        t.kind == plan::TensorKind::kCONSTANT ? plan.weights[t.weightIndex]->data() : nullptr);
-  }
-  for (int32_t o : step.outputs) config.outputs.push_back(descOf(plan.tensors[o], device));
-  std::string why;
-  const Tactic* tactic = ops::findTactic(backend.tactics(step.type), step.tactic);
-  if (!tactic) {
-    return corruptData(stepWhere(step, index) + " names tactic '" + step.tactic +
-                       "', which this kiln's " + backend.name() +
-                       " backend does not have; rebuild the plan");
-  }
-  out.kernel = tactic->create(config, &why);
-  const bool made = out.kernel != nullptr;
-  if (!made) {
-    return corruptData(stepWhere(step, index) + ": tactic '" + step.tactic +
-                       "' rejects the recorded configuration: " + why);
-  }
-  out.inputs = std::move(config.inputs);
-  out.outputs = std::move(config.outputs);
-  return Status::ok();
+  std::vector<Dims> dims;
+  for (const plan::Tensor& t : plan.tensors) dims.push_back(t.dims);
+  return makeStepKernel(plan, backend, step, index, dims, step.tactic, out);
 }
 
 Status makePluginStep(const plan::Plan& plan, DeviceKind device, const plan::Step& step,
@@ -164,6 +140,40 @@ Status makePluginStep(const plan::Plan& plan, DeviceKind device, const plan::Ste
 
 }  // namespace
 
+Status makeStepKernel(const plan::Plan& plan, const Backend& backend, const plan::Step& step,
+                      size_t index, const std::vector<Dims>& dims, const std::string& tacticName,
+                      EngineStep& out) {
+  const DeviceKind device = backend.getKind();
+  KernelConfig config;
+  config.type = step.type;
+  config.params = step.params;
+  for (int32_t i : step.inputs) {
+    const plan::Tensor& t = plan.tensors[i];
+    config.inputs.push_back({dims[i], t.type, t.format, device});
+    config.constantInputs.push_back(
+        t.kind == plan::TensorKind::kCONSTANT ? plan.weights[t.weightIndex]->data() : nullptr);
+  }
+  for (int32_t o : step.outputs) {
+    const plan::Tensor& t = plan.tensors[o];
+    config.outputs.push_back({dims[o], t.type, t.format, device});
+  }
+  std::string why;
+  const Tactic* tactic = ops::findTactic(backend.tactics(step.type), tacticName);
+  if (!tactic) {
+    return corruptData(stepWhere(step, index) + " names tactic '" + tacticName +
+                       "', which this kiln's " + backend.name() +
+                       " backend does not have; rebuild the plan");
+  }
+  out.kernel = tactic->create(config, &why);
+  if (!out.kernel) {
+    return corruptData(stepWhere(step, index) + ": tactic '" + tacticName +
+                       "' rejects the configuration: " + why);
+  }
+  out.inputs = std::move(config.inputs);
+  out.outputs = std::move(config.outputs);
+  return Status::ok();
+}
+
 EngineState::~EngineState() {
   PhaseScope phase(TracePhase::kTeardown);
   steps.clear();
@@ -184,7 +194,8 @@ Status buildEngineState(plan::Plan plan, std::shared_ptr<EngineState>& out) {
       naive += (static_cast<uint64_t>(plan::tensorBytes(t.dims, t.type)) + 63) / 64 * 64 + 64;
     }
   }
-  if (plan.arenaBytes > naive) {
+  // (A profile plan's arena is planned at its max shapes: prepareProfiles checks it there.)
+  if (plan.profiles.empty() && plan.arenaBytes > naive) {
     return corruptData("the plan's activation arena (" + std::to_string(plan.arenaBytes) +
                        " bytes) is larger than all its activations together; the plan is "
                        "corrupted, rebuild it");
@@ -232,6 +243,7 @@ Status buildEngineState(plan::Plan plan, std::shared_ptr<EngineState>& out) {
     return corruptData("two network inputs share a name; the plan is corrupted, rebuild it");
   }
   state->plan = std::move(plan);
+  if (!state->plan.profiles.empty()) KILN_RETURN_IF_ERROR(prepareProfiles(*state));
   out = std::move(state);
   return Status::ok();
 }

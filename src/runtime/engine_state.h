@@ -2,7 +2,9 @@
 // destroying an engine before its contexts is safe).
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -20,6 +22,17 @@ struct EngineStep {
   std::shared_ptr<PluginObject> plugin;  // plugin steps: the engine object E
 };
 
+// A plan's kernels at one set of input shapes of one optimization profile (dynamic shapes): every
+// tensor's dims re-derived by the ops' shape rules, every step's kernel made by its profile's
+// tactic. Immutable once made, shared by the contexts that run those shapes.
+struct Specialization {
+  int32_t profile = 0;
+  std::vector<Dims> dims;  // per plan tensor
+  std::vector<EngineStep> steps;
+  uint64_t workspaceBytes = 0;
+  bool usesLibraries = false;
+};
+
 struct EngineState {
   plan::Plan plan;
   const Backend* backend = nullptr;  // the plan's target
@@ -32,6 +45,20 @@ struct EngineState {
   std::unordered_map<std::string, int32_t> ioTensors;  // name -> plan tensor index
   uint64_t workspaceBytes = 0;
 
+  // Dynamic shapes (plan.profiles non-empty). Per tensor, its dims with -1 where some profile
+  // lets them vary; per profile and tensor, its bytes at the profile's max (an activation may never
+  // need more: its arena range was planned for that).
+  std::vector<Dims> dynamicDims;
+  std::vector<std::vector<int64_t>> maxBytes;
+  uint64_t maxArenaBytes = 0;  // the largest profile's arena
+  // Kernels at input shapes `inputDims` (per plan input) of `profile`, made or found in a small
+  // cache; the error names the layer that refuses the shapes.
+  Status specialize(int32_t profile, const std::vector<Dims>& inputDims,
+                    std::shared_ptr<const Specialization>& out) const;
+  mutable std::mutex cacheMutex;
+  mutable std::map<std::string, std::shared_ptr<const Specialization>> cache;
+  mutable std::vector<std::string> cacheOrder;  // oldest first
+
   // Where a constant's bytes live for the kernels.
   const void* weight(int32_t index) const {
     return deviceWeights.empty() ? plan.weights[index]->data() : deviceWeights[index]->data();
@@ -40,6 +67,15 @@ struct EngineState {
   // Engine objects are terminated and destroyed in the teardown phase.
   ~EngineState();
 };
+
+// A built-in step's kernel at the given tensor dims (per plan tensor) by the named tactic.
+Status makeStepKernel(const plan::Plan& plan, const Backend& backend, const plan::Step& step,
+                      size_t index, const std::vector<Dims>& dims, const std::string& tactic,
+                      EngineStep& out);
+
+// A profile plan's checks and tables (specialization.cpp): each profile specialized at min, opt
+// and max, its memory plan validated at max, dynamicDims, maxBytes and the workspace filled in.
+Status prepareProfiles(EngineState& state);
 
 // Validates a plan beyond its own structure (step wiring, shapes, tactics, plugins) and makes the
 // engine's kernels and plugin engine objects.

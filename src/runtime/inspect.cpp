@@ -110,7 +110,37 @@ std::string inspectPlan(const plan::Plan& p) {
       << ", \"library\": " << quote(r.libraryName) << ", \"library_hash\": " << quote(r.libraryHash)
       << ", \"serialized_bytes\": " << r.data.size() << "}";
   }
-  o << "\n  ]\n}\n";
+  // Dynamic shapes: per profile, each dynamic input's range and the memory planned at its max.
+  o << "\n  ],\n  \"profiles\": [";
+  const auto dimsJson = [](const Dims& d) {
+    std::string s = "[";
+    for (int32_t k = 0; k < d.nbDims; ++k) s += (k ? ", " : "") + std::to_string(d.d[k]);
+    return s + "]";
+  };
+  for (size_t i = 0; i < p.profiles.size(); ++i) {
+    const plan::Profile& prof = p.profiles[i];
+    o << (i ? "," : "") << "\n    {\"index\": " << i << ", \"inputs\": [";
+    for (size_t k = 0; k < prof.inputs.size(); ++k) {
+      const plan::ProfileInput& in = prof.inputs[k];
+      o << (k ? ", " : "") << "{\"name\": " << quote(p.tensors[in.tensor].name)
+        << ", \"min\": " << dimsJson(in.min) << ", \"opt\": " << dimsJson(in.opt)
+        << ", \"max\": " << dimsJson(in.max) << "}";
+    }
+    size_t differing = 0;
+    for (size_t s = 0; s < prof.tactics.size() && s < p.steps.size(); ++s)
+      differing += prof.tactics[s] != p.steps[s].tactic;
+    o << "], \"planned_activation_bytes\": " << prof.arenaBytes
+      << ", \"workspace_bytes\": " << prof.workspaceBytes
+      << ", \"tactics_other_than_profile_0\": " << differing << "}";
+  }
+  o << "],\n  \"dimension_rules\": [";
+  for (size_t i = 0; i < p.equalities.size(); ++i) {
+    const plan::DimEquality& e = p.equalities[i];
+    o << (i ? ", " : "") << "{\"name\": " << quote(e.name)
+      << ", \"a\": " << quote(p.tensors[e.tensorA].name) << ", \"axis_a\": " << e.axisA
+      << ", \"b\": " << quote(p.tensors[e.tensorB].name) << ", \"axis_b\": " << e.axisB << "}";
+  }
+  o << "]\n}\n";
   return o.str();
 }
 

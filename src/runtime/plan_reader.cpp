@@ -1,15 +1,15 @@
 // Reads and validates a plan file.
 //
-// Byte layout, format version 2. Everything is little-endian; integers are fixed width; enums
+// Byte layout, format version 4. Everything is little-endian; integers are fixed width; enums
 // are u32; bools are one byte, 0 or 1; floats are their IEEE bits (f32, f64); a string is a u32
 // length and that many bytes (at most 64 KiB; 256 for the two header strings); dims are an i32
 // rank in [0, 8] and that many i64.
 //
 //   "KILNPLAN"                 8 bytes of magic
-//   u32     format version     3 (plan::kFormatVersion; older plans are refused: rebuild)
+//   u32     format version     4 (plan::kFormatVersion; older plans are refused: rebuild)
 //   string  kiln version       printable ASCII
 //   string  target            "cpu", "cuda:sm_90": non-empty printable ASCII
-//   six sections, each once and in this order: u32 tag, u64 length, `length` bytes
+//   seven sections, each once and in this order: u32 tag, u64 length, `length` bytes
 //     1 tensors   u32 count; per tensor: string name, dims, u32 DataType, u32 TensorFormat,
 //                 u32 TensorKind, i32 weightIndex, u64 arenaOffset
 //     2 steps     u32 count; per step: string layerName, u32 LayerType, parameters (below),
@@ -22,6 +22,11 @@
 //                 string libraryHash
 //     5 io        u32 count + i32 tensor index per input (binding order); the same for outputs
 //     6 memory    u64 arenaBytes, u64 naiveActivationBytes, u64 maxWorkspaceBytes
+//     7 profiles  u32 count + per named-dimension rule: i32 tensorA, i32 axisA, i32 tensorB,
+//                 i32 axisB, string name; u32 count + per optimization profile: u32 count + per
+//                 input: i32 tensor, dims min, dims opt, dims max; u32 count + string tactic per
+//                 step; u32 count + u64 arena offset per tensor; u64 arenaBytes,
+//                 u64 workspaceBytes. Both counts are 0 in a plan without dynamic inputs.
 //   u64     CRC-64/XZ of every byte before it (core/checksum.h)
 //
 // Parameters of a step: the fields of its op's parameter struct, in the order of the struct's
@@ -165,9 +170,38 @@ Status readMemory(ByteReader& r, Plan& plan) {
   return endOfSection(r);
 }
 
+Status readProfiles(ByteReader& r, Plan& plan) {
+  KILN_RETURN_IF_ERROR(readItems(r, plan.equalities, 4 * 4 + 4, "dimension rule count",
+                                 "dimension rule", [&](DimEquality& e) {
+                                   KILN_RETURN_IF_ERROR(r.i32(e.tensorA, "tensor"));
+                                   KILN_RETURN_IF_ERROR(r.i32(e.axisA, "axis"));
+                                   KILN_RETURN_IF_ERROR(r.i32(e.tensorB, "tensor"));
+                                   KILN_RETURN_IF_ERROR(r.i32(e.axisB, "axis"));
+                                   return r.string(e.name, kMaxStringBytes, "name");
+                                 }));
+  KILN_RETURN_IF_ERROR(
+      readItems(r, plan.profiles, 4 + 4 + 4 + 8 + 8, "profile count", "profile", [&](Profile& p) {
+        KILN_RETURN_IF_ERROR(readItems(r, p.inputs, 4 + 3 * 4, "input count", "profile input",
+                                       [&](ProfileInput& in) {
+                                         KILN_RETURN_IF_ERROR(r.i32(in.tensor, "tensor"));
+                                         KILN_RETURN_IF_ERROR(readDims(r, in.min, "min"));
+                                         KILN_RETURN_IF_ERROR(readDims(r, in.opt, "opt"));
+                                         return readDims(r, in.max, "max");
+                                       }));
+        KILN_RETURN_IF_ERROR(
+            readItems(r, p.tactics, 4, "tactic count", "tactic",
+                      [&](std::string& t) { return r.string(t, kMaxStringBytes, "tactic"); }));
+        KILN_RETURN_IF_ERROR(readItems(r, p.arenaOffsets, 8, "offset count", "arena offset",
+                                       [&](uint64_t& o) { return r.u64(o, "offset"); }));
+        KILN_RETURN_IF_ERROR(r.u64(p.arenaBytes, "arena size"));
+        return r.u64(p.workspaceBytes, "workspace size");
+      }));
+  return endOfSection(r);
+}
+
 using SectionParser = Status (*)(ByteReader&, Plan&);
-constexpr SectionParser kParsers[kSectionCount] = {readTensors, readSteps, readWeights,
-                                                   readPlugins, readIo,    readMemory};
+constexpr SectionParser kParsers[kSectionCount] = {
+    readTensors, readSteps, readWeights, readPlugins, readIo, readMemory, readProfiles};
 
 // Splits the bytes after the header into the six sections, checking their tags, their order and
 // that their lengths fit, and leaves `r` at the checksum.
@@ -226,7 +260,7 @@ Status parse(const uint8_t* p, size_t size, Plan& plan, bool verifyChecksum) {
   KILN_RETURN_IF_ERROR(r.string(plan.kilnVersion, kMaxHeaderStringBytes, "the kiln version"));
   KILN_RETURN_IF_ERROR(r.string(plan.target, kMaxHeaderStringBytes, "the target"));
 
-  ByteReader sections[kSectionCount] = {{p, 0}, {p, 0}, {p, 0}, {p, 0}, {p, 0}, {p, 0}};
+  ByteReader sections[kSectionCount] = {{p, 0}, {p, 0}, {p, 0}, {p, 0}, {p, 0}, {p, 0}, {p, 0}};
   KILN_RETURN_IF_ERROR(readFrame(r, sections));
 
   uint64_t stored = 0;

@@ -260,6 +260,71 @@ Status checkBindings(const Plan& plan, const std::vector<int32_t>& list, TensorK
   return Status::ok();
 }
 
+bool isPlanInput(const Plan& plan, int32_t t) {
+  return t >= 0 && static_cast<size_t>(t) < plan.tensors.size() &&
+         plan.tensors[t].kind == TensorKind::kINPUT;
+}
+
+// The profiles' structure: what the runtime indexes by. Whether the layers accept every shape in
+// a box is checked when the engine is made (each profile is specialized at its corners).
+Status checkProfiles(const Plan& plan) {
+  for (size_t k = 0; k < plan.equalities.size(); ++k) {
+    const DimEquality& e = plan.equalities[k];
+    const auto where = [&] { return "dimension rule " + std::to_string(k); };
+    KILN_RETURN_IF_ERROR(checkString("profiles", where, "name", e.name));
+    if (!isPlanInput(plan, e.tensorA) || !isPlanInput(plan, e.tensorB))
+      return bad("profiles", where() + " names a tensor that is no plan input");
+    if (e.axisA < 0 || e.axisA >= plan.tensors[e.tensorA].dims.nbDims || e.axisB < 0 ||
+        e.axisB >= plan.tensors[e.tensorB].dims.nbDims)
+      return bad("profiles", where() + " names an axis outside its input's rank");
+  }
+  if (plan.profiles.empty()) {
+    if (!plan.equalities.empty())
+      return bad("profiles", "dimension rules without an optimization profile");
+    return Status::ok();
+  }
+  if (!plan.plugins.empty())
+    return bad("profiles", "a plan with optimization profiles has plugin steps (not supported)");
+  for (size_t p = 0; p < plan.profiles.size(); ++p) {
+    const Profile& prof = plan.profiles[p];
+    const auto where = [&] { return "profile " + std::to_string(p); };
+    std::vector<bool> seen(plan.tensors.size(), false);
+    for (const ProfileInput& in : prof.inputs) {
+      if (!isPlanInput(plan, in.tensor))
+        return bad("profiles", where() + " names tensor " + std::to_string(in.tensor) +
+                                   ", which is no plan input");
+      if (seen[in.tensor])
+        return bad("profiles", where() + " lists " + tensorRef(plan, in.tensor) + " twice");
+      seen[in.tensor] = true;
+      const Dims& d = plan.tensors[in.tensor].dims;
+      if (in.min.nbDims != d.nbDims || in.opt.nbDims != d.nbDims || in.max.nbDims != d.nbDims)
+        return bad("profiles", where() + ": the ranks given for " + tensorRef(plan, in.tensor) +
+                                   " are not its rank");
+      for (int32_t a = 0; a < d.nbDims; ++a) {
+        if (in.min.d[a] < 0 || in.min.d[a] > in.opt.d[a] || in.opt.d[a] > in.max.d[a])
+          return bad("profiles", where() + ": " + tensorRef(plan, in.tensor) + " axis " +
+                                     std::to_string(a) + " does not have 0 <= min <= opt <= max");
+        if (p == 0 && in.opt.d[a] != d.d[a])
+          return bad("profiles", where() + ": the opt shape of " + tensorRef(plan, in.tensor) +
+                                     " is not the dims the plan records");
+      }
+    }
+    if (prof.tactics.size() != plan.steps.size())
+      return bad("profiles", where() + " has " + std::to_string(prof.tactics.size()) +
+                                 " tactics for " + std::to_string(plan.steps.size()) + " steps");
+    for (size_t s = 0; s < prof.tactics.size(); ++s)
+      KILN_RETURN_IF_ERROR(checkString("profiles", where, "tactic", prof.tactics[s]));
+    if (prof.arenaOffsets.size() != plan.tensors.size())
+      return bad("profiles", where() + " has " + std::to_string(prof.arenaOffsets.size()) +
+                                 " arena offsets for " + std::to_string(plan.tensors.size()) +
+                                 " tensors");
+    if (prof.arenaBytes > kMaxMemoryBytes || prof.workspaceBytes > kMaxMemoryBytes)
+      return bad("profiles", where() + ": its arena or workspace exceeds the limit " +
+                                 std::to_string(kMaxMemoryBytes));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status validatePlan(const Plan& plan) {
@@ -276,6 +341,7 @@ Status validatePlan(const Plan& plan) {
   KILN_RETURN_IF_ERROR(checkBindings(plan, plan.inputs, TensorKind::kINPUT, "input", ioNames));
   KILN_RETURN_IF_ERROR(checkBindings(plan, plan.outputs, TensorKind::kOUTPUT, "output", ioNames));
   KILN_RETURN_IF_ERROR(checkSteps(plan));
+  KILN_RETURN_IF_ERROR(checkProfiles(plan));
   return validatePlanShapes(plan);
 }
 

@@ -3,6 +3,7 @@
 // resources, and enqueue() only puts work on the caller's stream (CPU: runs it).
 #include "kiln/runtime.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "core/plan.h"
@@ -15,7 +16,9 @@ namespace {
 class ExecutionContext final : public IExecutionContext {
  public:
   explicit ExecutionContext(std::shared_ptr<const EngineState> engine)
-      : engine_(std::move(engine)), bindings_(engine_->plan.tensors.size(), nullptr) {}
+      : engine_(std::move(engine)), bindings_(engine_->plan.tensors.size(), nullptr) {
+    resetInputShapes();
+  }
 
   ~ExecutionContext() override {
     // Context objects: detachFromContext() then destroy(), before the resources they used.
@@ -28,6 +31,8 @@ class ExecutionContext final : public IExecutionContext {
     KILN_RETURN_IF_ERROR(backend.activate(engine_->deviceIndex));
     KILN_RETURN_IF_ERROR(
         backend.allocate(engine_->plan.arenaBytes, "the activation arena", arena_));
+    arenaOffsets_ = nullptr;
+    if (dynamic()) arenaOffsets_ = &engine_->plan.profiles[0].arenaOffsets;
     KILN_RETURN_IF_ERROR(
         backend.allocate(engine_->workspaceBytes, "the context workspace", workspace_));
     KILN_RETURN_IF_ERROR(
@@ -56,6 +61,84 @@ class ExecutionContext final : public IExecutionContext {
     }
     bindings_[it->second] = address;
     return Status::ok();
+  }
+
+  Status setOptimizationProfile(int32_t index) override {
+    if (busy_.load())
+      return invalidArgument(
+          "setOptimizationProfile: this execution context is enqueuing on another thread");
+    const int32_t count = std::max<int32_t>(1, static_cast<int32_t>(engine_->plan.profiles.size()));
+    if (index < 0 || index >= count)
+      return invalidArgument("setOptimizationProfile: profile " + std::to_string(index) +
+                             " does not exist; the plan has " + std::to_string(count));
+    if (!dynamic()) return Status::ok();
+    const plan::Profile& profile = engine_->plan.profiles[index];
+    if (profile.arenaBytes > arena_->size()) {
+      // Outside enqueue: a context's memory grows to the largest profile it is switched to.
+      std::unique_ptr<IDeviceBuffer> arena;
+      KILN_RETURN_IF_ERROR(engine_->backend->activate(engine_->deviceIndex));
+      KILN_RETURN_IF_ERROR(
+          engine_->backend->allocate(profile.arenaBytes, "the activation arena", arena));
+      arena_ = std::move(arena);
+    }
+    profile_ = index;
+    arenaOffsets_ = &profile.arenaOffsets;
+    resetInputShapes();
+    return Status::ok();
+  }
+  int32_t getOptimizationProfile() const override { return profile_; }
+
+  Status setInputShape(const char* name, const Dims& dims) override {
+    if (busy_.load())
+      return invalidArgument(
+          "setInputShape: this execution context is enqueuing on another thread");
+    const int32_t k = inputSlot(name);
+    if (k < 0)
+      return notFound(std::string("setInputShape: the engine has no input '") +
+                      (name ? name : "(null)") + "'");
+    const plan::Tensor& t = engine_->plan.tensors[engine_->plan.inputs[k]];
+    const plan::ProfileInput* range = profileInput(profile_, engine_->plan.inputs[k]);
+    const std::string what = std::string("setInputShape: input '") + name + "'";
+    if (dims.nbDims != t.dims.nbDims)
+      return invalidArgument(what + " has rank " + std::to_string(t.dims.nbDims) + ", the shape " +
+                             "given " + std::to_string(dims.nbDims));
+    for (int32_t a = 0; a < dims.nbDims; ++a) {
+      const int64_t lo = range ? range->min.d[a] : t.dims.d[a];
+      const int64_t hi = range ? range->max.d[a] : t.dims.d[a];
+      if (dims.d[a] >= lo && dims.d[a] <= hi) continue;
+      if (!range || lo == hi)
+        return invalidArgument(what + " axis " + std::to_string(a) + " is fixed at " +
+                               std::to_string(lo) + ", not " + std::to_string(dims.d[a]));
+      return invalidArgument(
+          what + " axis " + std::to_string(a) + " is " + std::to_string(dims.d[a]) +
+          ", outside profile " + std::to_string(profile_) + "'s range [" + std::to_string(lo) +
+          ", " + std::to_string(hi) + "]; " + fittingProfile(engine_->plan.inputs[k], dims));
+    }
+    inputShapes_[k] = dims;
+    return refresh();
+  }
+
+  Dims getTensorShape(const char* name) const override {
+    Dims none;
+    none.nbDims = -1;
+    auto it = name ? engine_->ioTensors.find(name) : engine_->ioTensors.end();
+    if (it == engine_->ioTensors.end()) return none;
+    const int32_t t = it->second;
+    if (!dynamic()) return engine_->plan.tensors[t].dims;
+    const int32_t k = inputSlot(name);
+    if (k >= 0 && inputShapes_[k].nbDims >= 0) return inputShapes_[k];
+    if (spec_ && specStatus_.isOk()) return spec_->dims[t];
+    return engine_->dynamicDims[t];
+  }
+
+  Status inferShapes(std::vector<std::string>& missing) const override {
+    missing.clear();
+    if (!dynamic()) return Status::ok();
+    for (size_t k = 0; k < inputShapes_.size(); ++k)
+      if (inputShapes_[k].nbDims < 0)
+        missing.push_back(engine_->plan.tensors[engine_->plan.inputs[k]].name);
+    if (!missing.empty()) return Status::ok();
+    return specStatus_;
   }
 
   void* getTensorAddress(const char* name) const override {
@@ -100,7 +183,8 @@ class ExecutionContext final : public IExecutionContext {
       case plan::TensorKind::kCONSTANT:
         return const_cast<void*>(engine_->weight(tensor.weightIndex));
       case plan::TensorKind::kACTIVATION:
-        return static_cast<uint8_t*>(arena_->data()) + tensor.arenaOffset;
+        return static_cast<uint8_t*>(arena_->data()) +
+               (arenaOffsets_ ? (*arenaOffsets_)[t] : tensor.arenaOffset);
     }
     return nullptr;
   }
@@ -108,14 +192,16 @@ class ExecutionContext final : public IExecutionContext {
   Status run(Stream stream) {
     PhaseScope phase(TracePhase::kInfer);
     const plan::Plan& plan = engine_->plan;
+    if (dynamic()) KILN_RETURN_IF_ERROR(readyToRun());
+    const std::vector<EngineStep>& steps = dynamic() ? spec_->steps : engine_->steps;
     for (int32_t t : plan.inputs) {
-      if (!bindings_[t] && plan::tensorBytes(plan.tensors[t].dims, plan.tensors[t].type) > 0) {
+      if (!bindings_[t] && plan::tensorBytes(dimsOf(t), plan.tensors[t].type) > 0) {
         return invalidArgument("enqueue: input '" + plan.tensors[t].name +
                                "' has no address; call setTensorAddress first");
       }
     }
     for (int32_t t : plan.outputs) {
-      if (!bindings_[t] && plan::tensorBytes(plan.tensors[t].dims, plan.tensors[t].type) > 0) {
+      if (!bindings_[t] && plan::tensorBytes(dimsOf(t), plan.tensors[t].type) > 0) {
         return invalidArgument("enqueue: output '" + plan.tensors[t].name +
                                "' has no address; call setTensorAddress first");
       }
@@ -130,7 +216,7 @@ class ExecutionContext final : public IExecutionContext {
     std::vector<void*> outs;
     for (size_t s = 0; s < plan.steps.size(); ++s) {
       const plan::Step& step = plan.steps[s];
-      const EngineStep& engineStep = engine_->steps[s];
+      const EngineStep& engineStep = steps[s];
       ins.clear();
       outs.clear();
       for (int32_t i : step.inputs) ins.push_back(address(i));
@@ -149,6 +235,117 @@ class ExecutionContext final : public IExecutionContext {
     return profiler ? report(*profiler) : Status::ok();
   }
 
+  bool dynamic() const { return !engine_->plan.profiles.empty(); }
+
+  const Dims& dimsOf(int32_t t) const {
+    return dynamic() ? spec_->dims[t] : engine_->plan.tensors[t].dims;
+  }
+
+  int32_t inputSlot(const char* name) const {
+    if (!name) return -1;
+    const auto& inputs = engine_->plan.inputs;
+    for (size_t k = 0; k < inputs.size(); ++k)
+      if (engine_->plan.tensors[inputs[k]].name == name) return static_cast<int32_t>(k);
+    return -1;
+  }
+
+  const plan::ProfileInput* profileInput(int32_t profile, int32_t tensor) const {
+    if (!dynamic()) return nullptr;
+    for (const plan::ProfileInput& in : engine_->plan.profiles[profile].inputs)
+      if (in.tensor == tensor) return &in;
+    return nullptr;
+  }
+
+  // "profile 2 accepts it: setOptimizationProfile(2)" or that none does.
+  std::string fittingProfile(int32_t tensor, const Dims& dims) const {
+    for (size_t p = 0; p < engine_->plan.profiles.size(); ++p) {
+      const plan::ProfileInput* in = profileInput(static_cast<int32_t>(p), tensor);
+      bool fits = in != nullptr;
+      for (int32_t a = 0; fits && a < dims.nbDims; ++a)
+        fits = dims.d[a] >= in->min.d[a] && dims.d[a] <= in->max.d[a];
+      if (fits && static_cast<int32_t>(p) != profile_)
+        return "profile " + std::to_string(p) + " accepts it: setOptimizationProfile(" +
+               std::to_string(p) + ")";
+    }
+    return "no profile of this plan accepts it: rebuild with a profile that does";
+  }
+
+  // Fixed inputs keep their dims; dynamic ones of the selected profile wait for setInputShape.
+  void resetInputShapes() {
+    const plan::Plan& plan = engine_->plan;
+    inputShapes_.clear();
+    for (int32_t t : plan.inputs) {
+      Dims d = plan.tensors[t].dims;
+      if (profileInput(profile_, t)) d.nbDims = -1;
+      inputShapes_.push_back(d);
+    }
+    spec_.reset();
+    specStatus_ = Status::ok();
+  }
+
+  // Once every input has a shape: the named-dimension rules, then kernels for those shapes.
+  Status refresh() {
+    spec_.reset();
+    specStatus_ = Status::ok();
+    for (const Dims& d : inputShapes_)
+      if (d.nbDims < 0) return Status::ok();
+    const plan::Plan& plan = engine_->plan;
+    for (const plan::DimEquality& e : plan.equalities) {
+      const auto slot = [&](int32_t t) {
+        return std::find(plan.inputs.begin(), plan.inputs.end(), t) - plan.inputs.begin();
+      };
+      const int64_t a = inputShapes_[slot(e.tensorA)].d[e.axisA];
+      const int64_t b = inputShapes_[slot(e.tensorB)].d[e.axisB];
+      if (a != b) {
+        specStatus_ = invalidArgument(
+            "input '" + plan.tensors[e.tensorA].name + "' axis " + std::to_string(e.axisA) +
+            " and input '" + plan.tensors[e.tensorB].name + "' axis " + std::to_string(e.axisB) +
+            " are both '" + e.name + "' and must be equal, but their shapes give " +
+            std::to_string(a) + " and " + std::to_string(b));
+        return Status::ok();  // inputs may be set one by one: enqueue reports it if it stays
+      }
+    }
+    std::shared_ptr<const Specialization> spec;
+    specStatus_ = engine_->specialize(profile_, inputShapes_, spec);
+    if (!specStatus_) return Status::ok();
+    if (spec->workspaceBytes > workspace_->size()) {
+      std::unique_ptr<IDeviceBuffer> workspace;
+      KILN_RETURN_IF_ERROR(engine_->backend->activate(engine_->deviceIndex));
+      KILN_RETURN_IF_ERROR(
+          engine_->backend->allocate(spec->workspaceBytes, "the context workspace", workspace));
+      workspace_ = std::move(workspace);
+    }
+    spec_ = std::move(spec);
+    return Status::ok();
+  }
+
+  Status readyToRun() const {
+    std::string missing;
+    for (size_t k = 0; k < inputShapes_.size(); ++k) {
+      if (inputShapes_[k].nbDims >= 0) continue;
+      const int32_t t = engine_->plan.inputs[k];
+      const plan::ProfileInput* in = profileInput(profile_, t);
+      missing += (missing.empty() ? "'" : ", '") + engine_->plan.tensors[t].name + "' (profile " +
+                 std::to_string(profile_) + " accepts " + rangeText(*in) + ")";
+    }
+    if (!missing.empty())
+      return invalidArgument("enqueue: no shape set for input " + missing +
+                             "; call setInputShape first");
+    if (!specStatus_) return specStatus_.withContext("enqueue: the input shapes set");
+    return Status::ok();
+  }
+
+  static std::string rangeText(const plan::ProfileInput& in) {
+    std::string s;
+    for (int32_t a = 0; a < in.min.nbDims; ++a) {
+      s += a ? "x" : "";
+      s += in.min.d[a] == in.max.d[a]
+               ? std::to_string(in.min.d[a])
+               : "[" + std::to_string(in.min.d[a]) + ".." + std::to_string(in.max.d[a]) + "]";
+    }
+    return s;
+  }
+
   // Waits for the profiled enqueue's last event, then reports every step's time.
   Status report(IProfiler& profiler) {
     KILN_RETURN_IF_ERROR(events_.back()->synchronize().withContext("enqueue: profiling"));
@@ -159,8 +356,9 @@ class ExecutionContext final : public IExecutionContext {
       time.index = static_cast<int32_t>(s);
       time.layerName = step.layerName.c_str();
       time.layerType = layerTypeName(step.type);
-      time.tactic =
-          step.pluginIndex >= 0 ? plan.plugins[step.pluginIndex].name.c_str() : step.tactic.c_str();
+      time.tactic = step.pluginIndex >= 0 ? plan.plugins[step.pluginIndex].name.c_str()
+                    : dynamic()           ? plan.profiles[profile_].tactics[s].c_str()
+                                          : step.tactic.c_str();
       KILN_RETURN_IF_ERROR(events_[s]->elapsedSince(*events_[0], time.startMs));
       KILN_RETURN_IF_ERROR(events_[s + 1]->elapsedSince(*events_[s], time.durationMs));
       profiler.reportLayerTime(time);
@@ -173,6 +371,13 @@ class ExecutionContext final : public IExecutionContext {
   std::unique_ptr<IDeviceBuffer> workspace_;
   std::vector<void*> bindings_;
   std::unique_ptr<ContextResources> resources_;
+  // Dynamic shapes: the selected profile, each input's shape (nbDims -1: not set), the kernels
+  // for them (null until every input is set and they are consistent) and why not.
+  int32_t profile_ = 0;
+  std::vector<Dims> inputShapes_;
+  std::shared_ptr<const Specialization> spec_;
+  Status specStatus_;
+  const std::vector<uint64_t>* arenaOffsets_ = nullptr;
   // Declared last so that context objects are detached and destroyed before the resources
   // they were given.
   std::vector<std::shared_ptr<PluginObject>> plugins_;  // per step; context objects
@@ -208,14 +413,43 @@ class Engine final : public IEngine {
       return d;
     }
     const plan::Tensor& t = state_->plan.tensors[it->second];
-    return PluginTensorDesc{t.dims, t.type, t.format, state_->backend->getKind()};
+    const Dims& dims = state_->dynamicDims.empty() ? t.dims : state_->dynamicDims[it->second];
+    return PluginTensorDesc{dims, t.type, t.format, state_->backend->getKind()};
+  }
+  int32_t getNbOptimizationProfiles() const override {
+    return std::max<int32_t>(1, static_cast<int32_t>(state_->plan.profiles.size()));
+  }
+  Dims getProfileShape(const char* name, int32_t profile, OptProfileSelector which) const override {
+    Dims none;
+    none.nbDims = -1;
+    const auto& plan = state_->plan;
+    auto it = name ? state_->ioTensors.find(name) : state_->ioTensors.end();
+    if (it == state_->ioTensors.end() ||
+        plan.tensors[it->second].kind != plan::TensorKind::kINPUT || profile < 0 ||
+        profile >= getNbOptimizationProfiles())
+      return none;
+    if (plan.profiles.empty()) return plan.tensors[it->second].dims;
+    for (const plan::ProfileInput& in : plan.profiles[profile].inputs) {
+      if (in.tensor != it->second) continue;
+      switch (which) {
+        case OptProfileSelector::kMIN:
+          return in.min;
+        case OptProfileSelector::kOPT:
+          return in.opt;
+        case OptProfileSelector::kMAX:
+          return in.max;
+      }
+      return none;
+    }
+    return plan.tensors[it->second].dims;
   }
   const char* getTarget() const override { return state_->plan.target.c_str(); }
   const IDevice& getDevice() const override { return device_; }
   EngineMemory getMemory() const override {
     EngineMemory memory;
     for (const auto& w : state_->deviceWeights) memory.weightBytes += w ? w->size() : 0;
-    memory.contextBytes = state_->plan.arenaBytes + state_->workspaceBytes;
+    memory.contextBytes =
+        std::max(state_->plan.arenaBytes, state_->maxArenaBytes) + state_->workspaceBytes;
     return memory;
   }
 

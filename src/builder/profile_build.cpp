@@ -1,0 +1,306 @@
+#include "builder/profile_build.h"
+
+#include <memory>
+
+#include "builder/graph_shapes.h"
+#include "builder/passes/pipeline.h"
+#include "core/byte_io.h"
+#include "core/log.h"
+#include "core/plan_codec.h"
+
+namespace kiln {
+namespace {
+
+constexpr const char* kCornerNames[3] = {"min", "opt", "max"};
+
+std::string profileName(size_t p) { return "profile " + std::to_string(p); }
+
+std::string dynamicInputsText(const Graph& graph) {
+  std::string s;
+  for (int32_t i : graph.inputs) {
+    const GraphTensor& t = graph.tensors[i];
+    bool dynamic = false;
+    for (int32_t k = 0; k < t.declared.nbDims; ++k) dynamic = dynamic || t.declared.d[k] < 0;
+    if (dynamic) s += (s.empty() ? "'" : ", '") + t.name + "' is " + dimsText(t.declared);
+  }
+  return s;
+}
+
+Status checkInput(const GraphTensor& t, size_t p, const OptimizationProfile& profile,
+                  std::array<Dims, 3>& dims) {
+  const std::string where = profileName(p) + ": input '" + t.name + "'";
+  for (int32_t c = 0; c < 3; ++c) {
+    const Dims d = profile.getDimensions(t.name.c_str(), static_cast<OptProfileSelector>(c));
+    if (d.nbDims < 0)
+      return invalidArgument(where + " has no " + kCornerNames[c] +
+                             " shape; give min, opt and max for each dynamic input "
+                             "(OptimizationProfile::setDimensions)");
+    if (d.nbDims != t.declared.nbDims)
+      return invalidArgument(where + ": its " + kCornerNames[c] + " shape " + dimsText(d) +
+                             " has rank " + std::to_string(d.nbDims) + ", the input " +
+                             std::to_string(t.declared.nbDims) + " (" + dimsText(t.declared) + ")");
+    for (int32_t k = 0; k < d.nbDims; ++k) {
+      if (t.declared.d[k] >= 0 && d.d[k] != t.declared.d[k])
+        return invalidArgument(where + " axis " + std::to_string(k) + " is fixed at " +
+                               std::to_string(t.declared.d[k]) + " in the network, but the " +
+                               kCornerNames[c] + " shape gives " + std::to_string(d.d[k]));
+      if (d.d[k] < 0)
+        return invalidArgument(where + " axis " + std::to_string(k) + ": the " + kCornerNames[c] +
+                               " shape gives the negative value " + std::to_string(d.d[k]));
+    }
+    dims[static_cast<size_t>(c)] = d;
+  }
+  for (int32_t k = 0; k < t.declared.nbDims; ++k) {
+    const int64_t lo = dims[0].d[k], mid = dims[1].d[k], hi = dims[2].d[k];
+    if (lo > mid || mid > hi)
+      return invalidArgument(where + " axis " + std::to_string(k) + ": min " + std::to_string(lo) +
+                             ", opt " + std::to_string(mid) + ", max " + std::to_string(hi) +
+                             " do not satisfy min <= opt <= max");
+  }
+  return Status::ok();
+}
+
+// Dims that share a name must be equal: their ranges are narrowed to the intersection, which must
+// be non-empty and hold both opts, which must be equal (the builder lowers the network there).
+Status narrowNamedDims(const Graph& graph, size_t p, ResolvedProfile& r) {
+  struct Use {
+    std::string input;
+    int32_t axis;
+  };
+  std::map<std::string, std::vector<Use>> uses;
+  for (int32_t i : graph.inputs) {
+    const GraphTensor& t = graph.tensors[i];
+    for (int32_t k = 0; k < static_cast<int32_t>(t.dimNames.size()); ++k)
+      if (!t.dimNames[k].empty()) uses[t.dimNames[k]].push_back({t.name, k});
+  }
+  for (const auto& [name, list] : uses) {
+    if (list.size() < 2) continue;
+    int64_t lo = 0, hi = INT64_MAX;
+    const Dims& firstOpt = r.inputs[list[0].input][1];
+    for (const Use& u : list) {
+      const auto& d = r.inputs[u.input];
+      lo = std::max(lo, d[0].d[u.axis]);
+      hi = std::min(hi, d[2].d[u.axis]);
+      if (d[1].d[u.axis] != firstOpt.d[list[0].axis])
+        return invalidArgument(profileName(p) + ": input '" + u.input + "' axis " +
+                               std::to_string(u.axis) + " and input '" + list[0].input + "' axis " +
+                               std::to_string(list[0].axis) + " are both '" + name +
+                               "' but their opt values differ (" + std::to_string(d[1].d[u.axis]) +
+                               " and " + std::to_string(firstOpt.d[list[0].axis]) + ")");
+    }
+    if (lo > hi)
+      return invalidArgument(profileName(p) + ": the inputs' dims named '" + name +
+                             "' must be equal, but their profile ranges do not overlap (input '" +
+                             list[0].input + "' axis " + std::to_string(list[0].axis) + " and " +
+                             std::to_string(list.size() - 1) + " more)");
+    for (const Use& u : list) {
+      auto& d = r.inputs[u.input];
+      d[0].d[u.axis] = lo;
+      d[2].d[u.axis] = hi;
+    }
+  }
+  return Status::ok();
+}
+
+// Params compared by their plan encoding: the one definition of a layer's fields.
+bool sameParams(const BuildStep& a, const BuildStep& b) {
+  std::vector<uint8_t> x, y;
+  ByteWriter wx(x), wy(y);
+  if (!plan::writeLayerParams(wx, a.type, a.params) ||
+      !plan::writeLayerParams(wy, b.type, b.params))
+    return false;
+  return x == y;
+}
+
+// Empty when `other` lowered to the same steps as `ref` (dims aside), else what differs.
+std::string structureDifference(const BuildSession& ref, const BuildSession& other) {
+  const auto& rs = ref.buildSteps();
+  const auto& os = other.buildSteps();
+  const auto& rt = ref.buildTensors();
+  const auto& ot = other.buildTensors();
+  if (rs.size() != os.size() || rt.size() != ot.size())
+    return "it lowers to " + std::to_string(os.size()) + " steps, the opt shapes of profile 0 to " +
+           std::to_string(rs.size());
+  for (size_t s = 0; s < rs.size(); ++s) {
+    const BuildStep& a = rs[s];
+    const BuildStep& b = os[s];
+    const std::string what =
+        "step " + std::to_string(s) + " ('" + a.name + "', " + layerTypeName(a.type) + ")";
+    if (a.type != b.type || a.name != b.name || a.inputs != b.inputs || a.outputs != b.outputs)
+      return what + " is another layer there ('" + b.name + "', " + layerTypeName(b.type) + ")";
+    if (!sameParams(a, b))
+      return what + " gets other parameters there (shape arithmetic folded at build time)";
+  }
+  for (size_t t = 0; t < rt.size(); ++t) {
+    const BuildTensor& a = rt[t];
+    const BuildTensor& b = ot[t];
+    if (a.type != b.type || a.format != b.format || a.kind != b.kind)
+      return "tensor '" + a.name + "' gets another type, format or kind there";
+    if (a.kind == plan::TensorKind::kCONSTANT && a.constant != b.constant &&
+        (!a.constant || !b.constant || *a.constant != *b.constant))
+      return "constant '" + a.name + "' has other values there (it depends on the input shapes)";
+  }
+  return "";
+}
+
+// One lowering of the graph at one corner of one profile.
+struct Corner {
+  std::unique_ptr<Graph> graph;
+  std::unique_ptr<BuildSession> session;
+};
+
+Status lowerAt(const Graph& network, const BuilderConfig& config,
+               std::span<const passes::Pass> passes, const BuildTarget& target,
+               const ResolvedProfile& profile, int32_t c, const std::string& where, bool log,
+               Corner& out) {
+  std::map<std::string, Dims> dims;
+  for (const auto& [name, d] : profile.inputs) dims[name] = d[static_cast<size_t>(c)];
+  out.graph = std::make_unique<Graph>(network);
+  KILN_RETURN_IF_ERROR(specializeGraph(*out.graph, dims, where));
+  std::vector<std::string> lines;
+  KILN_RETURN_IF_ERROR(passes::runPipeline(*out.graph, passes, passes::PassLimits{},
+                                           log && config.verbose ? &lines : nullptr,
+                                           target.device())
+                           .withContext(where));
+  for (const std::string& line : lines) logMessage(Severity::kInfo, line);
+  out.session = std::make_unique<BuildSession>(*out.graph, config, target);
+  return out.session->lower().withContext(where);
+}
+
+}  // namespace
+
+Status resolveProfiles(const Graph& graph, const std::vector<OptimizationProfile>& profiles,
+                       std::vector<ResolvedProfile>& out) {
+  out.clear();
+  const bool dynamic = hasDynamicInputs(graph);
+  if (profiles.empty()) {
+    if (!dynamic) return Status::ok();
+    return invalidArgument("the network has dynamic inputs (" + dynamicInputsText(graph) +
+                           "): add an optimization profile with min, opt and max shapes for "
+                           "each (BuilderConfig::profiles; kiln build --shapes NAME:MIN,OPT,MAX)");
+  }
+  if (!dynamic)
+    return invalidArgument(
+        "optimization profiles are given but no network input has a dynamic (-1) dim");
+  for (size_t p = 0; p < profiles.size(); ++p) {
+    ResolvedProfile r;
+    for (const std::string& name : profiles[p].inputNames()) {
+      bool found = false;
+      for (int32_t i : graph.inputs) found = found || graph.tensors[i].name == name;
+      if (!found)
+        return invalidArgument(profileName(p) + " gives shapes for '" + name +
+                               "', which is no network input");
+    }
+    for (int32_t i : graph.inputs) {
+      const GraphTensor& t = graph.tensors[i];
+      bool isDynamic = false;
+      for (int32_t k = 0; k < t.declared.nbDims; ++k) isDynamic = isDynamic || t.declared.d[k] < 0;
+      std::array<Dims, 3> dims{t.declared, t.declared, t.declared};
+      const bool given =
+          profiles[p].getDimensions(t.name.c_str(), OptProfileSelector::kMIN).nbDims >= 0 ||
+          profiles[p].getDimensions(t.name.c_str(), OptProfileSelector::kOPT).nbDims >= 0 ||
+          profiles[p].getDimensions(t.name.c_str(), OptProfileSelector::kMAX).nbDims >= 0;
+      if (isDynamic || given) KILN_RETURN_IF_ERROR(checkInput(t, p, profiles[p], dims));
+      r.inputs[t.name] = dims;
+    }
+    KILN_RETURN_IF_ERROR(narrowNamedDims(graph, p, r));
+    out.push_back(std::move(r));
+  }
+  return Status::ok();
+}
+
+Status buildProfilePlan(const Graph& network, const BuilderConfig& config,
+                        std::span<const passes::Pass> passes, const BuildTarget& target,
+                        std::vector<uint8_t>& bytes) {
+  std::vector<ResolvedProfile> profiles;
+  KILN_RETURN_IF_ERROR(resolveProfiles(network, config.profiles, profiles));
+  for (const GraphNode& node : network.nodes) {
+    if (node.type == LayerType::kPLUGIN)
+      return unsupported("layer '" + node.name +
+                         "' is a plugin, and plugins in their dynamic form (DESIGN.md §7) are not "
+                         "built yet: build this network for static shapes (OnnxParserOptions::"
+                         "inputShapes; kiln run --onnx M --input NAME=FILE)");
+  }
+  // corners[p][c]: profile p lowered at min (0), opt (1) and max (2).
+  std::vector<std::array<Corner, 3>> corners(profiles.size());
+  for (size_t p = 0; p < profiles.size(); ++p) {
+    for (int32_t c : {1, 0, 2}) {
+      const std::string where = profileName(p) + "'s " + kCornerNames[c] + " shapes";
+      KILN_RETURN_IF_ERROR(lowerAt(network, config, passes, target, profiles[p], c, where,
+                                   p == 0 && c == 1, corners[p][static_cast<size_t>(c)]));
+      const BuildSession& ref = *corners[0][1].session;
+      const std::string diff =
+          structureDifference(ref, *corners[p][static_cast<size_t>(c)].session);
+      if (!diff.empty())
+        return unsupported("the network is not the same at " + where +
+                           " as at profile 0's opt: " + diff +
+                           ". kiln serves a range of shapes with one list of steps; this network "
+                           "needs its shape arithmetic carried to run time, which is not built "
+                           "yet: narrow the profile or build for static shapes");
+    }
+  }
+  for (size_t p = 0; p < profiles.size(); ++p) {
+    BuildSession& opt = *corners[p][1].session;
+    opt.setCorners({{"min", corners[p][0].session.get()}, {"max", corners[p][2].session.get()}});
+    KILN_RETURN_IF_ERROR(opt.chooseTactics().withContext(profileName(p)));
+  }
+
+  plan::Plan plan;
+  KILN_RETURN_IF_ERROR(corners[0][1].session->makePlan(plan));
+  for (size_t p = 0; p < profiles.size(); ++p) {
+    // Memory at max: the max lowering, with this profile's tactics, planned like a static plan.
+    BuildSession& max = *corners[p][2].session;
+    const auto& chosen = corners[p][1].session->buildSteps();
+    plan::Profile prof;
+    for (size_t s = 0; s < chosen.size(); ++s) {
+      max.buildSteps()[s].tactic = chosen[s].tactic;
+      max.buildSteps()[s].workspaceBytes = chosen[s].workspaceBytes;
+      prof.tactics.push_back(chosen[s].tactic);
+      prof.workspaceBytes = std::max<uint64_t>(prof.workspaceBytes, chosen[s].workspaceBytes);
+    }
+    plan::Plan atMax;
+    KILN_RETURN_IF_ERROR(max.makePlan(atMax));
+    if (atMax.tensors.size() != plan.tensors.size())
+      return internalError("profile plan: the max lowering has another tensor list");
+    for (const plan::Tensor& t : atMax.tensors) prof.arenaOffsets.push_back(t.arenaOffset);
+    prof.arenaBytes = atMax.arenaBytes;
+    for (int32_t t : plan.inputs) {
+      const std::string& name = plan.tensors[t].name;
+      const auto& d = profiles[p].inputs.at(name);
+      bool dynamic = false;
+      for (int32_t k = 0; k < d[0].nbDims; ++k) dynamic = dynamic || d[0].d[k] != d[2].d[k];
+      const Graph& g = *corners[p][1].graph;
+      for (int32_t i : g.inputs)
+        for (int32_t k = 0; k < g.tensors[i].declared.nbDims; ++k)
+          dynamic = dynamic || (g.tensors[i].name == name && g.tensors[i].declared.d[k] < 0);
+      if (dynamic) prof.inputs.push_back({t, d[0], d[1], d[2]});
+    }
+    plan.maxWorkspaceBytes = std::max(plan.maxWorkspaceBytes, prof.workspaceBytes);
+    if (p == 0) {
+      // The plan's own memory fields are profile 0's, planned at its max.
+      for (size_t t = 0; t < plan.tensors.size(); ++t)
+        plan.tensors[t].arenaOffset = prof.arenaOffsets[t];
+      plan.arenaBytes = prof.arenaBytes;
+      plan.naiveActivationBytes = atMax.naiveActivationBytes;
+    }
+    plan.profiles.push_back(std::move(prof));
+  }
+  // Named dims: each later use must equal the first.
+  std::map<std::string, std::pair<int32_t, int32_t>> first;
+  for (int32_t t : plan.inputs) {
+    for (int32_t i : network.inputs) {
+      const GraphTensor& g = network.tensors[i];
+      if (g.name != plan.tensors[t].name) continue;
+      for (int32_t k = 0; k < static_cast<int32_t>(g.dimNames.size()); ++k) {
+        if (g.dimNames[k].empty()) continue;
+        auto [it, isFirst] = first.emplace(g.dimNames[k], std::make_pair(t, k));
+        if (!isFirst)
+          plan.equalities.push_back({it->second.first, it->second.second, t, k, g.dimNames[k]});
+      }
+    }
+  }
+  KILN_RETURN_IF_ERROR(plan::writePlan(plan, bytes));
+  return corners[0][1].session->reportProgress("plan", 1, 1, "");
+}
+
+}  // namespace kiln
