@@ -4,6 +4,7 @@
 
 #include "kiln/float16.h"
 #include "onnx/import_context.h"
+#include "onnx/shape_corners.h"
 
 namespace kiln::onnx_import {
 namespace {
@@ -204,6 +205,7 @@ Status constantFromProto(const onnx::TensorProto& p, ConstTensor& out) {
 
 Status constantTensor(ImportContext& ctx, Value& value, const std::string& name, ITensor*& out) {
   const ConstTensor& c = *value.constant;
+  if (ctx.corners) KILN_RETURN_IF_ERROR(ctx.corners->materialize(ctx, name, c));
   Weights w;
   w.count = c.count();
   std::vector<int32_t> i32;

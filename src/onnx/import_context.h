@@ -17,6 +17,9 @@
 
 namespace kiln::onnx_import {
 
+class NodeContext;
+class ShapeCorners;  // onnx/shape_corners.h
+
 // A tensor whose values are known while parsing. Floats (fp32, fp16, bf16, fp64) are kept as
 // float, integers and bool as int64, so folding has two element kinds to care about; `type` says
 // what the model called it.
@@ -48,6 +51,10 @@ class ImportContext {
   std::unordered_map<std::string, int32_t> uses;
   std::unordered_set<std::string> graphOutputs;
   const onnx::GraphProto* graph = nullptr;
+  // Set when parsing with optimization profiles (onnx/shape_corners.h): the corner parses record
+  // into it, the final parse reads it. Null for a static parse.
+  ShapeCorners* corners = nullptr;
+  const NodeContext* current = nullptr;  // the node being imported, for messages
 };
 
 class NodeContext {
@@ -87,6 +94,29 @@ class NodeContext {
   Status setLayerOutputs(ILayer* layer);  // names the layer and sets outputs 0..n-1
   bool outputUsed(int32_t i) const;
 
+  // Layer parameters computed from shapes at parse time (onnx/shape_corners.h). Without profiles
+  // they are as given; with them, each call records its values at every corner, and in the final
+  // parse makes them shape-generic or refuses what depends on the input shapes.
+  // Reshape dims `dims` (at the working shape) of a reshape applied to dims `in`: 0 (copy) and
+  // -1 (inferred) where they depend on the input shapes.
+  Status reshapeDims(const Dims& in, Dims& dims);
+  // A reshape layer of `in` to `dims` through reshapeDims (layerError when refused).
+  Status reshape(ITensor& in, const Dims& dims, ILayer*& layer);
+  // Expand's target `shape` for an input of dims `in`: 1 (keep the input's) where it depends on
+  // the input shapes and equals the input's dim.
+  Status expandShape(const Dims& in, Dims& shape);
+  // Values a layer keeps literally (a slice's starts, a resize's output dims): refused when they
+  // differ between the corners. `what` names them in the message.
+  Status literal(const std::string& what, const std::vector<int64_t>& values);
+  // Input i is a shape operand the importer made shape-generic: the final parse does not refuse
+  // it for differing between the corners.
+  void markGeneric(int32_t i) {
+    if (i >= 0 && i < 32) genericInputs_ |= uint32_t(1) << i;
+  }
+  bool isGeneric(int32_t i) const { return i >= 0 && i < 32 && (genericInputs_ >> i & 1u); }
+  // Tells this node's calls above apart (in call order).
+  std::string nextSiteKey(const char* kind) { return std::to_string(sites_++) + " " + kind; }
+
   // Attributes. A wrong attribute type is remembered and reported after the importer returns.
   const onnx::AttributeProto* attr(const char* name) const;
   int64_t attrInt(const char* name, int64_t fallback);
@@ -102,6 +132,8 @@ class NodeContext {
  private:
   bool wrongType(const onnx::AttributeProto* a, onnx::AttributeProto_AttributeType want);
   Status attrError_;
+  uint32_t genericInputs_ = 0;
+  int32_t sites_ = 0;
 };
 
 // Materialises a constant as a network tensor (cached in the value).
@@ -119,7 +151,7 @@ Status importPluginNode(NodeContext& n);
 
 // Importer tables, one per family file.
 // One op type's importer, and the inputs it needs as constants at parse time (weights, and shape
-// operands such as Reshape's shape: kiln's shapes are static until dynamic shapes land).
+// operands such as Reshape's shape: folded at parse time, at each profile corner with profiles).
 struct ImporterEntry {
   const char* opType;
   Importer import;

@@ -61,6 +61,7 @@ Status arrange(NodeContext& n, Term& t, const std::string& order, const Dims& di
   for (size_t k = 0; k < order.size(); ++k) transposed.d[k] = now.d[p.firstTranspose[k]];
   p.hasReshape = !(dims == transposed);
   p.reshapeDims = dims;
+  if (p.hasReshape) KILN_RETURN_IF_ERROR(n.reshapeDims(transposed, p.reshapeDims));
   if (!p.hasFirstTranspose && !p.hasReshape) return Status::ok();
   ILayer* s = n.net().addShuffle(*t.tensor, p);
   if (!s) return n.layerError();
@@ -104,6 +105,7 @@ Status contract(NodeContext& n, Term a, Term b, const std::string& keep,
   ShuffleParams p;
   p.hasReshape = true;
   p.reshapeDims = dims;
+  KILN_RETURN_IF_ERROR(n.reshapeDims(out.tensor->getDimensions(), p.reshapeDims));
   ILayer* s = n.net().addShuffle(*out.tensor, p);
   if (!s) return n.layerError();
   out = {s->getOutput(0), batch + aKept + bKept};

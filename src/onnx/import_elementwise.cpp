@@ -161,8 +161,8 @@ Status legacyBroadcast(NodeContext& n, Operand& b) {
     b.constant = c;
     return Status::ok();
   }
-  ILayer* r = addReshape(n.net(), *b.tensor, nd);
-  if (!r) return n.layerError();
+  ILayer* r = nullptr;
+  KILN_RETURN_IF_ERROR(n.reshape(*b.tensor, nd, r));
   b.tensor = r->getOutput(0);
   return Status::ok();
 }
@@ -189,8 +189,8 @@ Status importBinary(NodeContext& n, ElementwiseOp op) {
       c->dims = nd;
       b.constant = c;
     } else {
-      ILayer* r = addReshape(n.net(), *b.tensor, nd);
-      if (!r) return n.layerError();
+      ILayer* r = nullptr;
+      KILN_RETURN_IF_ERROR(n.reshape(*b.tensor, nd, r));
       b.tensor = r->getOutput(0);
     }
   }

@@ -13,13 +13,13 @@ Status importMatMul(NodeContext& n) {
   if (da.nbDims < 1 || db.nbDims < 1) return n.error("inputs must have at least 1 dim");
   // numpy: a 1-D left operand is a row [1, K], a 1-D right operand a column [K, 1].
   if (da.nbDims == 1) {
-    ILayer* r = addReshape(n.net(), *a, makeDims({1, da.d[0]}));
-    if (!r) return n.layerError();
+    ILayer* r = nullptr;
+    KILN_RETURN_IF_ERROR(n.reshape(*a, makeDims({1, da.d[0]}), r));
     a = r->getOutput(0);
   }
   if (db.nbDims == 1) {
-    ILayer* r = addReshape(n.net(), *b, makeDims({db.d[0], 1}));
-    if (!r) return n.layerError();
+    ILayer* r = nullptr;
+    KILN_RETURN_IF_ERROR(n.reshape(*b, makeDims({db.d[0], 1}), r));
     b = r->getOutput(0);
   }
   ILayer* mm = n.net().addMatrixMultiply(*a, *b, MatrixMultiplyParams{});
@@ -32,7 +32,9 @@ Status importMatMul(NodeContext& n) {
     if (db.nbDims == 1 && k == out.nbDims - 1) continue;
     squeezed.d[squeezed.nbDims++] = out.d[k];
   }
-  return n.setLayerOutputs(addReshape(n.net(), *mm->getOutput(0), squeezed));
+  ILayer* r = nullptr;
+  KILN_RETURN_IF_ERROR(n.reshape(*mm->getOutput(0), squeezed, r));
+  return n.setLayerOutputs(r);
 }
 
 Status importGemm(NodeContext& n) {

@@ -75,12 +75,14 @@ Status importSoftmax(NodeContext& n, bool log) {
   // Before opset 13 the input is seen as 2-D [prod(dims before axis), prod(dims from axis)].
   int64_t outer = 1, inner = 1;
   for (int32_t k = 0; k < in.nbDims; ++k) (k < ax ? outer : inner) *= in.d[k];
-  ILayer* flat = addReshape(n.net(), *t, makeDims({outer, inner}));
-  if (!flat) return n.layerError();
+  ILayer* flat = nullptr;
+  KILN_RETURN_IF_ERROR(n.reshape(*t, makeDims({outer, inner}), flat));
   p.axis = 1;
   ILayer* sm = n.net().addSoftmax(*flat->getOutput(0), p);
   if (!sm) return n.layerError();
-  return n.setLayerOutputs(addReshape(n.net(), *sm->getOutput(0), in));
+  ILayer* back = nullptr;
+  KILN_RETURN_IF_ERROR(n.reshape(*sm->getOutput(0), in, back));
+  return n.setLayerOutputs(back);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // scales or sizes known at parse time.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "onnx/import_context.h"
 
@@ -45,6 +46,15 @@ Status finish(NodeContext& n, ResizeParams& p, const std::vector<float>& scales,
       if (p.outputDims.d[k] < 1) return n.error("a scale gives an empty output");
     }
   }
+  // kiln's resize has literal output dims and scales.
+  std::vector<int64_t> literal(p.outputDims.d, p.outputDims.d + p.outputDims.nbDims);
+  for (int32_t k = 0; k < in.nbDims; ++k) {
+    uint32_t bits;
+    std::memcpy(&bits, &p.scales[k], 4);
+    literal.push_back(bits);
+  }
+  KILN_RETURN_IF_ERROR(
+      n.literal("its output dims and scales (output dims, then the scales' bits)", literal));
   ITensor* t = nullptr;
   KILN_RETURN_IF_ERROR(n.tensor(0, t));
   return n.setLayerOutputs(n.net().addResize(*t, p));

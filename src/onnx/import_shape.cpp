@@ -27,7 +27,11 @@ Status reshapeTo(NodeContext& n, const Dims& dims) {
   }
   ITensor* in = nullptr;
   KILN_RETURN_IF_ERROR(n.tensor(0, in));
-  return n.setLayerOutputs(addReshape(n.net(), *in, dims));
+  // With profiles the result's dims become generic (0 / -1), whatever operand they came from.
+  n.markGeneric(1);
+  ILayer* layer = nullptr;
+  KILN_RETURN_IF_ERROR(n.reshape(*in, dims, layer));
+  return n.setLayerOutputs(layer);
 }
 
 Status importShape(NodeContext& n) {

@@ -38,6 +38,13 @@ Status addSliceOutput(NodeContext& n, int32_t output, const SliceParams& p) {
   }
   ITensor* in = nullptr;
   KILN_RETURN_IF_ERROR(n.tensor(0, in));
+  // kiln's slice has literal starts and output dims (no "to the end" or "the input's dim").
+  std::vector<int64_t> literal(p.starts.d, p.starts.d + p.starts.nbDims);
+  literal.insert(literal.end(), p.outputDims.d, p.outputDims.d + p.outputDims.nbDims);
+  const std::string whose =
+      n.node.output_size() > 1 ? "output " + std::to_string(output) + "'s" : "its";
+  KILN_RETURN_IF_ERROR(
+      n.literal(whose + " slice starts and output dims (the starts, then the dims)", literal));
   ILayer* layer = n.net().addSlice(*in, p);
   if (!layer) return n.layerError();
   return n.setOutput(output, layer->getOutput(0));
@@ -282,6 +289,7 @@ Status importExpand(NodeContext& n) {
   KILN_RETURN_IF_ERROR(n.tensor(0, in));
   ExpandParams p;
   p.shape = target;
+  KILN_RETURN_IF_ERROR(n.expandShape(n.dims(0), p.shape));
   return n.setLayerOutputs(n.net().addExpand(*in, p));
 }
 

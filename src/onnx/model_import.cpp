@@ -1,19 +1,25 @@
 // parseOnnxBytes / parseOnnxFile: the model, its opset, graph inputs, initializers, the nodes in
 // order through the importer table (or the plugin registry), and the graph outputs.
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
+#include <set>
 #include <string>
 #include <utility>
 
 #include "kiln/onnx_parser.h"
 #include "onnx/import_context.h"
+#include "onnx/shape_corners.h"
 
 namespace kiln {
 namespace {
 
+using onnx_import::Corner;
 using onnx_import::ImportContext;
 using onnx_import::NodeContext;
+using onnx_import::ShapeCorners;
 
 // protobuf refuses messages over 2 GiB; kiln keeps weights inside the model.
 constexpr size_t kMaxModelBytes = size_t(2000) << 20;
@@ -52,9 +58,11 @@ Status inputDims(const onnx::ValueInfoProto& in, const std::string& what,
       if (!d.has_dim_value() || d.dim_value() < 0)
         return unsupported(what + " has a symbolic or unknown dim " + std::to_string(k) +
                            (d.has_dim_param() ? " ('" + d.dim_param() + "')" : "") +
-                           "; kiln builds for static shapes: give this input's shape (kiln run "
-                           "--input NAME=FILE, kiln build/bench --shapes NAME:DIMS, or "
-                           "OnnxParserOptions::inputShapes)");
+                           "; give this input's shape to build for it (kiln run --input "
+                           "NAME=FILE, kiln build/bench --shapes NAME:DIMS, or "
+                           "OnnxParserOptions::inputShapes), or optimization profiles to build "
+                           "for a range of shapes (kiln build --shapes NAME:MIN,OPT,MAX, or "
+                           "OnnxParserOptions::profiles)");
       dims.d[dims.nbDims++] = d.dim_value();
       continue;
     }
@@ -77,8 +85,32 @@ Status inputDims(const onnx::ValueInfoProto& in, const std::string& what,
   return Status::ok();
 }
 
-Status importInputs(ImportContext& ctx, const onnx::GraphProto& g,
-                    const OnnxParserOptions& options) {
+// A graph input declared dynamic (final parse with profiles): -1 at each symbolic or unknown dim,
+// named after its dim_param, at its working shape (profile 0's opt) before any layer reads it.
+Status addDynamicInput(ImportContext& ctx, const onnx::ValueInfoProto& in, const std::string& what,
+                       DataType type, const Dims& working, ITensor*& t) {
+  const auto& shape = in.type().tensor_type().shape();
+  Dims declared;
+  for (int k = 0; k < shape.dim_size(); ++k) {
+    const auto& d = shape.dim(k);
+    declared.d[declared.nbDims++] = d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1;
+  }
+  t = ctx.net.addInput(in.name().c_str(), type, declared);
+  if (!t) return ctx.net.getLastError().withContext(what);
+  for (int k = 0; k < shape.dim_size(); ++k) {
+    const auto& d = shape.dim(k);
+    if (declared.d[k] < 0 && d.has_dim_param() && !d.dim_param().empty() &&
+        !t->setDimensionName(k, d.dim_param().c_str()))
+      return internalError(what + ": the network refused the name '" + d.dim_param() +
+                           "' for axis " + std::to_string(k));
+  }
+  Status s = ctx.net.setWorkingShape(in.name().c_str(), working);
+  return s ? s : s.withContext(what + " at " + ctx.corners->working().label);
+}
+
+// `working`, in the final parse with profiles: the dynamic inputs' working shapes.
+Status importInputs(ImportContext& ctx, const onnx::GraphProto& g, const OnnxParserOptions& options,
+                    const std::map<std::string, Dims>* working) {
   for (const auto& init : g.initializer()) {
     onnx_import::ConstTensor c;
     Status s = onnx_import::constantFromProto(init, c);
@@ -116,11 +148,24 @@ Status importInputs(ImportContext& ctx, const onnx::GraphProto& g,
           ", which kiln does not support");
     if (!tt.has_shape()) return unsupported(what + " has no shape; kiln needs static shapes");
     if (tt.shape().dim_size() > Dims::kMaxDims) return unsupported(what + " has more than 8 dims");
-    Dims dims;
-    KILN_RETURN_IF_ERROR(inputDims(in, what, options, symbols, dims));
-    if (volume(dims) < 0) return unsupported(what + " is too large");
-    ITensor* t = ctx.net.addInput(in.name().c_str(), type, dims);
-    if (!t) return ctx.net.getLastError().withContext(what);
+    ITensor* t = nullptr;
+    if (working && working->count(in.name())) {
+      KILN_RETURN_IF_ERROR(addDynamicInput(ctx, in, what, type, working->at(in.name()), t));
+    } else {
+      Dims dims;
+      KILN_RETURN_IF_ERROR(inputDims(in, what, options, symbols, dims));
+      if (volume(dims) < 0) return unsupported(what + " is too large");
+      t = ctx.net.addInput(in.name().c_str(), type, dims);
+      if (!t) return ctx.net.getLastError().withContext(what);
+    }
+    // With profiles the importers read a dynamic input through an identity shuffle, whose dims are
+    // the working shape (the input's own getDimensions() keeps the -1s). The corner parses add it
+    // too, so that their layers line up with the final network's; the builder removes it.
+    if (ctx.corners && ctx.corners->working().shapes.count(in.name())) {
+      ILayer* identity = ctx.net.addShuffle(*t, ShuffleParams{});
+      if (!identity) return ctx.net.getLastError().withContext(what);
+      t = identity->getOutput(0);
+    }
     onnx_import::Value v;
     v.tensor = t;
     ctx.values[in.name()] = v;
@@ -128,8 +173,9 @@ Status importInputs(ImportContext& ctx, const onnx::GraphProto& g,
   return Status::ok();
 }
 
-Status importNode(ImportContext& ctx, const onnx::NodeProto& node, int32_t index) {
-  NodeContext n(ctx, node, index);
+Status importNodeAs(NodeContext& n) {
+  ImportContext& ctx = n.ctx;
+  const onnx::NodeProto& node = n.node;
   // Every importer names its results after output 0; a node without outputs computes nothing.
   if (node.output_size() == 0) return n.error("the node has no outputs");
   if (!node.domain().empty() && node.domain() != "ai.onnx") {
@@ -154,6 +200,15 @@ Status importNode(ImportContext& ctx, const onnx::NodeProto& node, int32_t index
   return Status::ok();
 }
 
+Status importNode(ImportContext& ctx, const onnx::NodeProto& node, int32_t index) {
+  NodeContext n(ctx, node, index);
+  ctx.current = &n;
+  Status s = importNodeAs(n);
+  if (s && ctx.corners) s = ctx.corners->afterNode(n);
+  ctx.current = nullptr;
+  return s;
+}
+
 Status importOutputs(ImportContext& ctx, const onnx::GraphProto& g) {
   for (const auto& out : g.output()) {
     auto it = ctx.values.find(out.name());
@@ -166,7 +221,10 @@ Status importOutputs(ImportContext& ctx, const onnx::GraphProto& g) {
     // An output that is an input, a constant, or another value's tensor gets its own copy
     // named after it (the network marks only layer outputs).
     if (isConstant || t->isNetworkInput() || t->isNetworkOutput() || out.name() != t->getName()) {
-      ILayer* copy = onnx_import::addReshape(ctx.net, *t, t->getDimensions());
+      // Every reshape dim 0: a copy of the input's, whatever shape it has.
+      Dims same;
+      same.nbDims = t->getDimensions().nbDims;
+      ILayer* copy = onnx_import::addReshape(ctx.net, *t, same);
       if (!copy) return ctx.net.getLastError().withContext("graph output '" + out.name() + "'");
       t = copy->getOutput(0);
       if (!t->setName(out.name().c_str()))
@@ -176,6 +234,155 @@ Status importOutputs(ImportContext& ctx, const onnx::GraphProto& g) {
     if (!s) return s.withContext("graph output '" + out.name() + "'");
   }
   return Status::ok();
+}
+
+// One parse of the graph into `network`: inputs static at options.inputShapes' shapes, except
+// those `working` names (the final parse with profiles), dynamic at those working shapes.
+Status parseGraph(const onnx::ModelProto& model, int64_t opset, INetworkDefinition& network,
+                  const OnnxParserOptions& options, ShapeCorners* corners,
+                  const std::map<std::string, Dims>* working) {
+  const auto& g = model.graph();
+  ImportContext ctx(network, opset);
+  ctx.graph = &g;
+  ctx.corners = corners;
+  for (const auto& node : g.node())
+    for (const auto& in : node.input()) ++ctx.uses[in];
+  for (const auto& out : g.output()) {
+    ++ctx.uses[out.name()];
+    ctx.graphOutputs.insert(out.name());
+  }
+  KILN_RETURN_IF_ERROR(importInputs(ctx, g, options, working));
+  for (int i = 0; i < g.node_size(); ++i) {
+    KILN_RETURN_IF_ERROR(importNode(ctx, g.node(i), i));
+  }
+  if (g.output_size() == 0) return invalidArgument("the graph has no outputs");
+  return importOutputs(ctx, g);
+}
+
+const char* selectorName(int32_t k) { return k == 0 ? "min" : k == 1 ? "opt" : "max"; }
+
+std::string cornerText(const std::map<std::string, Dims>& shapes) {
+  std::string s;
+  for (const auto& [name, dims] : shapes)
+    s += (s.empty() ? "" : ", ") + name + " " + shapeText(dims);
+  return s;
+}
+
+// Checks that every profile gives each dynamic graph input (one with a symbolic or unknown dim)
+// min, opt and max shapes the model allows, and lists the distinct corners: each profile's min,
+// opt and max in turn, `working` the one that is profile 0's opt.
+Status profileCorners(const onnx::GraphProto& g, const std::vector<OptimizationProfile>& profiles,
+                      std::vector<Corner>& corners, size_t& working) {
+  std::set<std::string> initializers;
+  for (const auto& init : g.initializer()) initializers.insert(init.name());
+  std::map<std::string, const onnx::TensorShapeProto*> inputs;  // null: no shape (refused later)
+  std::vector<std::string> dynamic;
+  std::string inputNames;
+  for (const auto& in : g.input()) {
+    if (initializers.count(in.name())) continue;
+    inputNames += (inputNames.empty() ? "'" : ", '") + in.name() + "'";
+    const bool shaped = in.type().has_tensor_type() && in.type().tensor_type().has_shape();
+    inputs[in.name()] = shaped ? &in.type().tensor_type().shape() : nullptr;
+    bool isDynamic = false;
+    if (shaped)
+      for (const auto& d : in.type().tensor_type().shape().dim())
+        isDynamic = isDynamic || !d.has_dim_value() || d.dim_value() < 0;
+    if (isDynamic) dynamic.push_back(in.name());
+  }
+  if (dynamic.empty())
+    return invalidArgument(
+        "optimization profiles are given (OnnxParserOptions::profiles), but no graph input of the "
+        "model has a symbolic or unknown dim: the model is static, parse it without profiles");
+  for (size_t p = 0; p < profiles.size(); ++p) {
+    const OptimizationProfile& profile = profiles[p];
+    const std::string pn = "profile " + std::to_string(p);
+    for (const auto& name : profile.inputNames())
+      if (!inputs.count(name))
+        return invalidArgument(
+            pn + " gives shapes for '" + name +
+            "', which is not a graph input of the model (its inputs: " + inputNames + ")");
+    for (const auto& [name, shape] : inputs) {
+      const bool isDynamic = std::find(dynamic.begin(), dynamic.end(), name) != dynamic.end();
+      if (!shape) continue;
+      Dims d[3];
+      bool all = true;
+      for (int32_t k = 0; k < 3; ++k) {
+        d[k] = profile.getDimensions(name.c_str(), OptProfileSelector(k));
+        const std::string what =
+            pn + "'s " + selectorName(k) + " shape for graph input '" + name + "'";
+        if (d[k].nbDims < 0) {
+          all = false;
+          if (!isDynamic) continue;
+          return invalidArgument(pn + " gives no " + selectorName(k) + " shape for graph input '" +
+                                 name +
+                                 "', which has symbolic or unknown dims: every profile must give "
+                                 "min, opt and max shapes for each dynamic input");
+        }
+        if (d[k].nbDims != shape->dim_size())
+          return invalidArgument(what + ", " + shapeText(d[k]) + ", has rank " +
+                                 std::to_string(d[k].nbDims) + " but the model's has rank " +
+                                 std::to_string(shape->dim_size()));
+        for (int32_t a = 0; a < d[k].nbDims; ++a) {
+          const auto& md = shape->dim(a);
+          const std::string axis = what + " axis " + std::to_string(a);
+          if (d[k].d[a] < 0)
+            return invalidArgument(axis + " is " + std::to_string(d[k].d[a]) +
+                                   "; dims must not be negative");
+          if (md.has_dim_value() && md.dim_value() >= 0 && md.dim_value() != d[k].d[a])
+            return invalidArgument(axis + " is " + std::to_string(d[k].d[a]) +
+                                   ", but the model fixes that axis at " +
+                                   std::to_string(md.dim_value()));
+        }
+      }
+      if (!all) continue;
+      for (int32_t a = 0; a < d[0].nbDims; ++a)
+        if (d[0].d[a] > d[1].d[a] || d[1].d[a] > d[2].d[a])
+          return invalidArgument(pn + ", graph input '" + name + "' axis " + std::to_string(a) +
+                                 ": min " + std::to_string(d[0].d[a]) + ", opt " +
+                                 std::to_string(d[1].d[a]) + " and max " +
+                                 std::to_string(d[2].d[a]) + " must have min <= opt <= max");
+    }
+  }
+  corners.clear();
+  working = 0;
+  for (size_t p = 0; p < profiles.size(); ++p) {
+    for (int32_t k : {0, 1, 2}) {
+      Corner c;
+      c.label = "profile " + std::to_string(p) + "'s " + selectorName(k);
+      for (const auto& name : dynamic)
+        c.shapes[name] = profiles[p].getDimensions(name.c_str(), OptProfileSelector(k));
+      size_t at = 0;
+      while (at < corners.size() && corners[at].shapes != c.shapes) ++at;
+      if (at == corners.size()) corners.push_back(std::move(c));
+      if (p == 0 && k == 1) working = at;
+    }
+  }
+  return Status::ok();
+}
+
+// Profiles (see shape_corners.h): a static parse at each corner, recording; the final parse with
+// the dynamic inputs at profile 0's opt, made shape-generic from the records; the check of the
+// final network at every corner.
+Status parseWithProfiles(const onnx::ModelProto& model, int64_t opset, INetworkDefinition& network,
+                         const OnnxParserOptions& options) {
+  std::vector<Corner> list;
+  size_t working = 0;
+  KILN_RETURN_IF_ERROR(profileCorners(model.graph(), options.profiles, list, working));
+  ShapeCorners corners(std::move(list), working);
+  for (size_t c = 0; c < corners.corners().size(); ++c) {
+    const Corner& corner = corners.corners()[c];
+    OnnxParserOptions at;
+    at.inputShapes = corner.shapes;
+    std::unique_ptr<INetworkDefinition> scratch = createNetwork();
+    corners.beginCorner(c);
+    Status s = parseGraph(model, opset, *scratch, at, &corners, nullptr);
+    if (!s) return s.withContext("at " + corner.label + " (" + cornerText(corner.shapes) + ")");
+    corners.endCorner(*scratch);
+  }
+  corners.beginFinal();
+  const std::map<std::string, Dims> shapes = corners.working().shapes;
+  KILN_RETURN_IF_ERROR(parseGraph(model, opset, network, OnnxParserOptions{}, &corners, &shapes));
+  return corners.verify(network);
 }
 
 Status parseModel(const onnx::ModelProto& model, INetworkDefinition& network,
@@ -188,21 +395,12 @@ Status parseModel(const onnx::ModelProto& model, INetworkDefinition& network,
     return unsupported("the model imports opset " + std::to_string(opset) +
                        " of the default domain; kiln supports opsets 1 to 21 (7 to 21 fully)");
   if (!model.has_graph()) return invalidArgument("the model has no graph");
-  const auto& g = model.graph();
-  ImportContext ctx(network, opset);
-  ctx.graph = &g;
-  for (const auto& node : g.node())
-    for (const auto& in : node.input()) ++ctx.uses[in];
-  for (const auto& out : g.output()) {
-    ++ctx.uses[out.name()];
-    ctx.graphOutputs.insert(out.name());
-  }
-  KILN_RETURN_IF_ERROR(importInputs(ctx, g, options));
-  for (int i = 0; i < g.node_size(); ++i) {
-    KILN_RETURN_IF_ERROR(importNode(ctx, g.node(i), i));
-  }
-  if (g.output_size() == 0) return invalidArgument("the graph has no outputs");
-  return importOutputs(ctx, g);
+  if (options.profiles.empty()) return parseGraph(model, opset, network, options, nullptr, nullptr);
+  if (!options.inputShapes.empty())
+    return invalidArgument(
+        "OnnxParserOptions gives both inputShapes and profiles: inputShapes builds for one shape, "
+        "profiles for ranges of shapes; give one of them");
+  return parseWithProfiles(model, opset, network, options);
 }
 
 }  // namespace

@@ -45,6 +45,9 @@ Status readWindow(NodeContext& n, const Dims& in, const std::vector<int64_t>& ke
       w.padBegin[k] = autoPad == "SAME_UPPER" ? small : total - small;
       w.padEnd[k] = total - w.padBegin[k];
     }
+    // The layer keeps the pads literally.
+    KILN_RETURN_IF_ERROR(n.literal("its SAME pads (begin then end, per axis)",
+                                   {w.padBegin[0], w.padBegin[1], w.padEnd[0], w.padEnd[1]}));
   } else if (autoPad != "NOTSET") {
     return n.error("unknown auto_pad '" + autoPad + "'");
   }
@@ -58,8 +61,8 @@ Status windowInput(NodeContext& n, ITensor*& in, bool& oneD) {
   if (x.nbDims != 3 && x.nbDims != 4)
     return n.unsupportedError("only 1-D and 2-D windows (3-D and 4-D inputs) are supported");
   if (!oneD) return Status::ok();
-  ILayer* r = addReshape(n.net(), *in, makeDims({x.d[0], x.d[1], 1, x.d[2]}));
-  if (!r) return n.layerError();
+  ILayer* r = nullptr;
+  KILN_RETURN_IF_ERROR(n.reshape(*in, makeDims({x.d[0], x.d[1], 1, x.d[2]}), r));
   in = r->getOutput(0);
   return Status::ok();
 }
@@ -68,8 +71,9 @@ Status setWindowOutput(NodeContext& n, ILayer* layer, bool oneD) {
   if (!layer) return n.layerError();
   if (!oneD) return n.setLayerOutputs(layer);
   const Dims y = layer->getOutput(0)->getDimensions();
-  return n.setLayerOutputs(
-      addReshape(n.net(), *layer->getOutput(0), makeDims({y.d[0], y.d[1], y.d[3]})));
+  ILayer* r = nullptr;
+  KILN_RETURN_IF_ERROR(n.reshape(*layer->getOutput(0), makeDims({y.d[0], y.d[1], y.d[3]}), r));
+  return n.setLayerOutputs(r);
 }
 
 }  // namespace kiln::onnx_import

@@ -1,0 +1,411 @@
+// Shape-generic import driven by the profiles' corners (see shape_corners.h for why).
+#include "onnx/shape_corners.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace kiln::onnx_import {
+namespace {
+
+constexpr const char* kCannot = "kiln cannot yet carry shape arithmetic to run time";
+
+std::string intsText(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t k = 0; k < v.size(); ++k) s += (k ? "," : "") + std::to_string(v[k]);
+  return s + "]";
+}
+
+std::vector<int64_t> dimsVector(const Dims& d) { return {d.d, d.d + std::max(d.nbDims, 0)}; }
+
+bool allEqual(const std::vector<std::vector<int64_t>>& v) {
+  for (const auto& x : v)
+    if (x != v[0]) return false;
+  return true;
+}
+
+void mix(uint64_t& h, uint64_t v) {  // FNV-1a over the 8 bytes of v
+  for (int b = 0; b < 8; ++b) {
+    h ^= (v >> (8 * b)) & 0xff;
+    h *= 0x100000001b3ull;
+  }
+}
+
+}  // namespace
+
+// NodeContext's entry points: as given without profiles.
+Status NodeContext::reshapeDims(const Dims& in, Dims& dims) {
+  return ctx.corners ? ctx.corners->reshapeDims(*this, in, dims) : Status::ok();
+}
+
+Status NodeContext::reshape(ITensor& in, const Dims& dims, ILayer*& layer) {
+  Dims d = dims;
+  KILN_RETURN_IF_ERROR(reshapeDims(in.getDimensions(), d));
+  layer = addReshape(ctx.net, in, d);
+  return layer ? Status::ok() : layerError();
+}
+
+Status NodeContext::expandShape(const Dims& in, Dims& shape) {
+  return ctx.corners ? ctx.corners->expandShape(*this, in, shape) : Status::ok();
+}
+
+Status NodeContext::literal(const std::string& what, const std::vector<int64_t>& values) {
+  return ctx.corners ? ctx.corners->literal(*this, what, values) : Status::ok();
+}
+
+ShapeCorners::ShapeCorners(std::vector<Corner> corners, size_t working)
+    : corners_(std::move(corners)), working_(working), records_(corners_.size()) {}
+
+void ShapeCorners::beginCorner(size_t c) {
+  current_ = c;
+  final_ = false;
+}
+
+void ShapeCorners::endCorner(const INetworkDefinition& net) {
+  auto& layers = records_[current_].layers;
+  layers.clear();
+  for (int32_t i = 0; i < net.getNbLayers(); ++i) {
+    const ILayer* l = net.getLayer(i);
+    std::vector<Dims> outs;
+    for (int32_t k = 0; k < l->getNbOutputs(); ++k)
+      outs.push_back(l->getOutput(k)->getDimensions());
+    layers.push_back(std::move(outs));
+  }
+}
+
+void ShapeCorners::beginFinal() {
+  final_ = true;
+  materializedSeen_.clear();
+  shapesNow_ = working().shapes;
+}
+
+ShapeCorners::Snapshot ShapeCorners::snapshot(const ConstTensor& c) {
+  Snapshot s;
+  uint64_t h = 0xcbf29ce484222325ull;
+  mix(h, uint64_t(c.type));
+  mix(h, uint64_t(c.dims.nbDims));
+  for (int32_t k = 0; k < c.dims.nbDims; ++k) mix(h, uint64_t(c.dims.d[k]));
+  if (c.isFloat()) {
+    for (float f : c.f) {
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      mix(h, bits);
+    }
+  } else {
+    for (int64_t v : c.i) mix(h, uint64_t(v));
+  }
+  s.hash = h;
+  constexpr int64_t kShown = 8;
+  s.text = "[";
+  for (int64_t k = 0; k < std::min(c.count(), kShown); ++k) {
+    char buf[32];
+    if (c.isFloat())
+      std::snprintf(buf, sizeof buf, "%g", double(c.f[size_t(k)]));
+    else
+      std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(c.i[size_t(k)]));
+    s.text += (k ? "," : "") + std::string(buf);
+  }
+  s.text += c.count() > kShown ? ",...]" : "]";
+  if (c.dims.nbDims != 1) s.text += " of shape " + dimsText(c.dims);
+  return s;
+}
+
+void ShapeCorners::record(const NodeContext& n, const std::string& key, std::vector<int64_t> v) {
+  records_[current_].sites[{n.index, key}] = std::move(v);
+}
+
+Status ShapeCorners::recorded(const NodeContext& n, const std::string& key,
+                              std::vector<std::vector<int64_t>>& out) const {
+  out.clear();
+  for (size_t c = 0; c < corners_.size(); ++c) {
+    auto it = records_[c].sites.find({n.index, key});
+    if (it == records_[c].sites.end())
+      return n.unsupportedError("is imported differently at " + corners_[c].label + " than at " +
+                                working().label + ", so kiln cannot make it shape-generic");
+    out.push_back(it->second);
+  }
+  return Status::ok();
+}
+
+std::string ShapeCorners::atCorners(const std::vector<std::string>& perCorner) const {
+  std::string s;
+  for (size_t c = 0; c < perCorner.size(); ++c)
+    s += (c ? ", " : "") + perCorner[c] + " at " + corners_[c].label;
+  return s;
+}
+
+Status ShapeCorners::reshapeDims(NodeContext& n, const Dims& in, Dims& dims) {
+  const std::string key = n.nextSiteKey("reshape");
+  if (!final_) {
+    record(n, key + " in", dimsVector(in));
+    record(n, key, dimsVector(dims));
+    return Status::ok();
+  }
+  std::vector<std::vector<int64_t>> outs, ins;
+  KILN_RETURN_IF_ERROR(recorded(n, key, outs));
+  KILN_RETURN_IF_ERROR(recorded(n, key + " in", ins));
+  if (outs[working_] != dimsVector(dims) || ins[working_] != dimsVector(in))
+    return n.unsupportedError("is imported differently at the working shape than at " +
+                              working().label + ", so kiln cannot make it shape-generic");
+  Dims generic = dims;
+  std::vector<int32_t> open;  // dims neither literal nor copied
+  for (size_t c = 0; c < outs.size(); ++c)
+    if (outs[c].size() != size_t(dims.nbDims))
+      return n.unsupportedError("the rank of its result depends on the input shapes (" +
+                                std::to_string(outs[c].size()) + " at " + corners_[c].label + ", " +
+                                std::to_string(dims.nbDims) + " at " + working().label + "); " +
+                                kCannot);
+  for (int32_t k = 0; k < dims.nbDims; ++k) {
+    bool same = true, copy = true;
+    for (size_t c = 0; c < outs.size(); ++c) {
+      same = same && outs[c][size_t(k)] == outs[0][size_t(k)];
+      copy = copy && size_t(k) < ins[c].size() && ins[c][size_t(k)] == outs[c][size_t(k)];
+    }
+    if (same) continue;
+    if (copy)
+      generic.d[k] = 0;
+    else
+      open.push_back(k);
+  }
+  if (open.size() > 1) {
+    std::string which;
+    for (size_t j = 0; j < open.size(); ++j)
+      which += (j ? (j + 1 == open.size() ? " and " : ", ") : "") + std::to_string(open[j]);
+    std::vector<std::string> values;
+    for (const auto& o : outs) values.push_back(intsText(o));
+    return n.unsupportedError(
+        "its result's shape depends on the input shapes in more than one dim"
+        " (dims " +
+        which + ": " + atCorners(values) + "); " + kCannot);
+  }
+  if (open.size() == 1) generic.d[open[0]] = -1;
+  dims = generic;
+  return Status::ok();
+}
+
+Status ShapeCorners::expandShape(NodeContext& n, const Dims& in, Dims& shape) {
+  const std::string key = n.nextSiteKey("expand");
+  n.markGeneric(1);
+  if (!final_) {
+    record(n, key + " in", dimsVector(in));
+    record(n, key, dimsVector(shape));
+    return Status::ok();
+  }
+  std::vector<std::vector<int64_t>> targets, ins;
+  KILN_RETURN_IF_ERROR(recorded(n, key, targets));
+  KILN_RETURN_IF_ERROR(recorded(n, key + " in", ins));
+  std::vector<std::string> values;
+  for (const auto& t : targets) values.push_back(intsText(t));
+  const std::string operand = "input 1 ('" + n.node.input(1) + "')";
+  for (const auto& t : targets)
+    if (t.size() != size_t(shape.nbDims))
+      return n.unsupportedError(operand + " has a rank that depends on the input shapes (" +
+                                atCorners(values) + "); " + kCannot);
+  Dims generic = shape;
+  for (int32_t k = 0; k < shape.nbDims; ++k) {
+    bool same = true, kept = true;
+    for (size_t c = 0; c < targets.size(); ++c) {
+      const auto& t = targets[c];
+      same = same && t[size_t(k)] == targets[0][size_t(k)];
+      const int64_t j = int64_t(k) - (int64_t(t.size()) - int64_t(ins[c].size()));
+      kept = kept && j >= 0 && ins[c][size_t(j)] == t[size_t(k)];
+    }
+    if (same) continue;
+    if (!kept)
+      return n.unsupportedError(operand + " dim " + std::to_string(k) +
+                                " depends on the input shapes and is not the input's own dim (" +
+                                atCorners(values) + "); " + kCannot);
+    generic.d[k] = 1;  // broadcasting keeps the input's dim
+  }
+  shape = generic;
+  return Status::ok();
+}
+
+Status ShapeCorners::literal(NodeContext& n, const std::string& what,
+                             const std::vector<int64_t>& values) {
+  const std::string key = n.nextSiteKey("literal");
+  if (!final_) {
+    record(n, key, values);
+    return Status::ok();
+  }
+  std::vector<std::vector<int64_t>> at;
+  KILN_RETURN_IF_ERROR(recorded(n, key, at));
+  if (allEqual(at)) return Status::ok();
+  std::vector<std::string> text;
+  for (const auto& v : at) text.push_back(intsText(v));
+  std::string operands;  // the constant inputs behind them, where those differ too
+  for (int32_t i = 0; i < n.nbInputs(); ++i) {
+    std::string values;
+    if (inputVaries(n, i, values))
+      operands += "; input " + std::to_string(i) + " ('" + n.node.input(i) + "') is " + values;
+  }
+  return n.unsupportedError(what + " depend on the input shapes (" + atCorners(text) + operands +
+                            "), and the layer keeps them literally; " + kCannot);
+}
+
+bool ShapeCorners::inputVaries(const NodeContext& n, int32_t i, std::string& values) const {
+  if (!n.hasInput(i) || !n.isConstant(i)) return false;
+  const std::string& name = n.node.input(i);
+  std::vector<std::string> text;
+  const Snapshot* first = nullptr;
+  bool differs = false;
+  for (size_t c = 0; c < corners_.size(); ++c) {
+    auto it = records_[c].values.find(name);
+    if (it == records_[c].values.end()) {
+      text.push_back("none");
+      differs = true;
+      continue;
+    }
+    text.push_back(it->second.text);
+    if (!first)
+      first = &it->second;
+    else
+      differs = differs || first->hash != it->second.hash;
+  }
+  values = atCorners(text);
+  return first && differs;  // values of the graph only: initializers are the same everywhere
+}
+
+Status ShapeCorners::afterNode(NodeContext& n) {
+  const ImportContext& ctx = n.ctx;
+  if (!final_) {
+    for (const auto& out : n.node.output()) {
+      auto it = ctx.values.find(out);
+      if (!out.empty() && it != ctx.values.end() && it->second.constant)
+        records_[current_].values[out] = snapshot(*it->second.constant);
+    }
+    return Status::ok();
+  }
+  bool makesLayers = false;
+  for (const auto& out : n.node.output()) {
+    auto it = ctx.values.find(out);
+    makesLayers = makesLayers || (!out.empty() && it != ctx.values.end() && it->second.tensor &&
+                                  !it->second.constant);
+  }
+  if (!makesLayers) return Status::ok();
+  for (int32_t i = 0; i < n.nbInputs(); ++i) {
+    std::string values;
+    if (n.isGeneric(i) || !inputVaries(n, i, values)) continue;
+    return n.unsupportedError("input " + std::to_string(i) + " ('" + n.node.input(i) +
+                              "') depends on the input shapes (" + values + "); " + kCannot);
+  }
+  return Status::ok();
+}
+
+Status ShapeCorners::materialize(const ImportContext& ctx, const std::string& name,
+                                 const ConstTensor& c) {
+  if (!final_) {
+    records_[current_].materialized[name].push_back(snapshot(c));
+    return Status::ok();
+  }
+  const size_t use = materializedSeen_[name]++;
+  std::vector<std::string> text;
+  const Snapshot* first = nullptr;
+  bool differs = false;
+  for (size_t k = 0; k < corners_.size(); ++k) {
+    auto it = records_[k].materialized.find(name);
+    if (it == records_[k].materialized.end() || it->second.size() <= use) {
+      text.push_back("none");
+      differs = true;
+      continue;
+    }
+    const Snapshot& at = it->second[use];
+    text.push_back(at.text);
+    if (!first)
+      first = &at;
+    else
+      differs = differs || first->hash != at.hash;
+  }
+  if (!differs) return Status::ok();
+  // Name the node that computed it, where it is a value of the graph.
+  std::string shown = name, from;
+  for (const auto& [value, v] : ctx.values) {
+    if (v.constant.get() != &c || !ctx.graph) continue;
+    for (int i = 0; i < ctx.graph->node_size() && from.empty(); ++i) {
+      const auto& node = ctx.graph->node(i);
+      for (const auto& out : node.output())
+        if (out == value)
+          from = ", computed by node " + std::to_string(i) + " '" + node.name() + "' (" +
+                 node.op_type() + ")";
+    }
+    if (!from.empty()) {
+      shown = value;
+      break;
+    }
+  }
+  const std::string message = "the constant '" + shown + "'" + from +
+                              ", becomes a network tensor but depends on the input shapes (" +
+                              atCorners(text) + "); " + kCannot;
+  return ctx.current ? ctx.current->unsupportedError(message) : unsupported(message);
+}
+
+Status ShapeCorners::tryMove(INetworkDefinition& net, const Corner& target) {
+  // One input at a time, again while some input moves: an input whose dims must agree with
+  // another's may only move once that one has.
+  std::map<std::string, Dims> pending;
+  for (const auto& [name, dims] : target.shapes)
+    if (!(shapesNow_[name] == dims)) pending[name] = dims;
+  Status last;
+  while (!pending.empty()) {
+    bool moved = false;
+    for (auto it = pending.begin(); it != pending.end();) {
+      Status s = net.setWorkingShape(it->first.c_str(), it->second);
+      if (s) {
+        shapesNow_[it->first] = it->second;
+        it = pending.erase(it);
+        moved = true;
+      } else {
+        last = s;
+        ++it;
+      }
+    }
+    if (!moved) return last;
+  }
+  return Status::ok();
+}
+
+Status ShapeCorners::moveTo(INetworkDefinition& net, const Corner& target) {
+  Status s = tryMove(net, target);
+  if (s) return s;
+  // INetworkDefinition::setWorkingShape moves one input at a time; inputs whose dims must agree
+  // may get there through another corner (broadcasting against 1s, say).
+  for (const Corner& via : corners_)
+    if (&via != &target && tryMove(net, via) && tryMove(net, target)) return Status::ok();
+  return unsupported("the network could not be re-inferred at " + target.label + ": " +
+                     s.message() +
+                     " (setWorkingShape moves one input at a time, and inputs whose dims must "
+                     "agree may not get there one by one)");
+}
+
+Status ShapeCorners::verify(INetworkDefinition& net) {
+  Status result;
+  for (size_t c = 0; c < corners_.size() && result; ++c) {
+    const Corner& corner = corners_[c];
+    result = moveTo(net, corner);
+    if (!result) break;
+    const auto& want = records_[c].layers;
+    if (size_t(net.getNbLayers()) != want.size()) {
+      result = internalError("the network has " + std::to_string(net.getNbLayers()) +
+                             " layers but the parse at " + corner.label + " has " +
+                             std::to_string(want.size()));
+      break;
+    }
+    for (int32_t i = 0; i < net.getNbLayers() && result; ++i) {
+      const ILayer* l = net.getLayer(i);
+      for (int32_t k = 0; k < l->getNbOutputs() && result; ++k) {
+        const Dims got = l->getOutput(k)->getDimensions();
+        const Dims expected =
+            size_t(k) < want[size_t(i)].size() ? want[size_t(i)][size_t(k)] : Dims{};
+        if (got == expected) continue;
+        result = unsupported(
+            "layer " + std::to_string(i) + " '" + l->getName() + "' output " + std::to_string(k) +
+            " '" + l->getOutput(k)->getName() + "' has dims " + dimsText(got) + " at " +
+            corner.label + ", but the model parsed at that shape gives it " + dimsText(expected) +
+            "; its layer bakes in a value that depends on the input shapes, " + "and " + kCannot);
+      }
+    }
+  }
+  Status restore = moveTo(net, working());
+  return result ? restore : result;
+}
+
+}  // namespace kiln::onnx_import

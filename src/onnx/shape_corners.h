@@ -1,0 +1,95 @@
+// Shape-generic import with optimization profiles, driven by the profiles' corners.
+//
+// Why corners: the importers fold shape arithmetic (Shape -> Gather -> Concat -> Reshape,
+// Flatten's products, a -1 resolved against the input's volume, ...) to numbers at parse time, so
+// a network parsed at one shape bakes that shape in. With profiles the model is first parsed
+// statically at every distinct corner (each profile's min, opt and max), each parse recording,
+// per ONNX node (by its index), what the shape-consuming importers computed. The final parse
+// (dynamic inputs, working shape profile 0's opt) reads those records: a value that changes
+// between the corners depends on the input shapes. A reshape dim that does becomes 0 (copy the
+// input's dim) where it equals the input's at every corner, else the one -1 (inferred); an expand
+// dim becomes 1 (keep the input's). Anything else that does (a slice's bounds, a resize's output
+// dims, a shape operand of a layer, a constant made into a network tensor) is refused, since kiln
+// cannot yet carry shape arithmetic to run time. Last, verify() re-infers the final network at
+// every corner: each layer output must have the dims the static parse there gave it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "onnx/import_context.h"
+
+namespace kiln::onnx_import {
+
+// The shapes of the model's dynamic inputs at one corner of a profile's box.
+struct Corner {
+  std::string label;  // "profile 0's min": the first profile and selector giving it
+  std::map<std::string, Dims> shapes;  // per dynamic graph input
+};
+
+class ShapeCorners {
+ public:
+  // `corners` distinct; corners[working] is the final parse's working shape (profile 0's opt).
+  ShapeCorners(std::vector<Corner> corners, size_t working);
+  const std::vector<Corner>& corners() const { return corners_; }
+  const Corner& working() const { return corners_[working_]; }
+
+  // The static parse at corner c records from now on; endCorner keeps its layers' output dims.
+  void beginCorner(size_t c);
+  void endCorner(const INetworkDefinition& net);
+  // The final parse reads the records.
+  void beginFinal();
+
+  // NodeContext's reshapeDims, expandShape and literal (onnx/import_context.h).
+  Status reshapeDims(NodeContext& n, const Dims& in, Dims& dims);
+  Status expandShape(NodeContext& n, const Dims& in, Dims& shape);
+  Status literal(NodeContext& n, const std::string& what, const std::vector<int64_t>& values);
+  // After each node. Corner parses remember its constant outputs; the final parse refuses a node
+  // that makes a layer from a constant input that differs between the corners.
+  Status afterNode(NodeContext& n);
+  // A constant made into a network tensor named `name`: refused in the final parse when it
+  // differs between the corners.
+  Status materialize(const ImportContext& ctx, const std::string& name, const ConstTensor& c);
+  // The final network, re-inferred at each corner, against the static parse there; the working
+  // shapes are profile 0's opt again afterwards.
+  Status verify(INetworkDefinition& net);
+
+ private:
+  struct Snapshot {
+    uint64_t hash = 0;
+    std::string text;  // the values, abbreviated, for messages
+  };
+  struct Record {
+    std::map<std::pair<int32_t, std::string>, std::vector<int64_t>> sites;  // (node, key)
+    std::unordered_map<std::string, Snapshot> values;  // node outputs known at parse time
+    std::unordered_map<std::string, std::vector<Snapshot>> materialized;
+    std::vector<std::vector<Dims>> layers;  // per layer, its outputs' dims
+  };
+  static Snapshot snapshot(const ConstTensor& c);
+  void record(const NodeContext& n, const std::string& key, std::vector<int64_t> v);
+  // Per corner, the values recorded at (n, key); an error when a corner has none.
+  Status recorded(const NodeContext& n, const std::string& key,
+                  std::vector<std::vector<int64_t>>& out) const;
+  // Whether constant input i of n is a value of the graph that differs between the corners, and
+  // its values at them.
+  bool inputVaries(const NodeContext& n, int32_t i, std::string& values) const;
+  // "A at profile 0's min, B at profile 0's opt, ..."
+  std::string atCorners(const std::vector<std::string>& perCorner) const;
+  // Moves the final network's dynamic inputs to `target` (setWorkingShape takes one input).
+  Status moveTo(INetworkDefinition& net, const Corner& target);
+  Status tryMove(INetworkDefinition& net, const Corner& target);
+
+  std::vector<Corner> corners_;
+  size_t working_;
+  std::vector<Record> records_;
+  size_t current_ = 0;
+  bool final_ = false;
+  std::unordered_map<std::string, size_t> materializedSeen_;  // final parse: uses of each name
+  std::map<std::string, Dims> shapesNow_;                     // the final network's working shapes
+};
+
+}  // namespace kiln::onnx_import
