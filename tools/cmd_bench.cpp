@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "inference.h"
 #include "kiln/registry.h"
+#include "onnx_model.h"
 
 namespace kiln::cli {
 namespace {
@@ -61,7 +62,9 @@ Status bench(const Args& args) {
   // `kiln run`, since they are usually indices.
   const unsigned seed = options.seedGiven ? options.seed : std::random_device{}();
   std::vector<HostTensor> inputs;
-  KILN_RETURN_IF_ERROR(prepareInputs(*engine, {}, seed, inputs));
+  ShapeArgs shapes;
+  KILN_RETURN_IF_ERROR(shapesFromArgs(args, shapes));
+  KILN_RETURN_IF_ERROR(prepareInputs(*engine, {}, seed, inputs, shapes.fixed));
   std::vector<BoundContext> contexts(options.streams);
   for (int s = 0; s < options.streams; ++s) {
     KILN_RETURN_IF_ERROR(

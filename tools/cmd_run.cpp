@@ -77,7 +77,9 @@ Status run(const Args& args) {
     KILN_RETURN_IF_ERROR(runtime->deserializeEngine(bytes.data(), bytes.size(), engine)
                              .withContext("loading plan '" + source + "'"));
     std::vector<HostTensor> inputs;
-    KILN_RETURN_IF_ERROR(prepareInputs(*engine, std::move(given), seed, inputs));
+    ShapeArgs shapes;
+    KILN_RETURN_IF_ERROR(shapesFromArgs(args, shapes));
+    KILN_RETURN_IF_ERROR(prepareInputs(*engine, std::move(given), seed, inputs, shapes.fixed));
     KILN_RETURN_IF_ERROR(
         runContexts(*engine, inputs, contexts, runs, outputs, args.has("cuda-graph")));
   }
@@ -117,7 +119,7 @@ int runCommand(int argc, char** argv) {
   Args args;
   Status s = parseArgs(argc, argv, 2,
                        {"input", "output-dir", "contexts", "runs", "seed", "plugins", "trace",
-                        "onnx", "device", "shapes"},
+                        "onnx", "device", "shapes", "minShapes", "optShapes", "maxShapes"},
                        {"verbose", "fp16", "cuda-graph"}, args);
   if (s) s = run(args);
   return s ? 0 : fail("run", s);

@@ -32,26 +32,65 @@ Status planFromArgs(const Args& args, const std::string& usage, std::vector<uint
   if (onnx) {
     BuilderConfig config;
     KILN_RETURN_IF_ERROR(builderConfigFromArgs(args, config));
-    InputShapes shapes;
+    ShapeArgs shapes;
     KILN_RETURN_IF_ERROR(shapesFromArgs(args, shapes));
-    for (const auto& [name, dims] : givenShapes) {
-      auto [it, added] = shapes.emplace(name, dims);
-      if (!added && it->second != dims)
-        return invalidArgument("input '" + name + "': --shapes says " + dimsText(it->second) +
-                               " but its --input file holds " + dimsText(dims));
+    // With profiles the plan serves a range and the --input files are run-time shapes in it;
+    // without, the model is built for the files' shapes, as onnxruntime would run it.
+    if (shapes.profiles.empty()) {
+      for (const auto& [name, dims] : givenShapes) {
+        auto [it, added] = shapes.fixed.emplace(name, dims);
+        if (!added && it->second != dims)
+          return invalidArgument("input '" + name + "': --shapes says " + dimsText(it->second) +
+                                 " but its --input file holds " + dimsText(dims));
+      }
     }
     return buildOnnxPlan(source, config, plan, shapes);
   }
-  if (args.has("device") || args.has("fp16") || args.has("shapes"))
+  if (args.has("device") || args.has("fp16"))
     return invalidArgument(
-        "--device, --fp16 and --shapes choose how --onnx builds; a plan runs where it was built "
-        "for, at "
-        "the shapes it was built for");
+        "--device and --fp16 choose how --onnx builds; a plan runs where it was built for");
+  ShapeArgs shapes;
+  KILN_RETURN_IF_ERROR(shapesFromArgs(args, shapes));
+  if (!shapes.profiles.empty())
+    return invalidArgument(
+        "--shapes ranges (MIN,OPT,MAX) are for building; with a plan, --shapes NAME:DIMS sets the "
+        "shape of a dynamic input for the run");
   return readFile(source, plan);
 }
 
+namespace {
+
+bool isDynamic(const Dims& d) {
+  for (int32_t k = 0; k < d.nbDims; ++k)
+    if (d.d[k] < 0) return true;
+  return false;
+}
+
+// A dynamic input's run-time shape: from its --input file, else --shapes, else the opt shape of
+// profile 0 (trtexec's default). Fixed dims must agree.
+Status runShape(const IEngine& engine, const std::string& name, const Dims& declared,
+                const Dims* given, const InputShapes& runShapes, Dims& out) {
+  auto it = runShapes.find(name);
+  if (given) {
+    out = *given;
+  } else if (it != runShapes.end()) {
+    out = it->second;
+  } else {
+    out = engine.getProfileShape(name.c_str(), 0, OptProfileSelector::kOPT);
+  }
+  bool fits = out.nbDims == declared.nbDims;
+  for (int32_t k = 0; fits && k < out.nbDims; ++k)
+    fits = declared.d[k] < 0 || declared.d[k] == out.d[k];
+  if (!fits)
+    return invalidArgument("input '" + name + "' has shape " + dimsText(out) +
+                           " but the plan expects " + dimsText(declared) + " (-1: any)");
+  return Status::ok();
+}
+
+}  // namespace
+
 Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> given, unsigned seed,
-                     std::vector<HostTensor>& inputs) {
+                     std::vector<HostTensor>& inputs, const InputShapes& runShapes) {
   std::mt19937 rng(seed);
   inputs.clear();
   for (int32_t i = 0; i < engine.getNbIOTensors(); ++i) {
@@ -60,8 +99,18 @@ Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> gi
     HostTensor t;
     t.name = name;
     t.desc = engine.getTensorDesc(name);
-    t.data.resize(byteSize(t.desc));
     auto it = given.find(name);
+    if (isDynamic(t.desc.dims)) {
+      t.dynamic = true;
+      KILN_RETURN_IF_ERROR(runShape(engine, t.name, t.desc.dims,
+                                    it == given.end() ? nullptr : &it->second.desc.dims, runShapes,
+                                    t.desc.dims));
+    } else if (runShapes.count(t.name) && runShapes.at(t.name) != t.desc.dims) {
+      return invalidArgument("--shapes gives input '" + t.name + "' " +
+                             dimsText(runShapes.at(t.name)) + ", but the plan fixes it at " +
+                             dimsText(t.desc.dims));
+    }
+    t.data.resize(byteSize(t.desc));
     if (it == given.end()) {
       // Floats are random; integer inputs are zeros, because they are usually indices (box or
       // batch indices, gather indices) and 0 is valid for any index range.
@@ -101,7 +150,8 @@ Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> gi
 
 namespace {
 
-std::vector<HostTensor> outputTensors(const IEngine& engine) {
+// The outputs at the context's shapes (a dynamic plan's depend on the inputs' set).
+std::vector<HostTensor> outputTensors(const IEngine& engine, const IExecutionContext& context) {
   std::vector<HostTensor> outputs;
   for (int32_t i = 0; i < engine.getNbIOTensors(); ++i) {
     const char* name = engine.getIOTensorName(i);
@@ -109,6 +159,7 @@ std::vector<HostTensor> outputTensors(const IEngine& engine) {
     HostTensor t;
     t.name = name;
     t.desc = engine.getTensorDesc(name);
+    t.desc.dims = context.getTensorShape(name);
     t.data.assign(byteSize(t.desc), 0);
     outputs.push_back(std::move(t));
   }
@@ -122,6 +173,11 @@ Status bindContext(IEngine& engine, const std::vector<HostTensor>& inputs, Bound
   KILN_RETURN_IF_ERROR(engine.createExecutionContext(bound.context));
   KILN_RETURN_IF_ERROR(device.createStream(bound.stream));
   bound.in.resize(inputs.size());
+  for (const HostTensor& t : inputs)
+    if (t.dynamic) KILN_RETURN_IF_ERROR(bound.context->setInputShape(t.name.c_str(), t.desc.dims));
+  std::vector<std::string> missing;
+  KILN_RETURN_IF_ERROR(bound.context->inferShapes(missing));
+  if (!missing.empty()) return invalidArgument("no shape for dynamic input '" + missing[0] + "'");
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::string what = "input " + inputs[i].name;
     KILN_RETURN_IF_ERROR(device.allocate(inputs[i].data.size(), what.c_str(), bound.in[i]));
@@ -130,7 +186,7 @@ Status bindContext(IEngine& engine, const std::vector<HostTensor>& inputs, Bound
     KILN_RETURN_IF_ERROR(
         bound.context->setTensorAddress(inputs[i].name.c_str(), bound.in[i]->data()));
   }
-  bound.outputs = outputTensors(engine);
+  bound.outputs = outputTensors(engine, *bound.context);
   bound.out.resize(bound.outputs.size());
   for (size_t o = 0; o < bound.outputs.size(); ++o) {
     HostTensor& t = bound.outputs[o];

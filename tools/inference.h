@@ -15,7 +15,11 @@ struct HostTensor {
   std::string name;
   PluginTensorDesc desc;
   std::vector<uint8_t> data;
+  bool dynamic = false;  // an input with a dynamic dim: desc.dims is the run-time shape set
 };
+
+// One shape per input name (--shapes NAME:DIMS).
+using InputShapes = std::map<std::string, Dims>;
 
 // The plan a command runs: `PLAN` (one positional), or `--onnx MODEL` parsed and built in memory
 // with --device and --fp16, which apply only there (a plan runs where it was built for).
@@ -27,9 +31,10 @@ Status planFromArgs(const Args& args, const std::string& usage, std::vector<uint
 
 // Random inputs (floats uniform in [-1, 1); integers 0) for every engine input not in `given`;
 // `given` inputs are checked against the engine's dims and converted from fp32 to fp16/bf16 where
-// the engine wants those.
+// the engine wants those. A dynamic input takes the shape of its `given` file, else of
+// `runShapes`, else profile 0's opt shape.
 Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> given, unsigned seed,
-                     std::vector<HostTensor>& inputs);
+                     std::vector<HostTensor>& inputs, const InputShapes& runShapes = {});
 
 // One execution context ready to enqueue: its own stream, and its own copies of the inputs and
 // of (poisoned) outputs in the engine's device memory (host memory for CPU engines), bound.

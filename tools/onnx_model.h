@@ -12,17 +12,24 @@
 
 namespace kiln::cli {
 
-// Shapes for the graph inputs of a model with symbolic dims, by input name (OnnxParserOptions).
-using InputShapes = std::map<std::string, Dims>;
+// What --shapes (and trtexec's --minShapes/--optShapes/--maxShapes) say: either one shape per
+// input (`fixed`: build for those shapes, or run a dynamic plan at them), or optimization
+// profiles (build one plan for ranges).
+struct ShapeArgs {
+  InputShapes fixed;
+  std::vector<OptimizationProfile> profiles;
+};
 
-// --shapes NAME:DIMS (repeatable; DIMS as 4x3x224x224): the shapes to build an ONNX model for.
-// A range (NAME:MIN,OPT,MAX, an optimization profile) is refused: profiles are not built yet.
-Status shapesFromArgs(const Args& args, InputShapes& shapes);
+// --shapes NAME:DIMS or NAME:MIN,OPT,MAX (repeatable; DIMS as 4x3x224x224). A name given again
+// opens the next profile; an input given one shape beside ranges keeps it in every profile.
+// --minShapes/--optShapes/--maxShapes take NAME:DIMS[,NAME:DIMS...] as trtexec does: one
+// profile (added after the --shapes ones).
+Status shapesFromArgs(const Args& args, ShapeArgs& shapes);
 
-// Parses an ONNX model, for `shapes` where its inputs have symbolic dims, and builds a plan from
-// it (an error when kiln was built without ONNX).
+// Parses an ONNX model, for `shapes` where its inputs have symbolic dims (one shape each, or
+// profiles), and builds a plan from it (an error when kiln was built without ONNX).
 Status buildOnnxPlan(const std::string& modelPath, const BuilderConfig& config,
-                     std::vector<uint8_t>& plan, const InputShapes& shapes = {});
+                     std::vector<uint8_t>& plan, const ShapeArgs& shapes = {});
 
 // Reads an ONNX TensorProto (.pb) file as a host tensor named `name`.
 Status readTensorProtoFile(const std::string& path, const std::string& name, HostTensor& tensor);

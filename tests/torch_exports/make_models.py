@@ -138,6 +138,19 @@ def dynamic_models():
     ]
 
 
+# Optimization profiles for the dynamic exports (kiln build --shapes x:MIN,OPT,MAX): one plan per
+# model, run at two shapes inside its range, neither of them the opt. (name, min, opt, max, runs)
+PROFILES = {
+    "resnet18_dynamic_batch": ((1, 3, 32, 32), (2, 3, 32, 32), (4, 3, 32, 32),
+                               [(3, 3, 32, 32), (1, 3, 32, 32)]),
+    "mobilenet_v3_small_dynamic_batch": ((1, 3, 32, 32), (2, 3, 32, 32), (6, 3, 32, 32),
+                                         [(5, 3, 32, 32), (1, 3, 32, 32)]),
+}
+# The encoder is not among them: its attention slices a tensor whose dims depend on the batch and
+# sequence, and a Slice's output dims are literal (no "to the end" form yet), so the parser refuses
+# it with the node named. It still runs built for the shapes given (above).
+
+
 def main():
     out = sys.argv[1]
     # --static: only the static-shape models (the GPU bundle carries those; the dynamic ones are
@@ -146,6 +159,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
     names = []
+    profiles = []  # "MODEL SHAPES RUN..." for kiln build --shapes, then kiln run PLAN per RUN
     for name, model, shape, run_shape, axes in [] if static_only else dynamic_models():
         model = randomize_zeros(model).eval()
         path = os.path.join(out, name + ".onnx")
@@ -158,6 +172,19 @@ def main():
         np.save(os.path.join(out, name + ".input.npy"), x.numpy())
         np.save(os.path.join(out, name + ".expected.npy"), y.numpy())
         names.append(name)
+        if name not in PROFILES:
+            continue
+        lo, opt, hi, runs = PROFILES[name]
+        dims = lambda d: "x".join(str(v) for v in d)
+        profiles.append(f"{name} x:{dims(lo)},{dims(opt)},{dims(hi)} " +
+                        " ".join(f"{name}.profile{k}" for k in range(len(runs))))
+        for k, run in enumerate(runs):
+            x = torch.randn(*run)
+            with torch.no_grad():
+                y = model(x)
+            np.save(os.path.join(out, f"{name}.profile{k}.input.npy"), x.numpy())
+            np.save(os.path.join(out, f"{name}.profile{k}.expected.npy"), y.numpy())
+            names.append(f"{name}.profile{k}")
     for name, model, shape, opset in models():
         model = randomize_zeros(model).eval()
         x = torch.randn(*shape)
@@ -171,6 +198,8 @@ def main():
         names.append(name)
     with open(os.path.join(out, "models.txt"), "w") as f:
         f.write("\n".join(names) + "\n")
+    with open(os.path.join(out, "profiles.txt"), "w") as f:
+        f.write("".join(line + "\n" for line in profiles))
     print(f"torch_exports: exported {len(names)} models with torch {torch.__version__}, "
           f"torchvision {torchvision.__version__}, numpy {np.__version__}")
 

@@ -24,7 +24,24 @@ mkdir -p "$work/out"
   exit 1
 }
 status=0
+# Dynamic exports with an optimization profile: one plan, run at two shapes inside it.
+while read -r model shapes runs; do
+  [ -n "$model" ] || continue
+  if ! "$cli" build --onnx "$work/gen/$model.onnx" --shapes "$shapes" --save "$work/$model.plan" \
+       "$@" >"$work/out/$model.build.log" 2>&1; then
+    echo "FAIL $model: kiln build --shapes $shapes failed:"
+    tail -5 "$work/out/$model.build.log"
+    status=1
+    continue
+  fi
+  for run in $runs; do
+    "$cli" run "$work/$model.plan" --input "x=$work/gen/$run.input.npy" \
+      --output-dir "$work/out/$run" >"$work/out/$run.log" 2>&1 ||
+      { echo "FAIL $run: kiln run failed:"; tail -5 "$work/out/$run.log"; status=1; }
+  done
+done <"$work/gen/profiles.txt"
 for name in $(cat "$work/gen/models.txt"); do
+  case $name in *.profile*) continue ;; esac
   if ! "$cli" run --onnx "$work/gen/$name.onnx" --input "x=$work/gen/$name.input.npy" \
        --output-dir "$work/out/$name" "$@" >"$work/out/$name.log" 2>&1; then
     echo "FAIL $name: kiln run failed:"
