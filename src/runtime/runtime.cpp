@@ -114,6 +114,7 @@ class ExecutionContext final : public IExecutionContext {
           ", outside profile " + std::to_string(profile_) + "'s range [" + std::to_string(lo) +
           ", " + std::to_string(hi) + "]; " + fittingProfile(engine_->plan.inputs[k], dims));
     }
+    if (!dynamic()) return Status::ok();  // a static plan's inputs: nothing to re-derive
     inputShapes_[k] = dims;
     return refresh();
   }

@@ -286,6 +286,19 @@ TEST(DynamicShapes, BuildRulesNameProfileInputAxisAndValues) {
   EXPECT_NE(
       buildError(*fixed, {batchProfile(1, 2, 4)}).find("no network input has a dynamic (-1) dim"),
       std::string::npos);
+  // A static plan takes setInputShape with its own dims only, and has its one implicit profile.
+  std::unique_ptr<IEngine> engine;
+  ASSERT_TRUE(build(*fixed, {}, engine).isOk());
+  EXPECT_EQ(engine->getNbOptimizationProfiles(), 1);
+  std::unique_ptr<IExecutionContext> ctx;
+  ASSERT_TRUE(engine->createExecutionContext(ctx).isOk());
+  EXPECT_TRUE(ctx->setInputShape("x", makeDims({2, 3, 8, 8})).isOk());
+  EXPECT_NE(ctx->setInputShape("x", makeDims({3, 3, 8, 8})).message().find("is fixed at 2, not 3"),
+            std::string::npos);
+  std::vector<std::string> missing;
+  EXPECT_TRUE(ctx->inferShapes(missing).isOk());
+  EXPECT_TRUE(missing.empty());
+  EXPECT_EQ(ctx->getTensorShape("out").d[0], 2);
 }
 
 // A network whose parameters bake in one batch (a reshape to [2, 256] rather than [0, -1]) cannot
