@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "core/random_fill.h"
+#include "core/tensor_shape.h"
 #include "kiln/float16.h"
 #include "onnx_model.h"
 
@@ -60,12 +61,6 @@ Status planFromArgs(const Args& args, const std::string& usage, std::vector<uint
 
 namespace {
 
-bool isDynamic(const Dims& d) {
-  for (int32_t k = 0; k < d.nbDims; ++k)
-    if (d.d[k] < 0) return true;
-  return false;
-}
-
 // A dynamic input's run-time shape: from its --input file, else --shapes, else the opt shape of
 // profile 0 (trtexec's default). Fixed dims must agree.
 Status runShape(const IEngine& engine, const std::string& name, const Dims& declared,
@@ -100,7 +95,7 @@ Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> gi
     t.name = name;
     t.desc = engine.getTensorDesc(name);
     auto it = given.find(name);
-    if (isDynamic(t.desc.dims)) {
+    if (hasDynamicDim(t.desc.dims)) {
       t.dynamic = true;
       KILN_RETURN_IF_ERROR(runShape(engine, t.name, t.desc.dims,
                                     it == given.end() ? nullptr : &it->second.desc.dims, runShapes,

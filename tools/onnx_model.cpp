@@ -13,25 +13,20 @@ namespace kiln::cli {
 
 namespace {
 
-Status parseDims(const std::string& text, Dims& d, std::string& why) {
+// "4x3x224x224"; the error says what is wrong with it.
+Status parseDims(const std::string& text, Dims& d) {
   d = Dims{};
   size_t at = 0;
   while (at <= text.size()) {
     const size_t x = text.find('x', at);
     const std::string part = text.substr(at, x == std::string::npos ? std::string::npos : x - at);
-    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos) {
-      why = "'" + part + "' is not a dim";
-      return invalidArgument(why);
-    }
-    if (d.nbDims == Dims::kMaxDims) {
-      why = "more than 8 dims";
-      return invalidArgument(why);
-    }
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos)
+      return invalidArgument("'" + part + "' is not a dim");
+    if (d.nbDims == Dims::kMaxDims) return invalidArgument("more than 8 dims");
     try {
       d.d[d.nbDims++] = std::stoll(part);
     } catch (...) {
-      why = "'" + part + "' is too large";
-      return invalidArgument(why);
+      return invalidArgument("'" + part + "' is too large");
     }
     if (x == std::string::npos) break;
     at = x + 1;
@@ -60,10 +55,9 @@ Status parseSpec(const std::string& option, const std::string& spec, ShapeSpec& 
   while (true) {
     const size_t comma = text.find(',', at);
     Dims d;
-    std::string why;
-    if (!parseDims(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at), d,
-                   why))
-      return bad(why);
+    const Status parsed =
+        parseDims(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at), d);
+    if (!parsed) return bad(parsed.message());
     out.dims.push_back(d);
     if (comma == std::string::npos) break;
     at = comma + 1;

@@ -5,14 +5,6 @@
 
 namespace kiln {
 
-std::string dimsText(const Dims& dims) {
-  if (dims.nbDims == 0) return "a scalar";
-  std::string s;
-  for (int32_t k = 0; k < dims.nbDims && k < Dims::kMaxDims; ++k)
-    s += (k ? "x" : "") + std::to_string(dims.d[k]);
-  return s;
-}
-
 Status inferGraphShapes(Graph& graph) {
   std::vector<TensorShape> in, out;
   for (const GraphNode& node : graph.nodes) {
@@ -52,7 +44,7 @@ Status specializeGraph(Graph& graph, const std::map<std::string, Dims>& inputDim
     if (!input) return invalidArgument(where + ": the network has no input '" + name + "'");
     const Dims& declared = input->declared;
     if (dims.nbDims != declared.nbDims)
-      return invalidArgument(where + ": input '" + name + "' is given " + dimsText(dims) +
+      return invalidArgument(where + ": input '" + name + "' is given " + dimsStringTimes(dims) +
                              ", of rank " + std::to_string(dims.nbDims) + "; the input has rank " +
                              std::to_string(declared.nbDims));
     for (int32_t k = 0; k < dims.nbDims; ++k) {
@@ -70,11 +62,8 @@ Status specializeGraph(Graph& graph, const std::map<std::string, Dims>& inputDim
 }
 
 bool hasDynamicInputs(const Graph& graph) {
-  for (int32_t i : graph.inputs) {
-    const Dims& d = graph.tensors[i].declared;
-    for (int32_t k = 0; k < d.nbDims; ++k)
-      if (d.d[k] < 0) return true;
-  }
+  for (int32_t i : graph.inputs)
+    if (hasDynamicDim(graph.tensors[i].declared)) return true;
   return false;
 }
 

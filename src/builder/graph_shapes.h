@@ -24,7 +24,4 @@ Status specializeGraph(Graph& graph, const std::map<std::string, Dims>& inputDim
 // True when some graph input has a dynamic (-1) declared dim.
 bool hasDynamicInputs(const Graph& graph);
 
-// "1x3x224x224"; "-1" where dynamic.
-std::string dimsText(const Dims& dims);
-
 }  // namespace kiln

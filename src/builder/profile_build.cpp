@@ -19,9 +19,8 @@ std::string dynamicInputsText(const Graph& graph) {
   std::string s;
   for (int32_t i : graph.inputs) {
     const GraphTensor& t = graph.tensors[i];
-    bool dynamic = false;
-    for (int32_t k = 0; k < t.declared.nbDims; ++k) dynamic = dynamic || t.declared.d[k] < 0;
-    if (dynamic) s += (s.empty() ? "'" : ", '") + t.name + "' is " + dimsText(t.declared);
+    if (hasDynamicDim(t.declared))
+      s += (s.empty() ? "'" : ", '") + t.name + "' is " + dimsStringTimes(t.declared);
   }
   return s;
 }
@@ -36,9 +35,10 @@ Status checkInput(const GraphTensor& t, size_t p, const OptimizationProfile& pro
                              " shape; give min, opt and max for each dynamic input "
                              "(OptimizationProfile::setDimensions)");
     if (d.nbDims != t.declared.nbDims)
-      return invalidArgument(where + ": its " + kCornerNames[c] + " shape " + dimsText(d) +
+      return invalidArgument(where + ": its " + kCornerNames[c] + " shape " + dimsStringTimes(d) +
                              " has rank " + std::to_string(d.nbDims) + ", the input " +
-                             std::to_string(t.declared.nbDims) + " (" + dimsText(t.declared) + ")");
+                             std::to_string(t.declared.nbDims) + " (" +
+                             dimsStringTimes(t.declared) + ")");
     for (int32_t k = 0; k < d.nbDims; ++k) {
       if (t.declared.d[k] >= 0 && d.d[k] != t.declared.d[k])
         return invalidArgument(where + " axis " + std::to_string(k) + " is fixed at " +
@@ -193,8 +193,7 @@ Status resolveProfiles(const Graph& graph, const std::vector<OptimizationProfile
     }
     for (int32_t i : graph.inputs) {
       const GraphTensor& t = graph.tensors[i];
-      bool isDynamic = false;
-      for (int32_t k = 0; k < t.declared.nbDims; ++k) isDynamic = isDynamic || t.declared.d[k] < 0;
+      const bool isDynamic = hasDynamicDim(t.declared);
       std::array<Dims, 3> dims{t.declared, t.declared, t.declared};
       const bool given =
           profiles[p].getDimensions(t.name.c_str(), OptProfileSelector::kMIN).nbDims >= 0 ||
@@ -247,6 +246,8 @@ Status buildProfilePlan(const Graph& network, const BuilderConfig& config,
 
   plan::Plan plan;
   KILN_RETURN_IF_ERROR(corners[0][1].session->makePlan(plan));
+  std::map<std::string, const GraphTensor*> networkInputs;
+  for (int32_t i : network.inputs) networkInputs[network.tensors[i].name] = &network.tensors[i];
   for (size_t p = 0; p < profiles.size(); ++p) {
     // Memory at max: the max lowering, with this profile's tactics, planned like a static plan.
     BuildSession& max = *corners[p][2].session;
@@ -264,16 +265,11 @@ Status buildProfilePlan(const Graph& network, const BuilderConfig& config,
       return internalError("profile plan: the max lowering has another tensor list");
     for (const plan::Tensor& t : atMax.tensors) prof.arenaOffsets.push_back(t.arenaOffset);
     prof.arenaBytes = atMax.arenaBytes;
+    // The dynamic inputs (fixed dims are equal in min, opt and max: resolveProfiles checked).
     for (int32_t t : plan.inputs) {
-      const std::string& name = plan.tensors[t].name;
-      const auto& d = profiles[p].inputs.at(name);
-      bool dynamic = false;
-      for (int32_t k = 0; k < d[0].nbDims; ++k) dynamic = dynamic || d[0].d[k] != d[2].d[k];
-      const Graph& g = *corners[p][1].graph;
-      for (int32_t i : g.inputs)
-        for (int32_t k = 0; k < g.tensors[i].declared.nbDims; ++k)
-          dynamic = dynamic || (g.tensors[i].name == name && g.tensors[i].declared.d[k] < 0);
-      if (dynamic) prof.inputs.push_back({t, d[0], d[1], d[2]});
+      const GraphTensor& input = *networkInputs.at(plan.tensors[t].name);
+      const auto& d = profiles[p].inputs.at(input.name);
+      if (hasDynamicDim(input.declared)) prof.inputs.push_back({t, d[0], d[1], d[2]});
     }
     plan.maxWorkspaceBytes = std::max(plan.maxWorkspaceBytes, prof.workspaceBytes);
     if (p == 0) {
@@ -288,15 +284,12 @@ Status buildProfilePlan(const Graph& network, const BuilderConfig& config,
   // Named dims: each later use must equal the first.
   std::map<std::string, std::pair<int32_t, int32_t>> first;
   for (int32_t t : plan.inputs) {
-    for (int32_t i : network.inputs) {
-      const GraphTensor& g = network.tensors[i];
-      if (g.name != plan.tensors[t].name) continue;
-      for (int32_t k = 0; k < static_cast<int32_t>(g.dimNames.size()); ++k) {
-        if (g.dimNames[k].empty()) continue;
-        auto [it, isFirst] = first.emplace(g.dimNames[k], std::make_pair(t, k));
-        if (!isFirst)
-          plan.equalities.push_back({it->second.first, it->second.second, t, k, g.dimNames[k]});
-      }
+    const GraphTensor& g = *networkInputs.at(plan.tensors[t].name);
+    for (int32_t k = 0; k < static_cast<int32_t>(g.dimNames.size()); ++k) {
+      if (g.dimNames[k].empty()) continue;
+      auto [it, isFirst] = first.emplace(g.dimNames[k], std::make_pair(t, k));
+      if (!isFirst)
+        plan.equalities.push_back({it->second.first, it->second.second, t, k, g.dimNames[k]});
     }
   }
   KILN_RETURN_IF_ERROR(plan::writePlan(plan, bytes));

@@ -93,12 +93,6 @@ Status BuildSession::chooseTactic(BuildStep& step, size_t index) {
 
 namespace {
 
-std::string shapeText(const Dims& d) {
-  std::string s;
-  for (int32_t k = 0; k < d.nbDims; ++k) s += (k ? "x" : "") + std::to_string(d.d[k]);
-  return s.empty() ? "scalar" : s;
-}
-
 // Empty when `tactic` makes a kernel for every corner within the workspace limit (the largest
 // workspace in `workspace`), else why not, naming the corner and its first input's shape.
 std::string declineAtCorners(const Tactic& tactic,
@@ -111,7 +105,8 @@ std::string declineAtCorners(const Tactic& tactic,
       why = "needs " + std::to_string(kernel->workspaceSize()) + " workspace bytes";
     if (!kernel || !why.empty())
       return "declines at the profile's " + name +
-             (config.inputs.empty() ? "" : " (input " + shapeText(config.inputs[0].dims) + ")") +
+             (config.inputs.empty() ? ""
+                                    : " (input " + dimsStringTimes(config.inputs[0].dims) + ")") +
              ": " + (why.empty() ? "declined" : why);
     workspace = std::max<uint64_t>(workspace, kernel->workspaceSize());
   }

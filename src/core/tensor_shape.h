@@ -23,4 +23,21 @@ inline std::string dimsString(const Dims& dims) {
   return s + "]";
 }
 
+// "2x3x224x224" ("a scalar" for rank 0; -1 where a dim is dynamic): the command line's --shapes
+// spelling, for messages about input shapes and profiles.
+inline std::string dimsStringTimes(const Dims& dims) {
+  if (dims.nbDims == 0) return "a scalar";
+  std::string s;
+  for (int32_t k = 0; k < dims.nbDims && k < Dims::kMaxDims; ++k)
+    s += (k ? "x" : "") + std::to_string(dims.d[k]);
+  return s;
+}
+
+// True when some dim is dynamic (-1), as network inputs declare them.
+inline bool hasDynamicDim(const Dims& dims) {
+  for (int32_t k = 0; k < dims.nbDims && k < Dims::kMaxDims; ++k)
+    if (dims.d[k] < 0) return true;
+  return false;
+}
+
 }  // namespace kiln

@@ -133,16 +133,39 @@ std::string ShapeCorners::atCorners(const std::vector<std::string>& perCorner) c
   return s;
 }
 
-Status ShapeCorners::reshapeDims(NodeContext& n, const Dims& in, Dims& dims) {
-  const std::string key = n.nextSiteKey("reshape");
+Status ShapeCorners::resultAndInput(NodeContext& n, const std::string& key, const Dims& in,
+                                    const Dims& result, std::vector<std::vector<int64_t>>& results,
+                                    std::vector<std::vector<int64_t>>& ins) {
   if (!final_) {
     record(n, key + " in", dimsVector(in));
-    record(n, key, dimsVector(dims));
+    record(n, key, dimsVector(result));
     return Status::ok();
   }
+  KILN_RETURN_IF_ERROR(recorded(n, key, results));
+  return recorded(n, key + " in", ins);
+}
+
+bool ShapeCorners::snapshotsDiffer(const std::vector<const Snapshot*>& at,
+                                   std::vector<std::string>& text, bool& any) {
+  const Snapshot* first = nullptr;
+  bool differs = false;
+  for (const Snapshot* s : at) {
+    text.push_back(s ? s->text : "none");
+    if (!s)
+      differs = true;
+    else if (!first)
+      first = s;
+    else
+      differs = differs || first->hash != s->hash;
+  }
+  any = first != nullptr;
+  return differs;
+}
+
+Status ShapeCorners::reshapeDims(NodeContext& n, const Dims& in, Dims& dims) {
   std::vector<std::vector<int64_t>> outs, ins;
-  KILN_RETURN_IF_ERROR(recorded(n, key, outs));
-  KILN_RETURN_IF_ERROR(recorded(n, key + " in", ins));
+  KILN_RETURN_IF_ERROR(resultAndInput(n, n.nextSiteKey("reshape"), in, dims, outs, ins));
+  if (!final_) return Status::ok();
   if (outs[working_] != dimsVector(dims) || ins[working_] != dimsVector(in))
     return n.unsupportedError("is imported differently at the working shape than at " +
                               working().label + ", so kiln cannot make it shape-generic");
@@ -183,16 +206,10 @@ Status ShapeCorners::reshapeDims(NodeContext& n, const Dims& in, Dims& dims) {
 }
 
 Status ShapeCorners::expandShape(NodeContext& n, const Dims& in, Dims& shape) {
-  const std::string key = n.nextSiteKey("expand");
   n.markGeneric(1);
-  if (!final_) {
-    record(n, key + " in", dimsVector(in));
-    record(n, key, dimsVector(shape));
-    return Status::ok();
-  }
   std::vector<std::vector<int64_t>> targets, ins;
-  KILN_RETURN_IF_ERROR(recorded(n, key, targets));
-  KILN_RETURN_IF_ERROR(recorded(n, key + " in", ins));
+  KILN_RETURN_IF_ERROR(resultAndInput(n, n.nextSiteKey("expand"), in, shape, targets, ins));
+  if (!final_) return Status::ok();
   std::vector<std::string> values;
   for (const auto& t : targets) values.push_back(intsText(t));
   const std::string operand = "input 1 ('" + n.node.input(1) + "')";
@@ -245,24 +262,16 @@ Status ShapeCorners::literal(NodeContext& n, const std::string& what,
 bool ShapeCorners::inputVaries(const NodeContext& n, int32_t i, std::string& values) const {
   if (!n.hasInput(i) || !n.isConstant(i)) return false;
   const std::string& name = n.node.input(i);
-  std::vector<std::string> text;
-  const Snapshot* first = nullptr;
-  bool differs = false;
-  for (size_t c = 0; c < corners_.size(); ++c) {
-    auto it = records_[c].values.find(name);
-    if (it == records_[c].values.end()) {
-      text.push_back("none");
-      differs = true;
-      continue;
-    }
-    text.push_back(it->second.text);
-    if (!first)
-      first = &it->second;
-    else
-      differs = differs || first->hash != it->second.hash;
+  std::vector<const Snapshot*> at;
+  for (const Record& r : records_) {
+    auto it = r.values.find(name);
+    at.push_back(it == r.values.end() ? nullptr : &it->second);
   }
+  std::vector<std::string> text;
+  bool any = false;
+  const bool differs = snapshotsDiffer(at, text, any);
   values = atCorners(text);
-  return first && differs;  // values of the graph only: initializers are the same everywhere
+  return any && differs;  // values of the graph only: initializers are the same everywhere
 }
 
 Status ShapeCorners::afterNode(NodeContext& n) {
@@ -298,24 +307,15 @@ Status ShapeCorners::materialize(const ImportContext& ctx, const std::string& na
     return Status::ok();
   }
   const size_t use = materializedSeen_[name]++;
-  std::vector<std::string> text;
-  const Snapshot* first = nullptr;
-  bool differs = false;
-  for (size_t k = 0; k < corners_.size(); ++k) {
-    auto it = records_[k].materialized.find(name);
-    if (it == records_[k].materialized.end() || it->second.size() <= use) {
-      text.push_back("none");
-      differs = true;
-      continue;
-    }
-    const Snapshot& at = it->second[use];
-    text.push_back(at.text);
-    if (!first)
-      first = &at;
-    else
-      differs = differs || first->hash != at.hash;
+  std::vector<const Snapshot*> at;
+  for (const Record& r : records_) {
+    auto it = r.materialized.find(name);
+    at.push_back(it == r.materialized.end() || it->second.size() <= use ? nullptr
+                                                                        : &it->second[use]);
   }
-  if (!differs) return Status::ok();
+  std::vector<std::string> text;
+  bool any = false;
+  if (!snapshotsDiffer(at, text, any)) return Status::ok();
   // Name the node that computed it, where it is a value of the graph.
   std::string shown = name, from;
   for (const auto& [value, v] : ctx.values) {

@@ -70,6 +70,15 @@ class ShapeCorners {
     std::vector<std::vector<Dims>> layers;  // per layer, its outputs' dims
   };
   static Snapshot snapshot(const ConstTensor& c);
+  // Per corner, a snapshot or none (nullptr); their values, for messages, in `text`. True when
+  // they differ, a corner without one counting as different; `any`: some corner has one.
+  static bool snapshotsDiffer(const std::vector<const Snapshot*>& at,
+                              std::vector<std::string>& text, bool& any);
+  // What a shape-consuming importer computed (`result`) from `in`, at site `key` of n: recorded
+  // while parsing a corner; in the final parse, every corner's record of both.
+  Status resultAndInput(NodeContext& n, const std::string& key, const Dims& in, const Dims& result,
+                        std::vector<std::vector<int64_t>>& results,
+                        std::vector<std::vector<int64_t>>& ins);
   void record(const NodeContext& n, const std::string& key, std::vector<int64_t> v);
   // Per corner, the values recorded at (n, key); an error when a corner has none.
   Status recorded(const NodeContext& n, const std::string& key,

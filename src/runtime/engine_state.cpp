@@ -209,7 +209,11 @@ Status buildEngineState(plan::Plan plan, std::shared_ptr<EngineState>& out) {
   state->steps.resize(plan.steps.size());
   {
     PhaseScope phase(TracePhase::kDeserialize);
-    for (size_t s = 0; s < plan.steps.size(); ++s) {
+    // A profile plan's kernels are made per set of input shapes (prepareProfiles makes them at
+    // every corner, which checks them): making them here too, at the recorded dims, would only
+    // repeat profile 0's opt.
+    const size_t builtAtLoad = plan.profiles.empty() ? plan.steps.size() : 0;
+    for (size_t s = 0; s < builtAtLoad; ++s) {
       const plan::Step& step = plan.steps[s];
       Status status =
           step.type == LayerType::kPLUGIN

@@ -40,8 +40,8 @@ struct EngineState {
   // Per plan weight, its copy on the device (uploaded once at load), where the backend does not
   // read host memory; empty otherwise (kernels read plan.weights).
   std::vector<std::unique_ptr<IDeviceBuffer>> deviceWeights;
-  bool usesLibraries = false;  // some kernel calls cuBLAS/cuDNN
-  std::vector<EngineStep> steps;
+  bool usesLibraries = false;     // some kernel calls cuBLAS/cuDNN
+  std::vector<EngineStep> steps;  // a static plan's; a profile plan's live in its Specializations
   std::unordered_map<std::string, int32_t> ioTensors;  // name -> plan tensor index
   uint64_t workspaceBytes = 0;
 

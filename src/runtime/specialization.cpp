@@ -23,12 +23,6 @@ std::string shapeKey(int32_t profile, const std::vector<Dims>& inputs) {
   return key;
 }
 
-std::string dimsText(const Dims& d) {
-  std::string s;
-  for (int32_t k = 0; k < d.nbDims; ++k) s += (k ? "x" : "") + std::to_string(d.d[k]);
-  return s.empty() ? "a scalar" : s;
-}
-
 // Every tensor's dims from the inputs' by the steps' shape rules.
 Status inferDims(const plan::Plan& plan, const std::vector<Dims>& inputDims,
                  std::vector<Dims>& dims) {
@@ -70,7 +64,7 @@ Status makeSpecialization(const EngineState& state, int32_t profile,
       const int64_t bytes = plan::tensorBytes(spec->dims[t], plan.tensors[t].type);
       if (bytes < 0 || bytes > state.maxBytes[profile][t])
         return invalidArgument("tensor '" + plan.tensors[t].name + "' would be " +
-                               dimsText(spec->dims[t]) + " (" + std::to_string(bytes) +
+                               dimsStringTimes(spec->dims[t]) + " (" + std::to_string(bytes) +
                                " bytes) at these input shapes, larger than at the profile's max (" +
                                std::to_string(state.maxBytes[profile][t]) +
                                " bytes), which its memory was planned for");
@@ -184,10 +178,12 @@ Status prepareProfiles(EngineState& state) {
       state.workspaceBytes = std::max(state.workspaceBytes, spec->workspaceBytes);
       state.usesLibraries = state.usesLibraries || spec->usesLibraries;
     }
+    // Opt and max are the shapes most runs use: their kernels, made anyway, start the cache.
     std::lock_guard<std::mutex> lock(state.cacheMutex);
-    const std::string key = shapeKey(static_cast<int32_t>(p), corner[1]);
-    state.cache.emplace(key, atOpt);
-    state.cacheOrder.push_back(key);
+    for (int c : {1, 2}) {
+      const std::string key = shapeKey(static_cast<int32_t>(p), corner[c]);
+      if (state.cache.emplace(key, c == 1 ? atOpt : atMax).second) state.cacheOrder.push_back(key);
+    }
   }
   return Status::ok();
 }

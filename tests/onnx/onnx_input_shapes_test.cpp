@@ -8,34 +8,6 @@
 namespace kiln::testing {
 namespace {
 
-// a [batch, 4] + b [batch, 4], reshaped to [batch, 2, 2] through Shape -> Slice -> Concat, the
-// chain a dynamic export writes for x.view(x.shape[0], 2, 2).
-Model batchModel() {
-  Model m(13);
-  m.input("a", {0, 4});
-  m.input("b", {0, 4});
-  for (int i = 0; i < 2; ++i) {
-    auto* d = m.graph()
-                  .mutable_input(i)
-                  ->mutable_type()
-                  ->mutable_tensor_type()
-                  ->mutable_shape()
-                  ->mutable_dim(0);
-    d->clear_dim_value();
-    d->set_dim_param("batch");
-  }
-  m.node("Add", {"a", "b"}, {"s"});
-  m.node("Shape", {"s"}, {"shape"});
-  m.initInts("zero", {0});
-  m.initInts("one", {1});
-  m.node("Slice", {"shape", "zero", "one"}, {"n"});
-  m.initInts("rest", {2, 2});
-  attrInt(m.node("Concat", {"n", "rest"}, {"target"}), "axis", 0);
-  m.node("Reshape", {"s", "target"}, {"y"});
-  m.output("y");
-  return m;
-}
-
 OnnxParserOptions shapes(std::map<std::string, Dims> s) {
   OnnxParserOptions o;
   o.inputShapes = std::move(s);
@@ -48,7 +20,7 @@ TEST(OnnxInputShapes, ASymbolicBatchIsBuiltForTheShapeGiven) {
     SCOPED_TRACE("batch " + std::to_string(batch));
     const auto a = rng.values(batch * 4), b = rng.values(batch * 4);
     std::map<std::string, Tensor> out;
-    Status s = run(batchModel(), {{"a", a}, {"b", b}}, out, nullptr,
+    Status s = run(sharedBatchModel(), {{"a", a}, {"b", b}}, out, nullptr,
                    shapes({{"a", makeDims({batch, 4})}, {"b", makeDims({batch, 4})}}));
     ASSERT_TRUE(s.isOk()) << s.toString();
     EXPECT_EQ(out["y"].dims, makeDims({batch, 2, 2}));
@@ -60,7 +32,7 @@ TEST(OnnxInputShapes, ASymbolicBatchIsBuiltForTheShapeGiven) {
 
 TEST(OnnxInputShapes, WithoutAShapeTheErrorSaysWhatToGive) {
   std::unique_ptr<INetworkDefinition> net;
-  Status s = parse(batchModel(), net);
+  Status s = parse(sharedBatchModel(), net);
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
   for (const char* part : {"graph input 'a'", "symbolic or unknown dim 0 ('batch')", "--shapes",
                            "--input", "OnnxParserOptions::inputShapes"})
@@ -85,7 +57,7 @@ TEST(OnnxInputShapes, WrongShapesAreRefusedWithInputAxisAndValues) {
   };
   for (const Case& c : cases) {
     std::unique_ptr<INetworkDefinition> net;
-    Status s = parse(batchModel(), net, shapes(c.given));
+    Status s = parse(sharedBatchModel(), net, shapes(c.given));
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.toString();
     EXPECT_NE(s.message().find(c.message), std::string::npos) << s.toString();
   }

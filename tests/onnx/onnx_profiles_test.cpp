@@ -13,18 +13,6 @@
 namespace kiln::testing {
 namespace {
 
-// Makes axis `axis` of graph input `input` the symbol `name`.
-void symbolic(Model& m, int input, int axis, const std::string& name) {
-  auto* d = m.graph()
-                .mutable_input(input)
-                ->mutable_type()
-                ->mutable_tensor_type()
-                ->mutable_shape()
-                ->mutable_dim(axis);
-  d->clear_dim_value();
-  d->set_dim_param(name);
-}
-
 void initFloatScalar(Model& m, const std::string& name, float v) {
   auto* t = m.graph().add_initializer();
   t->set_name(name);
@@ -236,25 +224,6 @@ TEST(OnnxProfiles, TheConvModelRunsAsItsStaticParseDoes) {
     ASSERT_TRUE(s.isOk()) << s.toString();
     expectNear(y.v, want["y"].v, 1e-5f, rng.seed);
   }
-}
-
-// a [batch, 4] + b [batch, 4]: two inputs sharing one symbol, reshaped to [batch, 2, 2].
-Model sharedBatchModel() {
-  Model m(13);
-  m.input("a", {1, 4});
-  m.input("b", {1, 4});
-  symbolic(m, 0, 0, "batch");
-  symbolic(m, 1, 0, "batch");
-  m.node("Add", {"a", "b"}, {"s"});
-  m.node("Shape", {"s"}, {"shape"});
-  m.initInts("zero", {0});
-  m.initInts("one", {1});
-  m.node("Slice", {"shape", "zero", "one"}, {"n"});
-  m.initInts("rest", {2, 2});
-  attrInt(m.node("Concat", {"n", "rest"}, {"target"}), "axis", 0);
-  m.node("Reshape", {"s", "target"}, {"y"}, "reshape");
-  m.output("y");
-  return m;
 }
 
 OptimizationProfile sharedBatchProfile() {

@@ -107,6 +107,38 @@ struct Tensor {
   std::vector<float> v;  // any output type, converted to float
 };
 
+// Makes axis `axis` of graph input `input` the symbol `name` (a dim_param, as dynamic_axes writes).
+inline void symbolic(Model& m, int input, int axis, const std::string& name) {
+  auto* d = m.graph()
+                .mutable_input(input)
+                ->mutable_type()
+                ->mutable_tensor_type()
+                ->mutable_shape()
+                ->mutable_dim(axis);
+  d->clear_dim_value();
+  d->set_dim_param(name);
+}
+
+// a [batch, 4] + b [batch, 4], both dims 0 the symbol "batch", reshaped to [batch, 2, 2] through
+// Shape -> Slice -> Concat: the chain a dynamic export writes for x.view(x.shape[0], 2, 2).
+inline Model sharedBatchModel() {
+  Model m(13);
+  m.input("a", {1, 4});
+  m.input("b", {1, 4});
+  symbolic(m, 0, 0, "batch");
+  symbolic(m, 1, 0, "batch");
+  m.node("Add", {"a", "b"}, {"s"});
+  m.node("Shape", {"s"}, {"shape"});
+  m.initInts("zero", {0});
+  m.initInts("one", {1});
+  m.node("Slice", {"shape", "zero", "one"}, {"n"});
+  m.initInts("rest", {2, 2});
+  attrInt(m.node("Concat", {"n", "rest"}, {"target"}), "axis", 0);
+  m.node("Reshape", {"s", "target"}, {"y"});
+  m.output("y");
+  return m;
+}
+
 inline Status parse(const Model& m, std::unique_ptr<INetworkDefinition>& net,
                     const OnnxParserOptions& options = {}) {
   net = createNetwork();
