@@ -250,6 +250,12 @@ Status checkBindings(const Plan& plan, const std::vector<int32_t>& list, TensorK
     seen[t] = true;
     if (plan.tensors[t].name.empty())
       return bad("io", where() + ", tensor " + std::to_string(t) + ", has no name to bind it by");
+    // An input or output is bound by a C string (setTensorAddress, getIOTensorName): a name
+    // with a NUL inside would be cut there and could never be bound.
+    const size_t nul = plan.tensors[t].name.find('\0');
+    if (nul != std::string::npos)
+      return bad("io", where() + ", tensor " + std::to_string(t) +
+                           ", has a NUL byte in its name at offset " + std::to_string(nul));
     if (!names.insert(plan.tensors[t].name).second)
       return bad("io", where() + ", " + tensorRef(plan, t) +
                            ", has the same name as another input or output");

@@ -122,6 +122,9 @@ const std::vector<Breakage>& breakages() {
       {"duplicate io names",
        [](Plan& p) { p.tensors[p.outputs[0]].name = p.tensors[p.inputs[0]].name; }, "same name"},
       {"unnamed input", [](Plan& p) { p.tensors[p.inputs[0]].name.clear(); }, "no name"},
+      {"NUL inside an input's name",
+       [](Plan& p) { p.tensors[p.inputs[0]].name += std::string(1, '\0') + "x"; },
+       "NUL byte in its name"},
       {"empty plugin name", [](Plan& p) { p.plugins[0].name.clear(); }, "plugin name is empty"},
       {"shuffle not a permutation",
        [](Plan& p) {
