@@ -93,6 +93,10 @@ class INetworkDefinition {
   virtual ILayer* addConcatenation(ITensor* const* inputs, int32_t nbInputs,
                                    const ConcatenationParams& params) = 0;
   virtual ILayer* addShuffle(ITensor& input, const ShuffleParams& params) = 0;
+  // A shuffle whose reshape takes some dims from `dimsSource`'s dims (ShuffleParams::
+  // reshapeDimsOf); its data is not read.
+  virtual ILayer* addShuffleWithDimsOf(ITensor& input, ITensor& dimsSource,
+                                       const ShuffleParams& params) = 0;
   virtual ILayer* addReduce(ITensor& input, const ReduceParams& params) = 0;
   virtual ILayer* addPlugin(ITensor* const* inputs, int32_t nbInputs, const PluginSpec& spec) = 0;
   virtual ILayer* addSelect(ITensor& condition, ITensor& x, ITensor& y) = 0;

@@ -371,6 +371,13 @@ ILayer* NetworkImpl::addShuffle(ITensor& input, const ShuffleParams& params) {
   return addBuiltin(LayerType::kSHUFFLE, params, {resolve(input, "addShuffle")});
 }
 
+ILayer* NetworkImpl::addShuffleWithDimsOf(ITensor& input, ITensor& dimsSource,
+                                          const ShuffleParams& params) {
+  return addBuiltin(
+      LayerType::kSHUFFLE, params,
+      {resolve(input, "addShuffleWithDimsOf"), resolve(dimsSource, "addShuffleWithDimsOf")});
+}
+
 ILayer* NetworkImpl::addReduce(ITensor& input, const ReduceParams& params) {
   return addBuiltin(LayerType::kREDUCE, params, {resolve(input, "addReduce")});
 }

@@ -70,6 +70,8 @@ class NetworkImpl final : public INetworkDefinition {
   ILayer* addConcatenation(ITensor* const* inputs, int32_t nbInputs,
                            const ConcatenationParams& params) override;
   ILayer* addShuffle(ITensor& input, const ShuffleParams& params) override;
+  ILayer* addShuffleWithDimsOf(ITensor& input, ITensor& dimsSource,
+                               const ShuffleParams& params) override;
   ILayer* addReduce(ITensor& input, const ReduceParams& params) override;
   ILayer* addPlugin(ITensor* const* inputs, int32_t nbInputs, const PluginSpec& spec) override;
   ILayer* addSelect(ITensor& condition, ITensor& x, ITensor& y) override;

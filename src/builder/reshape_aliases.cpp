@@ -14,7 +14,10 @@ bool isLinearActivation(const plan::Tensor& t) {
 // A step that only renames bytes: a Shuffle from one linear activation to another of its type
 // whose plan makes no permuted copy.
 bool movesNoBytes(const plan::Plan& plan, const plan::Step& s) {
-  if (s.type != LayerType::kSHUFFLE || s.inputs.size() != 1 || s.outputs.size() != 1) return false;
+  // (A second input only gives reshape dims.)
+  if (s.type != LayerType::kSHUFFLE || s.inputs.empty() || s.inputs.size() > 2 ||
+      s.outputs.size() != 1)
+    return false;
   const auto* p = std::get_if<ShuffleParams>(&s.params);
   if (!p) return false;
   const plan::Tensor& in = plan.tensors[static_cast<size_t>(s.inputs[0])];

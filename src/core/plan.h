@@ -17,9 +17,10 @@ namespace kiln::plan {
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'P', 'L', 'A', 'N'};
 // 2: parameters encoded from the op field lists (kiln/ops/<op>.h).
 // 3: Convolution's epilogue fields (residual, activation), Attention's zeroNanRows.
-// 4: the profiles section (optimization profiles, named-dimension rules). Plans of older versions
+// 4: the profiles section (optimization profiles, named-dimension rules).
+// 5: Shuffle's reshapeDimsOf (reshape dims taken from a second input). Plans of older versions
 //    are refused.
-constexpr uint32_t kFormatVersion = 4;
+constexpr uint32_t kFormatVersion = 5;
 
 enum class TensorKind : uint8_t {
   kINPUT = 0,

@@ -76,6 +76,20 @@ ILayer* addReshape(INetworkDefinition& net, ITensor& in, const Dims& dims) {
   return net.addShuffle(in, p);
 }
 
+ILayer* addReshape(INetworkDefinition& net, ITensor& in, const Dims& dims,
+                   const ReshapeSource& source) {
+  if (source.input.empty()) return addReshape(net, in, dims);
+  ITensor* from = nullptr;
+  for (int32_t i = 0; i < net.getNbInputs() && !from; ++i)
+    if (source.input == net.getInput(i)->getName()) from = net.getInput(i);
+  if (!from) return nullptr;
+  ShuffleParams p;
+  p.hasReshape = true;
+  p.reshapeDims = dims;
+  std::copy(source.dimsOf, source.dimsOf + Dims::kMaxDims, p.reshapeDimsOf);
+  return net.addShuffleWithDimsOf(in, *from, p);
+}
+
 bool broadcast(const std::vector<Dims>& in, Dims& out) {
   out = Dims{};
   for (const Dims& d : in) out.nbDims = std::max(out.nbDims, d.nbDims);

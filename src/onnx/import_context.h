@@ -17,6 +17,13 @@
 
 namespace kiln::onnx_import {
 
+// Reshape dims taken from a dynamic graph input's dims (with profiles, onnx/shape_corners.h):
+// that input's name, and per reshape dim its axis + 1 (0: the dim is as the reshape dims say).
+struct ReshapeSource {
+  std::string input;
+  int32_t dimsOf[Dims::kMaxDims] = {};
+};
+
 class NodeContext;
 class ShapeCorners;  // onnx/shape_corners.h
 
@@ -98,13 +105,19 @@ class NodeContext {
   // they are as given; with them, each call records its values at every corner, and in the final
   // parse makes them shape-generic or refuses what depends on the input shapes.
   // Reshape dims `dims` (at the working shape) of a reshape applied to dims `in`: 0 (copy) and
-  // -1 (inferred) where they depend on the input shapes.
-  Status reshapeDims(const Dims& in, Dims& dims);
+  // -1 (inferred) where they depend on the input shapes; with `source`, where more than one dim
+  // does, a dim equal to a dynamic graph input's dim at every corner is taken from that input
+  // (ShuffleParams::reshapeDimsOf).
+  Status reshapeDims(const Dims& in, Dims& dims, ReshapeSource* source = nullptr);
   // A reshape layer of `in` to `dims` through reshapeDims (layerError when refused).
   Status reshape(ITensor& in, const Dims& dims, ILayer*& layer);
   // Expand's target `shape` for an input of dims `in`: 1 (keep the input's) where it depends on
   // the input shapes and equals the input's dim.
   Status expandShape(const Dims& in, Dims& shape);
+  // A slice of an input of dims `in`: an output dim that depends on the input shapes becomes -1
+  // (to the end) where it reads to the end of the axis at every corner; changing starts or steps,
+  // or any other changing dim, are refused. `whose` ("its", "output 1's") names the output.
+  Status sliceParams(const Dims& in, SliceParams& p, const std::string& whose);
   // Values a layer keeps literally (a slice's starts, a resize's output dims): refused when they
   // differ between the corners. `what` names them in the message.
   Status literal(const std::string& what, const std::vector<int64_t>& values);
@@ -205,5 +218,9 @@ bool broadcast(const std::vector<Dims>& in, Dims& out);
 int64_t sourceIndex(const Dims& out, const Dims& d, int64_t k);
 // Reshape (no data movement) of a tensor through a shuffle layer.
 ILayer* addReshape(INetworkDefinition& net, ITensor& in, const Dims& dims);
+// The same, with the dims `source` names taken from that graph input (a shuffle with a second
+// input); a plain reshape when it names none.
+ILayer* addReshape(INetworkDefinition& net, ITensor& in, const Dims& dims,
+                   const ReshapeSource& source);
 
 }  // namespace kiln::onnx_import

@@ -30,7 +30,7 @@ ConstTensor sliceConst(const ConstTensor& c, const SliceParams& p) {
   return out;
 }
 
-Status addSliceOutput(NodeContext& n, int32_t output, const SliceParams& p) {
+Status addSliceOutput(NodeContext& n, int32_t output, SliceParams p) {
   if (n.isConstant(0)) {
     const ConstTensor* c = nullptr;
     KILN_RETURN_IF_ERROR(n.constant(0, c));
@@ -38,13 +38,10 @@ Status addSliceOutput(NodeContext& n, int32_t output, const SliceParams& p) {
   }
   ITensor* in = nullptr;
   KILN_RETURN_IF_ERROR(n.tensor(0, in));
-  // kiln's slice has literal starts and output dims (no "to the end" or "the input's dim").
-  std::vector<int64_t> literal(p.starts.d, p.starts.d + p.starts.nbDims);
-  literal.insert(literal.end(), p.outputDims.d, p.outputDims.d + p.outputDims.nbDims);
+  // With profiles, dims that read to the end at every corner become -1 (to the end).
   const std::string whose =
       n.node.output_size() > 1 ? "output " + std::to_string(output) + "'s" : "its";
-  KILN_RETURN_IF_ERROR(
-      n.literal(whose + " slice starts and output dims (the starts, then the dims)", literal));
+  KILN_RETURN_IF_ERROR(n.sliceParams(in->getDimensions(), p, whose));
   ILayer* layer = n.net().addSlice(*in, p);
   if (!layer) return n.layerError();
   return n.setOutput(output, layer->getOutput(0));
@@ -109,7 +106,9 @@ Status importSlice(NodeContext& n) {
       e = std::clamp<int64_t>(e, -1, dim - 1);
       count = s > e ? (s - e + (-step) - 1) / (-step) : 0;
     }
-    p.starts.d[ax] = count > 0 ? s : 0;
+    // An empty forward slice keeps its start (in [0, dim]), so that x[1:] is one slice, to the
+    // end, at every shape of a profile, a dim of 1 included.
+    p.starts.d[ax] = count > 0 || step > 0 ? s : 0;
     p.steps.d[ax] = step;
     p.outputDims.d[ax] = count;
   }

@@ -33,19 +33,24 @@ void mix(uint64_t& h, uint64_t v) {  // FNV-1a over the 8 bytes of v
 }  // namespace
 
 // NodeContext's entry points: as given without profiles.
-Status NodeContext::reshapeDims(const Dims& in, Dims& dims) {
-  return ctx.corners ? ctx.corners->reshapeDims(*this, in, dims) : Status::ok();
+Status NodeContext::reshapeDims(const Dims& in, Dims& dims, ReshapeSource* source) {
+  return ctx.corners ? ctx.corners->reshapeDims(*this, in, dims, source) : Status::ok();
 }
 
 Status NodeContext::reshape(ITensor& in, const Dims& dims, ILayer*& layer) {
   Dims d = dims;
-  KILN_RETURN_IF_ERROR(reshapeDims(in.getDimensions(), d));
-  layer = addReshape(ctx.net, in, d);
+  ReshapeSource source;
+  KILN_RETURN_IF_ERROR(reshapeDims(in.getDimensions(), d, &source));
+  layer = addReshape(ctx.net, in, d, source);
   return layer ? Status::ok() : layerError();
 }
 
 Status NodeContext::expandShape(const Dims& in, Dims& shape) {
   return ctx.corners ? ctx.corners->expandShape(*this, in, shape) : Status::ok();
+}
+
+Status NodeContext::sliceParams(const Dims& in, SliceParams& p, const std::string& whose) {
+  return ctx.corners ? ctx.corners->sliceParams(*this, in, p, whose) : Status::ok();
 }
 
 Status NodeContext::literal(const std::string& what, const std::vector<int64_t>& values) {
@@ -162,7 +167,52 @@ bool ShapeCorners::snapshotsDiffer(const std::vector<const Snapshot*>& at,
   return differs;
 }
 
-Status ShapeCorners::reshapeDims(NodeContext& n, const Dims& in, Dims& dims) {
+Status ShapeCorners::inputDimWithValues(NodeContext& n, int32_t k,
+                                        const std::vector<int64_t>& values,
+                                        std::pair<std::string, int32_t>& found, bool& any) const {
+  std::vector<std::pair<std::string, int32_t>> matches;
+  for (const auto& [name, dims] : working().shapes) {
+    for (int32_t a = 0; a < dims.nbDims; ++a) {
+      bool all = true;
+      for (size_t c = 0; c < corners_.size() && all; ++c) {
+        auto it = corners_[c].shapes.find(name);
+        all =
+            it != corners_[c].shapes.end() && a < it->second.nbDims && it->second.d[a] == values[c];
+      }
+      if (all) matches.emplace_back(name, a);
+    }
+  }
+  any = !matches.empty();
+  if (!any) return Status::ok();
+  found = matches[0];
+  // Several that agree at every corner are one dim only when the network says so: one name.
+  auto nameOf = [&](const std::pair<std::string, int32_t>& m) -> std::string {
+    for (int32_t i = 0; i < n.net().getNbInputs(); ++i) {
+      const ITensor* t = n.net().getInput(i);
+      if (m.first == t->getName()) {
+        const char* d = t->getDimensionName(m.second);
+        return d ? d : "";
+      }
+    }
+    return "";
+  };
+  const std::string first = nameOf(matches[0]);
+  for (size_t j = 1; j < matches.size(); ++j) {
+    const auto& m = matches[j];
+    if (!first.empty() && nameOf(m) == first) continue;
+    std::vector<std::string> text;
+    for (int64_t v : values) text.push_back(std::to_string(v));
+    return n.unsupportedError(
+        "its result's dim " + std::to_string(k) + " (" + atCorners(text) + ") is dim " +
+        std::to_string(matches[0].second) + " of input '" + matches[0].first + "' or dim " +
+        std::to_string(m.second) + " of input '" + m.first +
+        "': they are equal at every corner of the profiles. Give profiles where they differ");
+  }
+  return Status::ok();
+}
+
+Status ShapeCorners::reshapeDims(NodeContext& n, const Dims& in, Dims& dims,
+                                 ReshapeSource* source) {
   std::vector<std::vector<int64_t>> outs, ins;
   KILN_RETURN_IF_ERROR(resultAndInput(n, n.nextSiteKey("reshape"), in, dims, outs, ins));
   if (!final_) return Status::ok();
@@ -179,15 +229,43 @@ Status ShapeCorners::reshapeDims(NodeContext& n, const Dims& in, Dims& dims) {
                                 kCannot);
   for (int32_t k = 0; k < dims.nbDims; ++k) {
     bool same = true, copy = true;
+    std::vector<int64_t> values;
     for (size_t c = 0; c < outs.size(); ++c) {
       same = same && outs[c][size_t(k)] == outs[0][size_t(k)];
       copy = copy && size_t(k) < ins[c].size() && ins[c][size_t(k)] == outs[c][size_t(k)];
+      values.push_back(outs[c][size_t(k)]);
     }
     if (same) continue;
+    // A dim that is one of two input dims at every corner could be either: the corners cannot
+    // tell a copy, a swap or a source apart, so neither can kiln (an error).
+    std::pair<std::string, int32_t> found;
+    bool any = false;
+    KILN_RETURN_IF_ERROR(inputDimWithValues(n, k, values, found, any));
     if (copy)
       generic.d[k] = 0;
     else
       open.push_back(k);
+  }
+  if (open.size() > 1 && source) {
+    // Dims that are a dynamic input's dims come from that input; one other may stay -1.
+    std::vector<int32_t> still;
+    for (int32_t k : open) {
+      std::vector<int64_t> values;
+      for (const auto& o : outs) values.push_back(o[size_t(k)]);
+      std::pair<std::string, int32_t> found;
+      bool any = false;
+      KILN_RETURN_IF_ERROR(inputDimWithValues(n, k, values, found, any));
+      if (!any || (!source->input.empty() && source->input != found.first)) {
+        still.push_back(k);
+        continue;
+      }
+      source->input = found.first;
+      source->dimsOf[k] = found.second + 1;
+    }
+    if (still.size() <= 1)
+      open = still;
+    else
+      *source = ReshapeSource{};  // as before: refused below
   }
   if (open.size() > 1) {
     std::string which;
@@ -257,6 +335,44 @@ Status ShapeCorners::literal(NodeContext& n, const std::string& what,
   }
   return n.unsupportedError(what + " depend on the input shapes (" + atCorners(text) + operands +
                             "), and the layer keeps them literally; " + kCannot);
+}
+
+Status ShapeCorners::sliceParams(NodeContext& n, const Dims& in, SliceParams& p,
+                                 const std::string& whose) {
+  std::vector<std::vector<int64_t>> outs, ins;
+  KILN_RETURN_IF_ERROR(resultAndInput(n, n.nextSiteKey("slice"), in, p.outputDims, outs, ins));
+  KILN_RETURN_IF_ERROR(
+      literal(n, whose + " slice starts and steps (the starts, then the steps)", [&] {
+        std::vector<int64_t> v = dimsVector(p.starts);
+        const std::vector<int64_t> steps = dimsVector(p.steps);
+        v.insert(v.end(), steps.begin(), steps.end());
+        return v;
+      }()));
+  if (!final_) return Status::ok();
+  std::vector<std::string> values;
+  for (const auto& o : outs) values.push_back(intsText(o));
+  for (int32_t k = 0; k < p.outputDims.nbDims; ++k) {
+    bool same = true, toEnd = p.steps.d[k] > 0 && p.starts.d[k] >= 0;
+    for (size_t c = 0; c < outs.size(); ++c) {
+      same = same && outs[c][size_t(k)] == outs[0][size_t(k)];
+      if (size_t(k) >= ins[c].size() || outs[c].size() != size_t(p.outputDims.nbDims)) {
+        toEnd = false;
+        continue;
+      }
+      const int64_t dim = ins[c][size_t(k)], start = p.starts.d[k], step = p.steps.d[k];
+      const int64_t fit = start >= dim ? 0 : (dim - start - 1) / step + 1;
+      toEnd = toEnd && outs[c][size_t(k)] == fit;
+    }
+    if (same) continue;
+    if (!toEnd)
+      return n.unsupportedError(whose + " slice output dim " + std::to_string(k) +
+                                " depends on the input shapes and does not read to the end of "
+                                "the axis (output dims " +
+                                atCorners(values) + "); " + kCannot);
+    p.outputDims.d[k] = -1;
+  }
+  for (int32_t i = 1; i < n.nbInputs(); ++i) n.markGeneric(i);  // the bounds, now generic
+  return Status::ok();
 }
 
 bool ShapeCorners::inputVaries(const NodeContext& n, int32_t i, std::string& values) const {

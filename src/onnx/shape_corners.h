@@ -8,7 +8,8 @@
 // (dynamic inputs, working shape profile 0's opt) reads those records: a value that changes
 // between the corners depends on the input shapes. A reshape dim that does becomes 0 (copy the
 // input's dim) where it equals the input's at every corner, else the one -1 (inferred); an expand
-// dim becomes 1 (keep the input's). Anything else that does (a slice's bounds, a resize's output
+// dim becomes 1 (keep the input's); a slice dim that reads to the end of its axis at every corner
+// becomes -1 (to the end). Anything else that does (a slice's starts, a resize's output
 // dims, a shape operand of a layer, a constant made into a network tensor) is refused, since kiln
 // cannot yet carry shape arithmetic to run time. Last, verify() re-infers the final network at
 // every corner: each layer output must have the dims the static parse there gave it.
@@ -45,9 +46,10 @@ class ShapeCorners {
   void beginFinal();
 
   // NodeContext's reshapeDims, expandShape and literal (onnx/import_context.h).
-  Status reshapeDims(NodeContext& n, const Dims& in, Dims& dims);
+  Status reshapeDims(NodeContext& n, const Dims& in, Dims& dims, ReshapeSource* source);
   Status expandShape(NodeContext& n, const Dims& in, Dims& shape);
   Status literal(NodeContext& n, const std::string& what, const std::vector<int64_t>& values);
+  Status sliceParams(NodeContext& n, const Dims& in, SliceParams& p, const std::string& whose);
   // After each node. Corner parses remember its constant outputs; the final parse refuses a node
   // that makes a layer from a constant input that differs between the corners.
   Status afterNode(NodeContext& n);
@@ -88,6 +90,10 @@ class ShapeCorners {
   bool inputVaries(const NodeContext& n, int32_t i, std::string& values) const;
   // "A at profile 0's min, B at profile 0's opt, ..."
   std::string atCorners(const std::vector<std::string>& perCorner) const;
+  // The one dynamic input dim (name, axis) that has `values` (per corner) at every corner, for
+  // reshape dim k of n; an error when inputs' dims tell it apart from none or more than one.
+  Status inputDimWithValues(NodeContext& n, int32_t k, const std::vector<int64_t>& values,
+                            std::pair<std::string, int32_t>& found, bool& any) const;
   // Moves the final network's dynamic inputs to `target` (setWorkingShape takes one input).
   Status moveTo(INetworkDefinition& net, const Corner& target);
   Status tryMove(INetworkDefinition& net, const Corner& target);

@@ -1,12 +1,12 @@
 // Reads and validates a plan file.
 //
-// Byte layout, format version 4. Everything is little-endian; integers are fixed width; enums
+// Byte layout, format version 5. Everything is little-endian; integers are fixed width; enums
 // are u32; bools are one byte, 0 or 1; floats are their IEEE bits (f32, f64); a string is a u32
 // length and that many bytes (at most 64 KiB; 256 for the two header strings); dims are an i32
 // rank in [0, 8] and that many i64.
 //
 //   "KILNPLAN"                 8 bytes of magic
-//   u32     format version     4 (plan::kFormatVersion; older plans are refused: rebuild)
+//   u32     format version     5 (plan::kFormatVersion; older plans are refused: rebuild)
 //   string  kiln version       printable ASCII
 //   string  target            "cpu", "cuda:sm_90": non-empty printable ASCII
 //   seven sections, each once and in this order: u32 tag, u64 length, `length` bytes

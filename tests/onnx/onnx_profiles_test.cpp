@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <limits>
 
+#include "core/tensor_shape.h"
 #include "onnx/onnx_test_util.h"
 
 namespace kiln::testing {
@@ -300,8 +302,9 @@ TEST(OnnxProfiles, ARangeThatDependsOnTheBatchIsRefused) {
       {"node 3 'positions' (Range)", "depends on the input shapes", "[0,1] at profile 0's opt"});
 }
 
-TEST(OnnxProfiles, AReshapeWithTwoDynamicDimsIsRefused) {
-  // x [N, S] reshaped to [S, N]: two target dims change between the corners, neither a copy.
+// x [N, S] reshaped to [S, N] through Shape -> Gather -> Concat: two target dims change between
+// the corners, neither a copy of the reshape input's dim at its index.
+Model swapModel() {
   Model m(13);
   m.input("x", {1, 1});
   symbolic(m, 0, 0, "N");
@@ -312,33 +315,154 @@ TEST(OnnxProfiles, AReshapeWithTwoDynamicDimsIsRefused) {
   attrInt(m.node("Gather", {"shape", "one"}, {"s"}), "axis", 0);
   attrInt(m.node("Gather", {"shape", "zero"}, {"n"}), "axis", 0);
   attrInt(m.node("Concat", {"s", "n"}, {"target"}), "axis", 0);
-  m.node("Reshape", {"x", "target"}, {"y"}, "swap");
+  m.node("Reshape", {"x", "target"}, {"r"}, "swap");
+  m.node("Relu", {"r"}, {"y"});
   m.output("y");
-  std::unique_ptr<INetworkDefinition> net;
-  Status s = parse(
-      m, net, profiles({profile({{"x", {makeDims({1, 3}), makeDims({2, 5}), makeDims({4, 7})}}})}));
-  expectMessage(s, StatusCode::kUnsupported,
-                {"node 4 'swap' (Reshape)", "depends on the input shapes in more than one dim",
-                 "dims 0 and 1", "[3,1] at profile 0's min", "[5,2] at profile 0's opt",
-                 "[7,4] at profile 0's max", "kiln cannot yet carry shape arithmetic to run time"});
+  return m;
 }
 
-TEST(OnnxProfiles, ASliceOfADynamicTensorIsRefused) {
-  // kiln's slice layer has literal output dims: x[:, :2] bakes the batch in.
+TEST(OnnxProfiles, AReshapeWithTwoDynamicDimsTakesThemFromTheInput) {
+  const std::vector<OptimizationProfile> p = {
+      profile({{"x", {makeDims({1, 3}), makeDims({2, 5}), makeDims({4, 7})}}})};
+  std::unique_ptr<INetworkDefinition> net;
+  Status s = parse(swapModel(), net, profiles(p));
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  ILayer* swap = layerNamed(*net, "swap");
+  ASSERT_NE(swap, nullptr);
+  ASSERT_EQ(swap->getNbInputs(), 2);  // the dims source: the graph input
+  EXPECT_STREQ(swap->getInput(1)->getName(), "x");
+  ASSERT_TRUE(net->setWorkingShape("x", makeDims({3, 6})).isOk());
+  EXPECT_EQ(swap->getOutput(0)->getDimensions(), makeDims({6, 3}));
+  Rng rng;
+  for (const Dims& shape : {makeDims({3, 6}), makeDims({4, 7}), makeDims({1, 3})}) {
+    SCOPED_TRACE(dimsString(shape));
+    const std::vector<float> x = rng.values(volume(shape));
+    Tensor y;
+    s = buildAndRun(*net, p, shape, x, y);
+    if (pendingKernel(s)) GTEST_SKIP() << s.toString();
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    EXPECT_EQ(y.dims, makeDims({shape.d[1], shape.d[0]}));
+    std::vector<float> want;
+    for (float v : x) want.push_back(std::max(v, 0.f));
+    expectNear(y.v, want, 0.f, rng.seed);
+  }
+}
+
+TEST(OnnxProfiles, AReshapeWithTwoComputedDynamicDimsIsRefused) {
+  // x [N, S, 4] reshaped to [2N, 2S]: two target dims change, and neither is an input's dim.
   Model m(13);
-  m.input("x", {1, 4});
+  m.input("x", {1, 1, 4});
   symbolic(m, 0, 0, "N");
-  m.initInts("starts", {0});
-  m.initInts("ends", {2});
-  m.initInts("axes", {1});
-  m.node("Slice", {"x", "starts", "ends", "axes"}, {"y"}, "head");
+  symbolic(m, 0, 1, "S");
+  m.node("Shape", {"x"}, {"shape"});
+  m.initInts("zero", {0});
+  m.initInts("one", {1});
+  m.initInts("two", {2}, true);
+  attrInt(m.node("Gather", {"shape", "zero"}, {"n"}), "axis", 0);
+  attrInt(m.node("Gather", {"shape", "one"}, {"s"}), "axis", 0);
+  m.node("Mul", {"n", "two"}, {"n2"});
+  m.node("Mul", {"s", "two"}, {"s2"});
+  attrInt(m.node("Concat", {"n2", "s2"}, {"target"}), "axis", 0);
+  m.node("Reshape", {"x", "target"}, {"y"}, "grow");
   m.output("y");
   std::unique_ptr<INetworkDefinition> net;
-  Status s = parse(
-      m, net, profiles({profile({{"x", {makeDims({1, 4}), makeDims({2, 4}), makeDims({3, 4})}}})}));
+  Status s = parse(m, net,
+                   profiles({profile(
+                       {{"x", {makeDims({1, 3, 4}), makeDims({2, 5, 4}), makeDims({4, 7, 4})}}})}));
+  expectMessage(
+      s, StatusCode::kUnsupported,
+      {"'grow' (Reshape)", "depends on the input shapes in more than one dim", "dims 0 and 1",
+       "[2,6] at profile 0's min", "[4,10] at profile 0's opt", "[8,14] at profile 0's max",
+       "kiln cannot yet carry shape arithmetic to run time"});
+}
+
+TEST(OnnxProfiles, AReshapeDimThatTwoInputDimsCouldGiveIsRefused) {
+  // x [N, S] -> [S, N] where the profile keeps N and S equal at every corner: which is which?
+  std::unique_ptr<INetworkDefinition> net;
+  Status s =
+      parse(swapModel(), net,
+            profiles({profile({{"x", {makeDims({1, 1}), makeDims({2, 2}), makeDims({4, 4})}}})}));
   expectMessage(s, StatusCode::kUnsupported,
-                {"node 0 'head' (Slice)", "slice starts and output dims",
-                 "[0,0,1,2] at profile 0's min", "[0,0,2,2] at profile 0's opt"});
+                {"'swap' (Reshape)", "they are equal at every corner", "Give profiles where"});
+}
+
+// x [N, 6] -> Slice (axes, starts, ends as given) -> Relu -> y.
+Model sliceModel(std::vector<int64_t> starts, std::vector<int64_t> ends, std::vector<int64_t> axes,
+                 std::vector<int64_t> steps) {
+  Model m(13);
+  m.input("x", {1, 6});
+  symbolic(m, 0, 0, "N");
+  m.initInts("starts", starts);
+  m.initInts("ends", ends);
+  m.initInts("axes", axes);
+  m.initInts("steps", steps);
+  m.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"s"}, "slice");
+  m.node("Relu", {"s"}, {"y"});
+  m.output("y");
+  return m;
+}
+
+TEST(OnnxProfiles, SlicesToTheEndOfADynamicAxisAreGeneric) {
+  // x[:, :2] keeps the whole batch axis; x[1::2, 1:] reads to the end of both.
+  const std::vector<OptimizationProfile> p = {
+      profile({{"x", {makeDims({1, 6}), makeDims({4, 6}), makeDims({9, 6})}}})};
+  struct Case {
+    Model model;
+    std::function<Dims(int64_t)> dims;
+    std::function<int64_t(int64_t, int64_t)> source;  // output (i, j) reads x[source]
+  };
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  std::vector<Case> cases;
+  cases.push_back({sliceModel({0}, {2}, {1}, {1}),
+                   [](int64_t n) {
+                     return makeDims({n, 2});
+                   },
+                   [](int64_t i, int64_t j) { return i * 6 + j; }});
+  cases.push_back({sliceModel({1, 1}, {kMax, kMax}, {0, 1}, {2, 1}),
+                   [](int64_t n) {
+                     return makeDims({n / 2, 5});
+                   },
+                   [](int64_t i, int64_t j) { return (1 + 2 * i) * 6 + 1 + j; }});
+  Rng rng;
+  for (size_t c = 0; c < cases.size(); ++c) {
+    SCOPED_TRACE("case " + std::to_string(c));
+    std::unique_ptr<INetworkDefinition> net;
+    Status s = parse(cases[c].model, net, profiles(p));
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    for (int64_t n : {3, 9, 2}) {
+      SCOPED_TRACE("batch " + std::to_string(n));
+      const Dims shape = makeDims({n, 6});
+      const std::vector<float> x = rng.values(volume(shape));
+      Tensor y;
+      s = buildAndRun(*net, p, shape, x, y);
+      if (pendingKernel(s)) GTEST_SKIP() << s.toString();
+      ASSERT_TRUE(s.isOk()) << s.toString();
+      const Dims want = cases[c].dims(n);
+      ASSERT_EQ(y.dims, want);
+      std::vector<float> expected;
+      for (int64_t i = 0; i < want.d[0]; ++i)
+        for (int64_t j = 0; j < want.d[1]; ++j)
+          expected.push_back(std::max(x[size_t(cases[c].source(i, j))], 0.f));
+      expectNear(y.v, expected, 0.f, rng.seed);
+    }
+  }
+}
+
+TEST(OnnxProfiles, ASliceOfADynamicAxisNotToItsEndIsRefused) {
+  const std::vector<OptimizationProfile> p = {
+      profile({{"x", {makeDims({2, 6}), makeDims({4, 6}), makeDims({9, 6})}}})};
+  std::unique_ptr<INetworkDefinition> net;
+  // x[:-1]: its size is N - 1.
+  Status s = parse(sliceModel({0}, {-1}, {0}, {1}), net, profiles(p));
+  expectMessage(
+      s, StatusCode::kUnsupported,
+      {"node 0 'slice' (Slice)", "slice output dim 0 depends on the input shapes",
+       "does not read to the end", "[1,6] at profile 0's min", "[8,6] at profile 0's max"});
+  // x[-2:]: its start is N - 2.
+  s = parse(sliceModel({-2}, {std::numeric_limits<int64_t>::max()}, {0}, {1}), net, profiles(p));
+  expectMessage(s, StatusCode::kUnsupported,
+                {"node 0 'slice' (Slice)", "slice starts and steps", "[0,0,1,1] at profile 0's min",
+                 "[7,0,1,1] at profile 0's max"});
 }
 
 TEST(OnnxProfiles, AProfileMissingAnInputIsRefused) {

@@ -75,6 +75,30 @@ TEST(InferShuffle, Refusals) {
   inferFails(ops::Shuffle::infer, second, {shape({2, 3, 4})}, "second transpose");
 }
 
+TEST(InferShuffle, ReshapeDimsFromASecondInput) {
+  // [2*3*5] reshaped to [source dim 1, source dim 0, -1] of a [3, 2] source: [2, 3, 5].
+  ShuffleParams p;
+  p.hasReshape = true;
+  p.reshapeDims = makeDims({1, 1, -1});  // dims 0 and 1 are replaced by the source's
+  p.reshapeDimsOf[0] = 2;
+  p.reshapeDimsOf[1] = 1;
+  const TensorShape source = shape({3, 2}, DataType::kINT64);  // its type does not matter
+  EXPECT_EQ(inferOk(ops::Shuffle::infer, p, {shape({30}), source}).dims, makeDims({2, 3, 5}));
+  EXPECT_EQ(inferOk(ops::Shuffle::infer, p, {shape({60}), shape({4, 3})}).dims,
+            makeDims({3, 4, 5}));
+  inferFails(ops::Shuffle::infer, p, {shape({30})}, "there is none");
+  inferFails(ops::Shuffle::infer, p, {shape({31}), source}, "not a multiple of 6");
+  p.reshapeDimsOf[1] = 3;
+  inferFails(ops::Shuffle::infer, p, {shape({30}), source}, "which has no such dim");
+  p.reshapeDimsOf[1] = 0;
+  p.reshapeDimsOf[5] = 1;
+  inferFails(ops::Shuffle::infer, p, {shape({30}), source}, "there is no reshape dim 5");
+  ShuffleParams plain;
+  plain.hasReshape = true;
+  plain.reshapeDims = makeDims({-1});
+  inferFails(ops::Shuffle::infer, plain, {shape({30}), source}, "no reshape dim is taken");
+}
+
 // ---------------------------------------------------------------------------------------------
 // CPU tactics
 
@@ -118,6 +142,28 @@ TEST(Shuffle, HandComputed) {
   const std::vector<int64_t> a = {1, 2, 3, 4, 5, 6};
   std::vector<int64_t> out(6);
   ASSERT_TRUE(runKernel(*k, {a.data()}, {out.data()}).isOk());
+  EXPECT_EQ(out, (std::vector<int64_t>{1, 4, 2, 5, 3, 6}));
+}
+
+TEST(Shuffle, ASecondInputOnlyGivesDims) {
+  // [2,3] transposed to [3,2], then reshaped to [source dim 0, source dim 1] of a [3, 2] source
+  // whose data is never read (null).
+  ShuffleParams p;
+  p.hasFirstTranspose = true;
+  p.firstTranspose[0] = 1;
+  p.firstTranspose[1] = 0;
+  p.hasReshape = true;
+  p.reshapeDims = makeDims({1, 1});
+  p.reshapeDimsOf[0] = 1;
+  p.reshapeDimsOf[1] = 2;
+  const std::vector<PluginTensorDesc> in = {desc(makeDims({2, 3}), DataType::kINT64),
+                                            desc(makeDims({3, 2}), DataType::kFLOAT)};
+  auto cfg = config(LayerType::kSHUFFLE, p, in, inferredOutputs(ops::Shuffle::infer, p, in));
+  auto k = create(tacticNamed(ops::Shuffle::cpuTactics(), "reference"), cfg);
+  ASSERT_TRUE(k);
+  const std::vector<int64_t> a = {1, 2, 3, 4, 5, 6};
+  std::vector<int64_t> out(6);
+  ASSERT_TRUE(runKernel(*k, {a.data(), nullptr}, {out.data()}).isOk());
   EXPECT_EQ(out, (std::vector<int64_t>{1, 4, 2, 5, 3, 6}));
 }
 

@@ -36,7 +36,18 @@ TEST(DataInfer, Slice) {
   EXPECT_ERROR(infer(&ops::Slice::infer, slice({0}, {int64_t{1} << 62}, {2}), {shape({5})}),
                "outside");
   EXPECT_ERROR(infer(&ops::Slice::infer, slice({4}, {INT64_MIN}, {2}), {shape({5})}), "outside");
-  EXPECT_ERROR(infer(&ops::Slice::infer, slice({0}, {1}, {-1}), {shape({5})}), "negative");
+  EXPECT_ERROR(infer(&ops::Slice::infer, slice({0}, {1}, {-2}), {shape({5})}), "negative");
+  // -1: to the end of the axis, whatever its dim.
+  ASSERT_TRUE(
+      infer(&ops::Slice::infer, slice({1, 0, 2}, {2, 1, 3}, {-1, -1, -1}), {shape({6, 4, 8})}, &o)
+          .isOk());
+  EXPECT_EQ(o.dims, makeDims({3, 4, 2}));  // reads 1,3,5; all 4; 2,5
+  ASSERT_TRUE(infer(&ops::Slice::infer, slice({1}, {2}, {-1}), {shape({7})}, &o).isOk());
+  EXPECT_EQ(o.dims, makeDims({3}));
+  ASSERT_TRUE(infer(&ops::Slice::infer, slice({5}, {1}, {-1}), {shape({5})}, &o).isOk());
+  EXPECT_EQ(o.dims, makeDims({0}));  // starts at the end: nothing
+  EXPECT_ERROR(infer(&ops::Slice::infer, slice({4}, {-1}, {-1}), {shape({5})}), "step > 0");
+  EXPECT_ERROR(infer(&ops::Slice::infer, slice({-1}, {1}, {-1}), {shape({5})}), "start >= 0");
   EXPECT_ERROR(infer(&ops::Slice::infer, slice({0}, {1}, {1}), {shape({5, 5})}), "rank");
 }
 

@@ -9,11 +9,17 @@ namespace kiln {
 
 // TensorRT's shuffle: an optional transpose, an optional reshape, an optional second transpose.
 // Reshape dims: 0 copies the input dim at that index, -1 is inferred (at most one).
+// With a second input (INetworkDefinition::addShuffleWithDimsOf), reshape dim i may instead be a
+// dim of that input: reshapeDimsOf[i] = k + 1 takes its dim k, whatever it is at run time (TensorRT
+// takes a shape tensor there; this is the part of it that dynamic exports need: a reshape to
+// [batch, sequence, heads, ...] where two dims vary). 0: dim i is as reshapeDims says. The second
+// input's data is never read.
 struct ShuffleParams {
   bool hasFirstTranspose = false;
   int32_t firstTranspose[Dims::kMaxDims] = {};
   bool hasReshape = false;
   Dims reshapeDims;
+  int32_t reshapeDimsOf[Dims::kMaxDims] = {};
   bool hasSecondTranspose = false;
   int32_t secondTranspose[Dims::kMaxDims] = {};
 
@@ -25,6 +31,7 @@ struct ShuffleParams {
     v("firstTranspose", p.firstTranspose);
     v("hasReshape", p.hasReshape);
     v("reshapeDims", p.reshapeDims);
+    v("reshapeDimsOf", p.reshapeDimsOf);
     v("hasSecondTranspose", p.hasSecondTranspose);
     v("secondTranspose", p.secondTranspose);
   }

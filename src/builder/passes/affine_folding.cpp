@@ -222,7 +222,8 @@ int32_t reshapeAfter(const GraphEditor& edit, int32_t t) {
   const int32_t r = edit.consumers(t)[0];
   const GraphNode& node = edit.node(r);
   const auto* p = std::get_if<ShuffleParams>(&node.params);
-  if (node.type != LayerType::kSHUFFLE || !p || p->hasFirstTranspose || p->hasSecondTranspose)
+  if (node.type != LayerType::kSHUFFLE || !p || p->hasFirstTranspose || p->hasSecondTranspose ||
+      node.inputs[0] != t)  // t may be a reshape's dims source
     return -1;
   const Dims& in = edit.tensor(t).shape.dims;
   const Dims& out = edit.tensor(node.outputs[0]).shape.dims;

@@ -79,7 +79,7 @@ class ShuffleKernel final : public Kernel {
 };
 
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
-  const ShuffleParams* p = validate<ShuffleParams>(c, "shuffle", 1, &ops::Shuffle::infer, whyNot);
+  const ShuffleParams* p = validate<ShuffleParams>(c, "shuffle", -1, &ops::Shuffle::infer, whyNot);
   if (!p || !allLinear(c, "shuffle", whyNot)) return nullptr;
   return std::make_unique<ShuffleKernel>(
       ops::shuffle::plan(*p, c.inputs[0].dims, c.outputs[0].dims, dataTypeSize(c.inputs[0].type)));

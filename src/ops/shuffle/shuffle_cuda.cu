@@ -76,7 +76,7 @@ class ShuffleKernel final : public Kernel {
 };
 
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
-  const ShuffleParams* p = validate<ShuffleParams>(c, "shuffle", 1, true, whyNot);
+  const ShuffleParams* p = validate<ShuffleParams>(c, "shuffle", -1, true, whyNot);
   if (!p) return nullptr;
   const ops::shuffle::Plan plan =
       ops::shuffle::plan(*p, c.inputs[0].dims, c.outputs[0].dims, dataTypeSize(c.inputs[0].type));
@@ -130,7 +130,7 @@ class FastShuffleKernel final : public Kernel {
 // The plan and its copies when some copy permutes; false (with *whyNot) otherwise.
 bool fastPlan(const KernelConfig& c, const char* tactic, ops::shuffle::Plan& plan, FastCopy& c1,
               FastCopy& c2, std::string* whyNot) {
-  const ShuffleParams* p = validate<ShuffleParams>(c, "shuffle", 1, true, whyNot);
+  const ShuffleParams* p = validate<ShuffleParams>(c, "shuffle", -1, true, whyNot);
   if (!p) return false;
   plan =
       ops::shuffle::plan(*p, c.inputs[0].dims, c.outputs[0].dims, dataTypeSize(c.inputs[0].type));

@@ -15,12 +15,23 @@ Status Slice::shapeRule(const SliceParams& p, const Shapes& in, Shapes& out) {
   KILN_RETURN_IF_ERROR(shape::checkParamRank(layer, "starts", p.starts, d.nbDims));
   KILN_RETURN_IF_ERROR(shape::checkParamRank(layer, "steps", p.steps, d.nbDims));
   KILN_RETURN_IF_ERROR(shape::checkParamRank(layer, "outputDims", p.outputDims, d.nbDims));
+  Dims outDims = p.outputDims;
   for (int32_t i = 0; i < d.nbDims; ++i) {
     const std::string where =
         "slice: axis " + std::to_string(i) + " of input " + dimsString(d) + ": ";
-    const int64_t start = p.starts.d[i], step = p.steps.d[i], n = p.outputDims.d[i];
+    const int64_t start = p.starts.d[i], step = p.steps.d[i];
     if (step == 0) return invalidArgument(where + "step is 0");
-    if (n < 0) return invalidArgument(where + "output dim " + std::to_string(n) + " is negative");
+    if (outDims.d[i] == -1) {  // to the end: as many reads as fit after start
+      if (step < 0 || start < 0)
+        return invalidArgument(where + "output dim -1 (to the end) needs a step > 0 and a start " +
+                               ">= 0, not step " + std::to_string(step) + " and start " +
+                               std::to_string(start));
+      outDims.d[i] = start >= d.d[i] ? 0 : (d.d[i] - start - 1) / step + 1;
+    }
+    const int64_t n = outDims.d[i];
+    if (n < 0)
+      return invalidArgument(where + "output dim " + std::to_string(n) +
+                             " is negative (only -1, to the end, is allowed)");
     if (n == 0) continue;  // nothing is read on this axis
     // The reads are start, start + step, ..., start + (n-1)*step: the first and the last are
     // the extremes. Division instead of multiplication keeps huge values from overflowing.
@@ -36,7 +47,7 @@ Status Slice::shapeRule(const SliceParams& p, const Shapes& in, Shapes& out) {
                              std::to_string(step) + " and output dim " + std::to_string(n) +
                              " read outside [0, " + std::to_string(d.d[i]) + ")");
   }
-  out.assign(1, TensorShape{p.outputDims, in[0].type});
+  out.assign(1, TensorShape{outDims, in[0].type});
   return Status::ok();
 }
 
