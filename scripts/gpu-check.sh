@@ -50,7 +50,7 @@ if [ "${1:-}" = --bundle ]; then
   # The transformer exports of tests/torch_exports, made here by Debian's PyTorch (the GPU
   # machine's is another version), for the bundle's kiln to run on CUDA there.
   if /usr/bin/python3 -I -c "import torch, torchvision" 2>/dev/null; then
-    /usr/bin/python3 -I tests/torch_exports/make_models.py "$out/torch_exports" --static 2>/dev/null
+    /usr/bin/python3 -I tests/torch_exports/make_models.py "$out/torch_exports" --small 2>/dev/null
   fi
   exit 0
 fi
@@ -187,13 +187,26 @@ record "kiln bench --device cuda" "$(status $rc)" "$(tail -1 "$logs/bench.log")"
 grep -A12 '^kiln bench' "$logs/bench_work/profile.log" 2>/dev/null | head -14
 
 # 3b. the transformer exports of tests/torch_exports (ViT, Swin, ConvNeXt, TransformerEncoder) on
-# CUDA through the bundle's kiln (it has the ONNX parser), FP32 and FP16, against PyTorch's outputs
+# CUDA through the bundle's kiln (it has the ONNX parser), FP32 and FP16, against PyTorch's outputs;
+# the dynamic exports built once with a profile and run at two shapes
 if [ -n "${bundle:-}" ] && [ -f "$bundle/torch_exports/models.txt" ]; then
   gen=$bundle/torch_exports
+  plans=$(mktemp -d)
   for mode in "" "--fp16"; do
     dir=$logs/torch_exports$mode
     mkdir -p "$dir"
+    # The dynamic exports with a profile: one plan, run at two shapes inside it.
+    while read -r model shapes runs; do
+      [ -n "$model" ] || continue
+      "$kiln" build --onnx "$gen/$model.onnx" --shapes "$shapes" --device cuda $mode \
+        --save "$plans/$model.plan" >"$dir/$model.build.log" 2>&1 || tail -3 "$dir/$model.build.log"
+      for run in $runs; do
+        "$kiln" run "$plans/$model.plan" --input "x=$gen/$run.input.npy" --output-dir "$dir/$run" \
+          >"$dir/$run.log" 2>&1 || tail -3 "$dir/$run.log"
+      done
+    done <"$gen/profiles.txt"
     for name in $(cat "$gen/models.txt"); do
+      case $name in *.profile*) continue ;; esac
       "$kiln" run --onnx "$gen/$name.onnx" --input "x=$gen/$name.input.npy" --device cuda $mode \
         --output-dir "$dir/$name" >"$dir/$name.log" 2>&1 || tail -3 "$dir/$name.log"
     done

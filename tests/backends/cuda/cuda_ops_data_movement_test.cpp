@@ -168,6 +168,18 @@ void shuffleCases(std::vector<OpCase>& out) {
     addMover(out, opCase("shuffle_both_run_then_transpose", LayerType::kSHUFFLE, p,
                          {input(makeDims({2, 3, 7, 3}))}));
   }
+  {
+    // Reshape dims from a second input's dims (dynamic exports): [30] to [2, 3, 5] by the dims of
+    // a [3, 2] source, then transposed; the source's data is never read.
+    kiln::ShuffleParams p;
+    p.hasReshape = true;
+    p.reshapeDims = makeDims({1, 1, -1});
+    p.reshapeDimsOf[0] = 2;
+    p.reshapeDimsOf[1] = 1;
+    perm(p, false, {2, 0, 1});
+    addMover(out, opCase("shuffle_reshape_dims_of_source", LayerType::kSHUFFLE, p,
+                         {input(makeDims({30})), input(makeDims({3, 2}))}));
+  }
 }
 
 void concatCases(std::vector<OpCase>& out) {
@@ -201,6 +213,9 @@ void sliceCases(std::vector<OpCase>& out) {
     makeDims({2, 5, 2, 4}));
   s("slice_r1_reverse", makeDims({13}), makeDims({12}), makeDims({-1}), makeDims({13}));
   s("slice_r1_stride", makeDims({13}), makeDims({2}), makeDims({4}), makeDims({3}));
+  // -1: to the end of the axis (dynamic exports' x[1::2, :, 3:]).
+  s("slice_to_the_end", makeDims({5, 9, 10}), makeDims({1, 0, 3}), makeDims({2, 1, 1}),
+    makeDims({-1, -1, -1}));
   s("slice_r6", makeDims({3, 2, 4, 3, 2, 5}), makeDims({1, 0, 3, 0, 1, 1}),
     makeDims({1, 1, -2, 2, 1, 2}), makeDims({2, 2, 2, 2, 1, 2}));
   s("slice_r3_empty", makeDims({3, 4, 5}), makeDims({0, 0, 0}), makeDims({1, 1, 1}),
