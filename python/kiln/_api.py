@@ -108,16 +108,25 @@ class Builder:
         return _kiln._build_serialized_network(network, config or BuilderConfig())
 
 
+def _profiles(profiles) -> List[Dict[str, List[List[int]]]]:
+    """[{name: (min, opt, max)}] as the binding takes it: lists of ints."""
+    return [{name: [[int(d) for d in shape] for shape in rng] for name, rng in p.items()}
+            for p in (profiles or [])]
+
+
 class OnnxParser:
     """Reads an ONNX model into a network (TensorRT's trt.OnnxParser). parse*() return True on
     success; on failure False, with the errors in .errors (kiln.Error instances, each with kiln's
     message naming the node: "node 12 'crop' (CropAndResize): ...").
 
     input_shapes ({name: shape}) gives the shape to build for where a graph input has symbolic
-    dims (torch.onnx.export's dynamic_axes); dims the model fixes must match it."""
+    dims (torch.onnx.export's dynamic_axes); dims the model fixes must match it. profiles keeps
+    those dims dynamic instead: a list, per optimization profile, of {name: (min, opt, max)}
+    shapes; give the builder config the same (BuilderConfig.profiles)."""
 
     def __init__(self, network: INetworkDefinition, logger: Optional[Logger] = None,
-                 input_shapes: Optional[Dict[str, Sequence[int]]] = None):
+                 input_shapes: Optional[Dict[str, Sequence[int]]] = None,
+                 profiles: Optional[Sequence[Dict[str, Sequence[Sequence[int]]]]] = None):
         if not _kiln.HAVE_ONNX:
             raise _kiln.UnsupportedError(
                 "this kiln was built without the ONNX parser (it needs Debian's libonnx-dev and "
@@ -125,6 +134,7 @@ class OnnxParser:
         _use(logger)
         self.network = network
         self.input_shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
+        self.profiles = _profiles(profiles)
         self.errors: List[_kiln.Error] = []
 
     def _done(self, error: Optional[_kiln.Error]) -> bool:
@@ -135,11 +145,12 @@ class OnnxParser:
 
     def parse_from_file(self, path: PathLike) -> bool:
         return self._done(
-            _kiln._parse_onnx_file(self.network, os.fspath(path), self.input_shapes))
+            _kiln._parse_onnx_file(self.network, os.fspath(path), self.input_shapes,
+                                   self.profiles))
 
     def parse(self, model: bytes, path: str = "<bytes>") -> bool:
         return self._done(
-            _kiln._parse_onnx_bytes(self.network, model, path, self.input_shapes))
+            _kiln._parse_onnx_bytes(self.network, model, path, self.input_shapes, self.profiles))
 
     @property
     def num_errors(self) -> int:

@@ -141,11 +141,12 @@ class _Slot:
         self.stream = engine.device.create_stream() if cuda else None
         self.stream_handle = self.stream.handle if cuda else 0
         self.scratch: Dict[str, Any] = {}
+        self.shapes: Optional[Dict[str, tuple]] = None  # input shapes set (dynamic engines)
 
-    def buffer(self, engine: _kiln.ICudaEngine, name: str) -> int:
+    def buffer(self, engine: _kiln.ICudaEngine, name: str, shape: Optional[tuple] = None) -> int:
         b = self.scratch.get(name)
-        if b is None:
-            b = self.scratch[name] = engine._empty_tensor(name)
+        if b is None or (shape is not None and tuple(b.shape) != shape):
+            b = self.scratch[name] = engine._empty_tensor(name, shape)
         return b.data_ptr
 
 
@@ -165,6 +166,10 @@ class InferenceSession:
     callback fn(phase, done, total, layer)); timing_cache=PATH reuses tactic timings.
     input_shapes={name: shape} builds a model with symbolic input dims (dynamic_axes) for those
     shapes; without them such a model is refused with a message naming the input and axis.
+    profiles=[{name: (min, opt, max)}, ...] builds it once for every shape in those ranges (one
+    optimization profile per dict, TensorRT's rules): run() then takes inputs of any shape inside
+    one profile, picks the profile, and gives outputs of the shapes that follow; get_inputs()
+    shows -1 where a dim varies.
 
     get_inputs()/get_outputs() describe the I/O tensors (name, shape, type).
     run(output_names, {name: array}) runs the model and returns the outputs named (all when
@@ -191,6 +196,7 @@ class InferenceSession:
         *,
         timing_cache: Optional[str] = None,
         input_shapes: Optional[Dict[str, Sequence[int]]] = None,
+        profiles: Optional[Sequence[Dict[str, Sequence[Sequence[int]]]]] = None,
         verbose: bool = False,
         progress: Any = None,
         logger: Optional[Logger] = None,
@@ -213,7 +219,7 @@ class InferenceSession:
             self.plan = data
         else:
             self.plan = self._build(data, source, device, fp16, timing_cache, verbose, progress,
-                                    input_shapes)
+                                    input_shapes, profiles)
         self._engine = Runtime().deserialize_engine(self.plan)
         self._cuda = self._engine.device.kind == DeviceKind.CUDA
         if device.startswith("cuda") != self._cuda:
@@ -235,16 +241,21 @@ class InferenceSession:
             a.name: (tuple(a.shape), a.dtype if a.dtype is not None and
                      (_BF16 is None or a.dtype != _BF16) else None) for a in self._outputs}
         self._free: List[_Slot] = []
+        # Dynamic inputs: each run sets the shapes it is given (and picks a profile for them).
+        self._dynamic = [a.name for a in self._inputs if any(d < 0 for d in a.shape)]
+        self._ranges = [{n: e.get_tensor_profile_shape(n, p) for n in self._dynamic}
+                        for p in range(e.num_optimization_profiles)] if self._dynamic else []
 
     @staticmethod
     def _build(data, source, device, fp16, timing_cache, verbose, progress,
-               input_shapes) -> bytes:
+               input_shapes, profiles) -> bytes:
         builder = Builder()
         network = builder.create_network()
-        parser = OnnxParser(network, input_shapes=input_shapes)
+        parser = OnnxParser(network, input_shapes=input_shapes, profiles=profiles)
         if not parser.parse(data, source):
             raise parser.get_error(0)
         config = builder.create_builder_config()
+        config.profiles = parser.profiles
         config.target = device
         config.fp16 = fp16
         config.verbose = verbose
@@ -312,11 +323,50 @@ class InferenceSession:
         except IndexError:
             slot = _Slot(self._engine, self._cuda)
         try:
+            if self._dynamic:
+                self._set_shapes(slot, input_feed)
             if self._cuda:
                 return self._run_cuda(slot, names, input_feed, stream, output_type)
             return self._run_cpu(slot, names, input_feed, output_type)
         finally:
             self._free.append(slot)
+
+    def _set_shapes(self, slot: _Slot, feed: Mapping[str, Any]) -> None:
+        """Sets the dynamic inputs' shapes on the slot's context, in a profile that takes them
+        (the one it has when that does): kernels for new shapes are made here, once."""
+        shapes = {}
+        for n in self._dynamic:
+            value = feed[n]
+            shape = getattr(value, "shape", None)
+            if shape is None and hasattr(value, "__cuda_array_interface__"):
+                shape = value.__cuda_array_interface__["shape"]
+            if shape is None:
+                shape = np.shape(value)
+            shapes[n] = tuple(int(d) for d in shape)
+        if shapes == slot.shapes:
+            return
+        ctx = slot.context
+        slot.shapes = None
+        fits = lambda p: all(
+            len(s) == len(self._ranges[p][n][0]) and
+            all(lo <= d <= hi for d, lo, hi in zip(s, self._ranges[p][n][0], self._ranges[p][n][2]))
+            for n, s in shapes.items())
+        now = ctx.active_optimization_profile
+        if not fits(now):
+            # None fits: the current one's error names input, axis, value and range.
+            chosen = next((p for p in range(len(self._ranges)) if fits(p)), now)
+            if chosen != now:
+                ctx.set_optimization_profile(chosen)
+        for n, s in shapes.items():
+            ctx.set_input_shape(n, list(s))
+        slot.shapes = shapes
+
+    def _shape(self, slot: _Slot, name: str) -> tuple:
+        """An I/O tensor's shape for this run (the engine's, or the context's when dynamic)."""
+        if self._dynamic:
+            return tuple(slot.context.get_tensor_shape(name))
+        arg = self._input_args.get(name) or self._output_args[name]
+        return tuple(arg.shape)
 
     def _feed_error(self, feed: Mapping[str, Any]) -> None:
         for n in feed:
@@ -338,7 +388,7 @@ class InferenceSession:
                     value = np.ascontiguousarray(value)
                 # NumPy exports no DLPack for ml_dtypes' bfloat16: bind it by address.
                 if _BF16 is not None and value.dtype == _BF16:
-                    self._check_host(name, value)
+                    self._check_host(name, value, self._shape(slot, name))
                     ctx._bind_address(name, value.ctypes.data)
                     keep.append(value)
                     continue
@@ -355,6 +405,8 @@ class InferenceSession:
         for name in names:
             if numpy_out:
                 shape, dtype = specs[name]
+                if self._dynamic:
+                    shape = self._shape(slot, name)
                 if dtype is not None:
                     out = np.empty(shape, dtype)
                     bind(name, out)
@@ -362,13 +414,13 @@ class InferenceSession:
                     out = np.empty(shape, self._output_args[name].dtype or np.uint16)
                     ctx._bind_address(name, out.ctypes.data)
             else:
-                out = engine._empty_tensor(name)
+                out = engine._empty_tensor(name, self._shape(slot, name) if self._dynamic else None)
                 ctx._bind_address(name, out.data_ptr)
             results.append(out)
         if len(names) != len(self._output_names):
             for name in self._output_names:
                 if name not in names:
-                    ctx._bind_address(name, slot.buffer(engine, name))
+                    ctx._bind_address(name, slot.buffer(engine, name, self._shape(slot, name)))
         ctx.execute_async(0)
         return results
 
@@ -383,7 +435,7 @@ class InferenceSession:
                 f"input '{name}': a {type(value).__name__} is not an array (give a NumPy array "
                 "or an object with __dlpack__ or __cuda_array_interface__)") from None
 
-    def _check_host(self, name: str, value: np.ndarray) -> None:
+    def _check_host(self, name: str, value: np.ndarray, expected: tuple) -> None:
         """What the C++ binding checks for DLPack arrays, for host arrays kiln copies or binds by
         address (a CUDA session's NumPy inputs; bf16)."""
         arg = self._input_args[name]
@@ -393,22 +445,22 @@ class InferenceSession:
             raise _kiln.InvalidArgumentError(
                 f"tensor '{name}' is {got} but the engine expects "
                 f"{_kiln.data_type_name(arg.kiln_dtype)}")
-        if list(value.shape) != arg.shape:
+        if tuple(value.shape) != expected:
             raise _kiln.InvalidArgumentError(
                 f"tensor '{name}' has shape {tuple(value.shape)} but the engine expects "
-                f"{tuple(arg.shape)}")
+                f"{expected}")
 
-    def _bind_cai(self, ctx, name: str, value: Any) -> None:
+    def _bind_cai(self, ctx, name: str, value: Any, expected: tuple) -> None:
         view = CudaArrayView(value)
         arg = self._input_args[name]
         if view.dtype != arg.kiln_dtype:
             raise _kiln.InvalidArgumentError(
                 f"tensor '{name}' is {_kiln.data_type_name(view.dtype)} but the engine expects "
                 f"{_kiln.data_type_name(arg.kiln_dtype)}")
-        if list(view.shape) != arg.shape:
+        if tuple(view.shape) != expected:
             raise _kiln.InvalidArgumentError(
                 f"tensor '{name}' has shape {tuple(view.shape)} but the engine expects "
-                f"{tuple(arg.shape)}")
+                f"{expected}")
         ctx._bind_address(name, view.ptr)
 
     def _run_cuda(self, slot: _Slot, names, feed, stream, output_type) -> List[Any]:
@@ -430,29 +482,30 @@ class InferenceSession:
                 value, on_host = self._foreign(name, value), True
             if on_host:
                 value = np.ascontiguousarray(value)
-                self._check_host(name, value)
-                ptr = slot.buffer(engine, name)
+                shape = self._shape(slot, name)
+                self._check_host(name, value, shape)
+                ptr = slot.buffer(engine, name, shape)
                 device.copy_from_host(ptr, value)
                 ctx._bind_address(name, ptr)
             elif hasattr(value, "__dlpack__"):
                 # The producer orders its pending work before ours on `handle`.
                 ctx._bind(name, value.__dlpack__(stream=handle or 1))
             else:
-                self._bind_cai(ctx, name, value)
+                self._bind_cai(ctx, name, value, self._shape(slot, name))
             keep.append(value)
         results = []
         for name in names:
             if numpy_out:
-                ctx._bind_address(name, slot.buffer(engine, name))
+                ctx._bind_address(name, slot.buffer(engine, name, self._shape(slot, name)))
             else:
-                out = engine._empty_tensor(name)
+                out = engine._empty_tensor(name, self._shape(slot, name) if self._dynamic else None)
                 ctx._bind_address(name, out.data_ptr)
                 if user:
                     _kiln._set_tensor_stream(out, handle)
                 results.append(out)
         for name in self._output_names:
             if name not in names:
-                ctx._bind_address(name, slot.buffer(engine, name))
+                ctx._bind_address(name, slot.buffer(engine, name, self._shape(slot, name)))
         ctx.execute_async(handle)
         if not user:
             slot.stream.synchronize()

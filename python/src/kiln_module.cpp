@@ -173,12 +173,34 @@ Dims toDims(const std::vector<int64_t>& v) {
   return d;
 }
 
+// Optimization profiles from Python: per profile, {input name: (min, opt, max)}.
+using PyProfiles = std::vector<std::map<std::string, std::vector<std::vector<int64_t>>>>;
+std::vector<OptimizationProfile> toProfiles(const PyProfiles& profiles) {
+  std::vector<OptimizationProfile> out;
+  for (size_t k = 0; k < profiles.size(); ++k) {
+    OptimizationProfile p;
+    for (const auto& [name, range] : profiles[k]) {
+      if (range.size() != 3)
+        throw KilnError{invalidArgument("profile " + std::to_string(k) + ", input '" + name +
+                                        "': give (min, opt, max) shapes, not " +
+                                        std::to_string(range.size()))};
+      p.setDimensions(name.c_str(), OptProfileSelector::kMIN, toDims(range[0]));
+      p.setDimensions(name.c_str(), OptProfileSelector::kOPT, toDims(range[1]));
+      p.setDimensions(name.c_str(), OptProfileSelector::kMAX, toDims(range[2]));
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 #ifdef KILN_HAVE_ONNX
-// {input name: shape} from Python, for models with symbolic input dims (OnnxParserOptions).
+// {input name: shape} from Python, for models with symbolic input dims (OnnxParserOptions), or
+// the profiles that keep them dynamic.
 using InputShapes = std::map<std::string, std::vector<int64_t>>;
-OnnxParserOptions parserOptions(const InputShapes& shapes) {
+OnnxParserOptions parserOptions(const InputShapes& shapes, const PyProfiles& profiles) {
   OnnxParserOptions options;
   for (const auto& [name, shape] : shapes) options.inputShapes[name] = toDims(shape);
+  options.profiles = toProfiles(profiles);
   return options;
 }
 #endif
@@ -292,6 +314,12 @@ struct PyTensor {
   size_t nbytes() const { return static_cast<size_t>(volume(dims)) * dataTypeSize(type); }
 };
 
+bool hasDynamic(const Dims& d) {
+  for (int32_t i = 0; i < d.nbDims; ++i)
+    if (d.d[i] < 0) return true;
+  return false;
+}
+
 size_t descBytes(const PluginTensorDesc& d) {
   const int64_t n = volume(d.dims);
   return n < 0 ? 0 : static_cast<size_t>(n) * dataTypeSize(d.type);
@@ -312,8 +340,17 @@ PluginTensorDesc ioDesc(const IEngine& e, const std::string& name) {
 // The address of an array-like's memory after checking it against the engine's tensor: any
 // object with __dlpack__ (or a DLPack capsule) or the buffer protocol, on the engine's device,
 // with the tensor's dtype and shape, contiguous. Raises InvalidArgumentError naming what differs.
-void* arrayAddress(const IEngine& engine, const std::string& name, nb::handle obj, bool writable) {
-  const PluginTensorDesc d = ioDesc(engine, name);
+// With `context`, a dynamic tensor is checked against the shape the context has for it now.
+void* arrayAddress(const IEngine& engine, const std::string& name, nb::handle obj, bool writable,
+                   const IExecutionContext* context = nullptr) {
+  PluginTensorDesc d = ioDesc(engine, name);
+  if (context && hasDynamic(d.dims)) {
+    d.dims = context->getTensorShape(name.c_str());
+    if (hasDynamic(d.dims))
+      throw KilnError{
+          invalidArgument("tensor '" + name + "' has dynamic dims " + dimsText(d.dims) +
+                          " until every dynamic input's shape is set: call set_input_shape first")};
+  }
   nb::ndarray<> a;
   if (!nb::try_cast(obj, a, false)) {
     throw KilnError{
@@ -553,6 +590,7 @@ IPluginCreator& creatorFor(const std::string& name, const std::string& version,
 
 struct PyBuilderConfig {
   BuilderConfig config;
+  PyProfiles profiles;  // as given, for the getter; config.profiles holds them converted
   nb::object progress = nb::none();  // fn(phase, done, total, layer) -> bool | None, or None
 };
 
@@ -869,6 +907,14 @@ NB_MODULE(_kiln, m) {
           [](PyBuilderConfig& c, bool v) { c.config.verbose = v; },
           "Log (at INFO) what each pass changed and every candidate rejected and chosen.")
       .def_prop_rw(
+          "profiles", [](const PyBuilderConfig& c) { return c.profiles; },
+          [](PyBuilderConfig& c, const PyProfiles& v) {
+            c.config.profiles = toProfiles(v);
+            c.profiles = v;
+          },
+          "Optimization profiles for a network with dynamic input dims: a list, per profile, of "
+          "{input name: (min, opt, max)} shapes (TensorRT's rules; DESIGN.md section 7).")
+      .def_prop_rw(
           "progress", [](const PyBuilderConfig& c) { return c.progress; },
           [](PyBuilderConfig& c, nb::object v) { c.progress = std::move(v); },
           "None, or fn(phase, done, total, layer) called after each unit of work of a build "
@@ -884,8 +930,9 @@ NB_MODULE(_kiln, m) {
       true;
   m.def(
       "_parse_onnx_file",
-      [](PyNetwork& n, const std::string& path, const InputShapes& shapes) {
-        const OnnxParserOptions options = parserOptions(shapes);
+      [](PyNetwork& n, const std::string& path, const InputShapes& shapes,
+         const PyProfiles& profiles) {
+        const OnnxParserOptions options = parserOptions(shapes, profiles);
         Status s;
         {
           nb::gil_scoped_release release;
@@ -893,11 +940,12 @@ NB_MODULE(_kiln, m) {
         }
         return s.isOk() ? nb::none() : errorObject(s);
       },
-      "network"_a, "path"_a, "input_shapes"_a);
+      "network"_a, "path"_a, "input_shapes"_a, "profiles"_a);
   m.def(
       "_parse_onnx_bytes",
-      [](PyNetwork& n, nb::handle data, const std::string& name, const InputShapes& shapes) {
-        const OnnxParserOptions options = parserOptions(shapes);
+      [](PyNetwork& n, nb::handle data, const std::string& name, const InputShapes& shapes,
+         const PyProfiles& profiles) {
+        const OnnxParserOptions options = parserOptions(shapes, profiles);
         Buffer b(data);
         Status s;
         {
@@ -906,7 +954,7 @@ NB_MODULE(_kiln, m) {
         }
         return s.isOk() ? nb::none() : errorObject(s);
       },
-      "network"_a, "data"_a, "name"_a, "input_shapes"_a);
+      "network"_a, "data"_a, "name"_a, "input_shapes"_a, "profiles"_a);
   m.def(
       "onnx_supported_ops", []() { return onnxSupportedOps(); },
       "The ONNX op types kiln imports itself (others go to the plugin registry).");
@@ -1047,7 +1095,7 @@ NB_MODULE(_kiln, m) {
               address = reinterpret_cast<void*>(nb::cast<uintptr_t>(obj));
             } else {
               const bool output = c.engine->getTensorIOMode(name.c_str()) == TensorIOMode::kOUTPUT;
-              address = arrayAddress(*c.engine, name, obj, output);
+              address = arrayAddress(*c.engine, name, obj, output, c.context.get());
             }
             check(c.context->setTensorAddress(name.c_str(), address));
             for (auto& [n, o] : c.keep) {
@@ -1063,6 +1111,40 @@ NB_MODULE(_kiln, m) {
           "engine's device (NumPy, or anything with __dlpack__: torch, CuPy, JAX), which must "
           "have the tensor's dtype and shape and be contiguous; kiln keeps a reference to it "
           "while it is bound.")
+      .def(
+          "set_input_shape",
+          [](BoundContext& c, const std::string& name, const std::vector<int64_t>& shape) {
+            Status s;
+            {
+              nb::gil_scoped_release release;  // kernels for new shapes are made here
+              s = c.context->setInputShape(name.c_str(), toDims(shape));
+            }
+            check(s);
+          },
+          "name"_a, "shape"_a,
+          "The shape of a dynamic input for the next runs, inside the selected profile (the "
+          "error names input, axis, value and range, and a profile that fits).")
+      .def(
+          "get_tensor_shape",
+          [](const BoundContext& c, const std::string& name) {
+            ioDesc(*c.engine, name);
+            return dimsTuple(c.context->getTensorShape(name.c_str()));
+          },
+          "name"_a, "An input's or output's shape now: -1 where it waits for an input shape.")
+      .def(
+          "infer_shapes",
+          [](const BoundContext& c) {
+            std::vector<std::string> missing;
+            check(c.context->inferShapes(missing));
+            return missing;
+          },
+          "The dynamic inputs whose shape is still to set; raises when the shapes set disagree.")
+      .def(
+          "set_optimization_profile",
+          [](BoundContext& c, int32_t index) { check(c.context->setOptimizationProfile(index)); },
+          "index"_a, "Selects a profile (input shapes set before are forgotten).")
+      .def_prop_ro("active_optimization_profile",
+                   [](const BoundContext& c) { return c.context->getOptimizationProfile(); })
       .def(
           "get_tensor_address",
           [](const BoundContext& c, const std::string& name) {
@@ -1087,8 +1169,8 @@ NB_MODULE(_kiln, m) {
       .def("_bind",
            [](BoundContext& c, const std::string& name, nb::handle obj) {
              // InferenceSession's fast path: no reference kept (run() holds its arrays).
-             check(c.context->setTensorAddress(name.c_str(),
-                                               arrayAddress(*c.engine, name, obj, false)));
+             check(c.context->setTensorAddress(
+                 name.c_str(), arrayAddress(*c.engine, name, obj, false, c.context.get())));
            })
       .def("_bind_address", [](BoundContext& c, const std::string& name, uintptr_t a) {
         check(c.context->setTensorAddress(name.c_str(), reinterpret_cast<void*>(a)));
@@ -1130,6 +1212,25 @@ NB_MODULE(_kiln, m) {
           "get_tensor_format",
           [](const PyEngine& e, const std::string& n) { return ioDesc(*e.engine, n).format; },
           "name"_a)
+      .def_prop_ro("num_optimization_profiles",
+                   [](const PyEngine& e) { return e.engine->getNbOptimizationProfiles(); })
+      .def(
+          "get_tensor_profile_shape",
+          [](const PyEngine& e, const std::string& n, int32_t profile) {
+            ioDesc(*e.engine, n);
+            nb::list out;
+            for (OptProfileSelector w :
+                 {OptProfileSelector::kMIN, OptProfileSelector::kOPT, OptProfileSelector::kMAX}) {
+              const Dims d = e.engine->getProfileShape(n.c_str(), profile, w);
+              if (d.nbDims < 0)
+                throw KilnError{invalidArgument(
+                    "profile " + std::to_string(profile) + " does not exist; the engine has " +
+                    std::to_string(e.engine->getNbOptimizationProfiles()))};
+              out.append(dimsTuple(d));
+            }
+            return out;
+          },
+          "name"_a, "profile"_a, "An input's [min, opt, max] shapes in a profile.")
       .def_prop_ro(
           "target", [](const PyEngine& e) { return std::string(e.engine->getTarget()); },
           "'cpu' or 'cuda:sm_90', as recorded in the plan.")
@@ -1149,8 +1250,12 @@ NB_MODULE(_kiln, m) {
           "A new execution context (its own activation memory and plugin objects).")
       .def(
           "_empty_tensor",
-          [](const PyEngine& e, const std::string& name) {
-            const PluginTensorDesc d = ioDesc(*e.engine, name);
+          [](const PyEngine& e, const std::string& name, nb::object shape) {
+            PluginTensorDesc d = ioDesc(*e.engine, name);
+            if (!shape.is_none()) d.dims = toDims(nb::cast<std::vector<int64_t>>(shape));
+            if (hasDynamic(d.dims))
+              throw KilnError{invalidArgument("tensor '" + name + "' has dynamic dims " +
+                                              dimsText(d.dims) + ": give its shape")};
             std::unique_ptr<IDeviceBuffer> b;
             check(e.engine->getDevice().allocate(descBytes(d), name.c_str(), b));
             PyTensor t;
@@ -1160,7 +1265,9 @@ NB_MODULE(_kiln, m) {
             t.type = d.type;
             return t;
           },
-          "name"_a, "A kiln.Tensor with the shape and type of an I/O tensor, uninitialized.")
+          "name"_a, "shape"_a = nb::none(),
+          "A kiln.Tensor with the shape (or `shape`, for dynamic dims) and type of an I/O "
+          "tensor, uninitialized.")
       .def(
           "inspect", [](const PyEngine& e) { return e.engine->inspect(); },
           "JSON: layers, tactics, formats, timings, the memory plan and plugin records.");

@@ -381,3 +381,71 @@ def test_a_dynamic_batch_is_built_for_the_shapes_given_and_agrees_with_onnxrunti
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
     with pytest.raises(kiln.InvalidArgumentError, match="is fixed at 16 in the model"):
         kiln.InferenceSession(model, input_shapes={"x": (2, 17)})
+
+
+@needs_onnx
+def test_a_profile_session_runs_every_batch_in_its_ranges(tmp_path, r):
+    # One build for batches 1..8 and 9..32 (two profiles); each run picks the profile its shape
+    # fits, and agrees with a session built statically for that batch.
+    model = mlp_model(tmp_path / "dynamic.onnx", r, batch="batch")
+    profiles = [{"x": ((1, 16), (4, 16), (8, 16))}, {"x": ((9, 16), (16, 16), (32, 16))}]
+    session = kiln.InferenceSession(model, profiles=profiles)
+    assert session.get_inputs()[0].shape == [-1, 16]
+    assert session.get_outputs()[0].shape == [-1, 10]
+    for batch in (5, 20, 1, 32, 8):
+        x = r.standard_normal((batch, 16)).astype(np.float32)
+        static = kiln.InferenceSession(model, input_shapes={"x": (batch, 16)})
+        want = static.run(None, {"x": x})
+        got = session.run(None, {"x": x})
+        assert [g.shape for g in got] == [(batch, 10), (batch, 10)]
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+        # One output asked for (the other goes to scratch memory of this batch), as a kiln.Tensor.
+        (y,) = session.run(["y"], {"x": x}, output_type="tensor")
+        np.testing.assert_allclose(y.numpy(), want[0], rtol=1e-5, atol=1e-6)
+    with pytest.raises(kiln.InvalidArgumentError, match=r"axis 0 is 40, outside profile 0's range"):
+        session.run(None, {"x": np.zeros((40, 16), np.float32)})
+    with pytest.raises(kiln.InvalidArgumentError, match="axis 1"):
+        session.run(None, {"x": np.zeros((4, 17), np.float32)})
+
+
+@needs_onnx
+def test_profiles_through_the_tensorrt_style_api(tmp_path, r):
+    model = mlp_model(tmp_path / "dynamic.onnx", r, batch="batch")
+    profiles = [{"x": ((1, 16), (4, 16), (8, 16))}, {"x": ((9, 16), (16, 16), (32, 16))}]
+    builder = kiln.Builder()
+    network = builder.create_network()
+    parser = kiln.OnnxParser(network, profiles=profiles)
+    assert parser.parse_from_file(model), parser.get_error(0)
+    config = builder.create_builder_config()
+    config.profiles = profiles
+    assert config.profiles == [{"x": [[1, 16], [4, 16], [8, 16]]},
+                               {"x": [[9, 16], [16, 16], [32, 16]]}]
+    engine = kiln.Runtime().deserialize_engine(builder.build_serialized_network(network, config))
+    assert engine.num_optimization_profiles == 2
+    assert engine.get_tensor_shape("x") == (-1, 16)
+    assert engine.get_tensor_profile_shape("x", 1) == [(9, 16), (16, 16), (32, 16)]
+    with pytest.raises(kiln.InvalidArgumentError, match="profile 2 does not exist"):
+        engine.get_tensor_profile_shape("x", 2)
+    ctx = engine.create_execution_context()
+    assert ctx.infer_shapes() == ["x"]
+    assert ctx.get_tensor_shape("y") == (-1, 10)
+    with pytest.raises(kiln.InvalidArgumentError, match="call set_input_shape first"):
+        ctx.set_tensor_address("y", np.zeros((12, 10), np.float32))
+    with pytest.raises(kiln.InvalidArgumentError, match="profile 1 accepts it"):
+        ctx.set_input_shape("x", [12, 16])
+    ctx.set_optimization_profile(1)
+    assert ctx.active_optimization_profile == 1
+    ctx.set_input_shape("x", [12, 16])
+    assert ctx.infer_shapes() == []
+    assert ctx.get_tensor_shape("y") == (12, 10)
+    x = r.standard_normal((12, 16)).astype(np.float32)
+    y, logits = np.zeros((12, 10), np.float32), np.zeros((12, 10), np.float32)
+    with pytest.raises(kiln.InvalidArgumentError, match=r"has shape \(8, 16\)"):
+        ctx.set_tensor_address("x", x[:8])
+    ctx.set_tensor_address("x", x)
+    ctx.set_tensor_address("y", y)
+    ctx.set_tensor_address("logits", logits)
+    ctx.execute_async(0)
+    want = kiln.InferenceSession(model, input_shapes={"x": (12, 16)}).run(["y"], {"x": x})[0]
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
