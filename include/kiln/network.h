@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <memory>
+#include <string>
 
 #include "kiln/layers.h"
 #include "kiln/plugin.h"
@@ -74,6 +76,9 @@ class INetworkDefinition {
   // fixed dimensions. Setting it re-checks every layer and fails, changing nothing, where one
   // does not accept the new shape.
   virtual Status setWorkingShape(const char* inputName, const Dims& dims) = 0;
+  // Several inputs at once, {name: dims}: inputs whose dims must agree (a and b of a + b, both
+  // [batch, seq]) can only move together.
+  virtual Status setWorkingShapes(const std::map<std::string, Dims>& shapes) = 0;
   virtual Status markOutput(ITensor& tensor) = 0;
 
   virtual ILayer* addConstant(const Dims& dims, const Weights& weights) = 0;

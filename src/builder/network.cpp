@@ -181,9 +181,13 @@ Status NetworkImpl::markOutput(ITensor& tensor) {
 
 Status NetworkImpl::setWorkingShape(const char* inputName, const Dims& dims) {
   if (!inputName) return invalidArgument("setWorkingShape: null input name");
+  return setWorkingShapes({{inputName, dims}});
+}
+
+Status NetworkImpl::setWorkingShapes(const std::map<std::string, Dims>& shapes) {
   // On a copy, so that a shape some layer refuses leaves the network as it was.
   Graph trial = graph_;
-  KILN_RETURN_IF_ERROR(specializeGraph(trial, {{inputName, dims}}, "setWorkingShape"));
+  KILN_RETURN_IF_ERROR(specializeGraph(trial, shapes, "setWorkingShape"));
   graph_.tensors = std::move(trial.tensors);
   return Status::ok();
 }

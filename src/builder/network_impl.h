@@ -56,6 +56,7 @@ class NetworkImpl final : public INetworkDefinition {
   ITensor* addInput(const char* name, DataType type, const Dims& dims) override;
   Status markOutput(ITensor& tensor) override;
   Status setWorkingShape(const char* inputName, const Dims& dims) override;
+  Status setWorkingShapes(const std::map<std::string, Dims>& shapes) override;
   ILayer* addConstant(const Dims& dims, const Weights& weights) override;
   ILayer* addConvolution(ITensor& input, const ConvolutionParams& params, const Weights& kernel,
                          const Weights& bias) override;

@@ -80,7 +80,6 @@ void ShapeCorners::endCorner(const INetworkDefinition& net) {
 void ShapeCorners::beginFinal() {
   final_ = true;
   materializedSeen_.clear();
-  shapesNow_ = working().shapes;
 }
 
 ShapeCorners::Snapshot ShapeCorners::snapshot(const ConstTensor& c) {
@@ -454,42 +453,11 @@ Status ShapeCorners::materialize(const ImportContext& ctx, const std::string& na
   return ctx.current ? ctx.current->unsupportedError(message) : unsupported(message);
 }
 
-Status ShapeCorners::tryMove(INetworkDefinition& net, const Corner& target) {
-  // One input at a time, again while some input moves: an input whose dims must agree with
-  // another's may only move once that one has.
-  std::map<std::string, Dims> pending;
-  for (const auto& [name, dims] : target.shapes)
-    if (!(shapesNow_[name] == dims)) pending[name] = dims;
-  Status last;
-  while (!pending.empty()) {
-    bool moved = false;
-    for (auto it = pending.begin(); it != pending.end();) {
-      Status s = net.setWorkingShape(it->first.c_str(), it->second);
-      if (s) {
-        shapesNow_[it->first] = it->second;
-        it = pending.erase(it);
-        moved = true;
-      } else {
-        last = s;
-        ++it;
-      }
-    }
-    if (!moved) return last;
-  }
-  return Status::ok();
-}
-
 Status ShapeCorners::moveTo(INetworkDefinition& net, const Corner& target) {
-  Status s = tryMove(net, target);
-  if (s) return s;
-  // INetworkDefinition::setWorkingShape moves one input at a time; inputs whose dims must agree
-  // may get there through another corner (broadcasting against 1s, say).
-  for (const Corner& via : corners_)
-    if (&via != &target && tryMove(net, via) && tryMove(net, target)) return Status::ok();
-  return unsupported("the network could not be re-inferred at " + target.label + ": " +
-                     s.message() +
-                     " (setWorkingShape moves one input at a time, and inputs whose dims must "
-                     "agree may not get there one by one)");
+  Status s = net.setWorkingShapes(target.shapes);
+  return s ? s
+           : unsupported("the network could not be re-inferred at " + target.label + ": " +
+                         s.message());
 }
 
 Status ShapeCorners::verify(INetworkDefinition& net) {

@@ -94,9 +94,8 @@ class ShapeCorners {
   // reshape dim k of n; an error when inputs' dims tell it apart from none or more than one.
   Status inputDimWithValues(NodeContext& n, int32_t k, const std::vector<int64_t>& values,
                             std::pair<std::string, int32_t>& found, bool& any) const;
-  // Moves the final network's dynamic inputs to `target` (setWorkingShape takes one input).
+  // Moves the final network's dynamic inputs to `target`, all at once.
   Status moveTo(INetworkDefinition& net, const Corner& target);
-  Status tryMove(INetworkDefinition& net, const Corner& target);
 
   std::vector<Corner> corners_;
   size_t working_;
@@ -104,7 +103,6 @@ class ShapeCorners {
   size_t current_ = 0;
   bool final_ = false;
   std::unordered_map<std::string, size_t> materializedSeen_;  // final parse: uses of each name
-  std::map<std::string, Dims> shapesNow_;                     // the final network's working shapes
 };
 
 }  // namespace kiln::onnx_import

@@ -242,6 +242,43 @@ TEST(OnnxProfiles, InputsSharingASymbolAreCheckedAtEveryCorner) {
   EXPECT_EQ(net->getOutput(0)->getDimensions(), makeDims({4, 2, 2}));
 }
 
+TEST(OnnxProfiles, InputsThatMustAgreeMoveTogether) {
+  // a + b, both [batch, 4], with batch at least 2: neither input alone can leave the working
+  // shape (a [2, 4] + b [4, 4] does not broadcast), so the corners are reached by moving both.
+  const std::array<Dims, 3> range = {makeDims({2, 4}), makeDims({4, 4}), makeDims({8, 4})};
+  const OptimizationProfile p = profile({{"a", range}, {"b", range}});
+  std::unique_ptr<INetworkDefinition> net;
+  Status s = parse(sharedBatchModel(), net, profiles({p}));
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  EXPECT_FALSE(net->setWorkingShape("a", makeDims({3, 4})).isOk());
+  ASSERT_TRUE(net->setWorkingShapes({{"a", makeDims({3, 4})}, {"b", makeDims({3, 4})}}).isOk());
+  EXPECT_EQ(net->getOutput(0)->getDimensions(), makeDims({3, 2, 2}));
+  // Built once, run at batch 3 against the sum.
+  BuilderConfig config;
+  config.timingRuns = 1;
+  config.warmupRuns = 0;
+  config.profiles = {p};
+  std::vector<uint8_t> plan;
+  s = createBuilder()->buildSerializedNetwork(*net, config, plan);
+  if (pendingKernel(s)) GTEST_SKIP() << s.toString();
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  std::unique_ptr<IEngine> engine;
+  ASSERT_TRUE(createRuntime()->deserializeEngine(plan.data(), plan.size(), engine).isOk());
+  std::unique_ptr<IExecutionContext> ctx;
+  ASSERT_TRUE(engine->createExecutionContext(ctx).isOk());
+  ASSERT_TRUE(ctx->setInputShape("a", makeDims({3, 4})).isOk());
+  ASSERT_TRUE(ctx->setInputShape("b", makeDims({3, 4})).isOk());
+  EXPECT_EQ(ctx->getTensorShape("y"), makeDims({3, 2, 2}));
+  Rng rng;
+  std::vector<float> a = rng.values(12), b = rng.values(12), y(12), want(12);
+  for (size_t i = 0; i < 12; ++i) want[i] = a[i] + b[i];
+  ASSERT_TRUE(ctx->setTensorAddress("a", a.data()).isOk());
+  ASSERT_TRUE(ctx->setTensorAddress("b", b.data()).isOk());
+  ASSERT_TRUE(ctx->setTensorAddress("y", y.data()).isOk());
+  ASSERT_TRUE(ctx->enqueue(nullptr).isOk());
+  expectNear(y, want, 1e-6f, rng.seed);
+}
+
 TEST(OnnxProfiles, EveryProfileIsACorner) {
   // A second profile adds its corners: the network must be right at batch 16 too.
   std::unique_ptr<INetworkDefinition> net;
