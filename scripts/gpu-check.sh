@@ -196,12 +196,20 @@ if [ -n "${bundle:-}" ] && [ -f "$bundle/torch_exports/models.txt" ]; then
     dir=$logs/torch_exports$mode
     mkdir -p "$dir"
     # The dynamic exports with a profile: one plan, run at two shapes inside it.
+    # (Lines as tests/torch_exports/torch_exports_test.sh reads them.)
     while read -r model shapes runs; do
       [ -n "$model" ] || continue
-      "$kiln" build --onnx "$gen/$model.onnx" --shapes "$shapes" --device cuda $mode \
+      build_args="" inputs=""
+      for spec in $(echo "$shapes" | tr '+' ' '); do
+        build_args="$build_args --shapes $spec"
+        inputs="$inputs ${spec%%:*}"
+      done
+      "$kiln" build --onnx "$gen/$model.onnx" $build_args --device cuda $mode \
         --save "$plans/$model.plan" >"$dir/$model.build.log" 2>&1 || tail -3 "$dir/$model.build.log"
       for run in $runs; do
-        "$kiln" run "$plans/$model.plan" --input "x=$gen/$run.input.npy" --output-dir "$dir/$run" \
+        run_args=""
+        for name in $inputs; do run_args="$run_args --input $name=$gen/$run.$name.npy"; done
+        "$kiln" run "$plans/$model.plan" $run_args --output-dir "$dir/$run" \
           >"$dir/$run.log" 2>&1 || tail -3 "$dir/$run.log"
       done
     done <"$gen/profiles.txt"

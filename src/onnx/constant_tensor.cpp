@@ -204,8 +204,22 @@ Status constantFromProto(const onnx::TensorProto& p, ConstTensor& out) {
 }
 
 Status constantTensor(ImportContext& ctx, Value& value, const std::string& name, ITensor*& out) {
-  const ConstTensor& c = *value.constant;
-  if (ctx.corners) KILN_RETURN_IF_ERROR(ctx.corners->materialize(ctx, name, c));
+  bool asOnes = false;
+  if (ctx.corners)
+    KILN_RETURN_IF_ERROR(ctx.corners->materialize(ctx, name, *value.constant, asOnes));
+  // With profiles, a one-valued constant whose dims follow the input shapes, read by a node that
+  // broadcasts, is that value at dims of 1 (shape_corners.h); only that node gets it.
+  ConstTensor ones;
+  if (asOnes) {
+    Dims d = value.constant->dims;
+    for (int32_t k = 0; k < d.nbDims; ++k) d.d[k] = 1;
+    ones = ConstTensor::make(value.constant->type, d);
+    if (ones.isFloat())
+      ones.f[0] = value.constant->f[0];
+    else
+      ones.i[0] = value.constant->i[0];
+  }
+  const ConstTensor& c = asOnes ? ones : *value.constant;
   Weights w;
   w.count = c.count();
   std::vector<int32_t> i32;
@@ -238,7 +252,10 @@ Status constantTensor(ImportContext& ctx, Value& value, const std::string& name,
   if (!layer) return ctx.net.getLastError().withContext("constant '" + name + "'");
   ITensor* t = layer->getOutput(0);
   t->setName(name.c_str());  // best effort: a clash keeps the generated name
-  value.tensor = t;
+  if (!asOnes)
+    value.tensor = t;
+  else
+    ctx.corners->madeAsOnes(ctx.net.getNbLayers() - 1);
   out = t;
   return Status::ok();
 }

@@ -61,7 +61,7 @@ class ImportContext {
   // Set when parsing with optimization profiles (onnx/shape_corners.h): the corner parses record
   // into it, the final parse reads it. Null for a static parse.
   ShapeCorners* corners = nullptr;
-  const NodeContext* current = nullptr;  // the node being imported, for messages
+  NodeContext* current = nullptr;  // the node being imported (messages, shape_corners.h)
 };
 
 class NodeContext {

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <set>
 
 namespace kiln::onnx_import {
 namespace {
@@ -98,6 +99,20 @@ ShapeCorners::Snapshot ShapeCorners::snapshot(const ConstTensor& c) {
     for (int64_t v : c.i) mix(h, uint64_t(v));
   }
   s.hash = h;
+  auto bits = [&](int64_t k) {
+    uint64_t b = uint64_t(c.type) << 56;
+    if (c.isFloat()) {
+      uint32_t f;
+      std::memcpy(&f, &c.f[size_t(k)], 4);
+      return b ^ f;
+    }
+    return b ^ uint64_t(c.i[size_t(k)]);
+  };
+  if (c.count() > 0) {
+    s.first = bits(0);
+    s.uniform = true;
+    for (int64_t k = 1; k < c.count() && s.uniform; ++k) s.uniform = bits(k) == s.first;
+  }
   constexpr int64_t kShown = 8;
   s.text = "[";
   for (int64_t k = 0; k < std::min(c.count(), kShown); ++k) {
@@ -416,7 +431,8 @@ Status ShapeCorners::afterNode(NodeContext& n) {
 }
 
 Status ShapeCorners::materialize(const ImportContext& ctx, const std::string& name,
-                                 const ConstTensor& c) {
+                                 const ConstTensor& c, bool& asOnes) {
+  asOnes = false;
   if (!final_) {
     records_[current_].materialized[name].push_back(snapshot(c));
     return Status::ok();
@@ -431,6 +447,35 @@ Status ShapeCorners::materialize(const ImportContext& ctx, const std::string& na
   std::vector<std::string> text;
   bool any = false;
   if (!snapshotsDiffer(at, text, any)) return Status::ok();
+  // One value everywhere, read by a node that broadcasts: that value at dims of 1 does the same.
+  static const std::set<std::string> kBroadcasting = {"Add",
+                                                      "Sub",
+                                                      "Mul",
+                                                      "Div",
+                                                      "Pow",
+                                                      "Max",
+                                                      "Min",
+                                                      "Where",
+                                                      "Equal",
+                                                      "Less",
+                                                      "Greater",
+                                                      "LessOrEqual",
+                                                      "GreaterOrEqual",
+                                                      "And",
+                                                      "Or",
+                                                      "Xor",
+                                                      "Mod"};
+  bool oneValue = ctx.current && kBroadcasting.count(ctx.current->node.op_type()) > 0;
+  for (const Snapshot* s : at) oneValue = oneValue && s && s->uniform && s->first == at[0]->first;
+  if (oneValue) {
+    asOnes = true;
+    // The node's input holding it is shape-generic now (afterNode does not refuse it).
+    for (int32_t i = 0; i < ctx.current->nbInputs(); ++i) {
+      auto it = ctx.values.find(ctx.current->node.input(i));
+      if (it != ctx.values.end() && it->second.constant.get() == &c) ctx.current->markGeneric(i);
+    }
+    return Status::ok();
+  }
   // Name the node that computed it, where it is a value of the graph.
   std::string shown = name, from;
   for (const auto& [value, v] : ctx.values) {
@@ -474,6 +519,7 @@ Status ShapeCorners::verify(INetworkDefinition& net) {
       break;
     }
     for (int32_t i = 0; i < net.getNbLayers() && result; ++i) {
+      if (asOnesLayers_.count(i)) continue;
       const ILayer* l = net.getLayer(i);
       for (int32_t k = 0; k < l->getNbOutputs() && result; ++k) {
         const Dims got = l->getOutput(k)->getDimensions();

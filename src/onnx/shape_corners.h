@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -54,8 +55,15 @@ class ShapeCorners {
   // that makes a layer from a constant input that differs between the corners.
   Status afterNode(NodeContext& n);
   // A constant made into a network tensor named `name`: refused in the final parse when it
-  // differs between the corners.
-  Status materialize(const ImportContext& ctx, const std::string& name, const ConstTensor& c);
+  // differs between the corners, unless every element is one value at every corner and the node
+  // reading it broadcasts (ConstantOfShape's zeros into a Where, say): then `asOnes` says to make
+  // it that value at dims of 1, which the node broadcasts to the dims its other inputs give
+  // (verify() checks at every corner that the outputs' dims are the static parse's).
+  Status materialize(const ImportContext& ctx, const std::string& name, const ConstTensor& c,
+                     bool& asOnes);
+  // The network's layer `index` is such a constant at dims of 1: verify() leaves it out (its
+  // reader's outputs are what must agree).
+  void madeAsOnes(int32_t index) { asOnesLayers_.insert(index); }
   // The final network, re-inferred at each corner, against the static parse there; the working
   // shapes are profile 0's opt again afterwards.
   Status verify(INetworkDefinition& net);
@@ -63,7 +71,9 @@ class ShapeCorners {
  private:
   struct Snapshot {
     uint64_t hash = 0;
-    std::string text;  // the values, abbreviated, for messages
+    std::string text;      // the values, abbreviated, for messages
+    bool uniform = false;  // every element is `first`
+    uint64_t first = 0;    // the first element's bits (with the type)
   };
   struct Record {
     std::map<std::pair<int32_t, std::string>, std::vector<int64_t>> sites;  // (node, key)
@@ -103,6 +113,7 @@ class ShapeCorners {
   size_t current_ = 0;
   bool final_ = false;
   std::unordered_map<std::string, size_t> materializedSeen_;  // final parse: uses of each name
+  std::set<int32_t> asOnesLayers_;
 };
 
 }  // namespace kiln::onnx_import

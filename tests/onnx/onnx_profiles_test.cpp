@@ -296,7 +296,8 @@ TEST(OnnxProfiles, EveryProfileIsACorner) {
 
 // Refusals.
 
-TEST(OnnxProfiles, AConstantOfShapeThatDependsOnTheBatchIsRefused) {
+// x [N, 4] and ConstantOfShape(Shape(x)) of ones, read by `consumer` (x and the ones) into y.
+Model onesModel(const std::string& consumer) {
   Model m(13);
   m.input("x", {1, 4});
   symbolic(m, 0, 0, "N");
@@ -307,13 +308,42 @@ TEST(OnnxProfiles, AConstantOfShapeThatDependsOnTheBatchIsRefused) {
   value.mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
   value.mutable_t()->add_dims(1);
   value.mutable_t()->add_float_data(1.f);
-  m.node("Add", {"x", "ones"}, {"y"}, "add");
+  auto& node = m.node(consumer, {"x", "ones"}, {"y"}, "consumer");
+  if (consumer == "Concat") attrInt(node, "axis", 0);
   m.output("y");
+  return m;
+}
+
+TEST(OnnxProfiles, AOneValuedConstantOfShapeIntoABroadcastIsGeneric) {
+  // x + ones([N, 4]): the ones become a [1, 1] constant, which the Add broadcasts.
+  const std::vector<OptimizationProfile> p = {
+      profile({{"x", {makeDims({1, 4}), makeDims({2, 4}), makeDims({6, 4})}}})};
   std::unique_ptr<INetworkDefinition> net;
-  Status s = parse(
-      m, net, profiles({profile({{"x", {makeDims({1, 4}), makeDims({2, 4}), makeDims({3, 4})}}})}));
+  Status s = parse(onesModel("Add"), net, profiles(p));
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  Rng rng;
+  for (int64_t n : {5, 1}) {
+    const Dims shape = makeDims({n, 4});
+    const std::vector<float> x = rng.values(volume(shape));
+    Tensor y;
+    s = buildAndRun(*net, p, shape, x, y);
+    if (pendingKernel(s)) GTEST_SKIP() << s.toString();
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    EXPECT_EQ(y.dims, shape);
+    std::vector<float> want;
+    for (float v : x) want.push_back(v + 1.f);
+    expectNear(y.v, want, 0.f, rng.seed);
+  }
+}
+
+TEST(OnnxProfiles, AConstantOfShapeThatANonBroadcastingNodeReadsIsRefused) {
+  // concat(x, ones([N, 4])) on axis 0: the ones' dims are the output's, so they must stay.
+  std::unique_ptr<INetworkDefinition> net;
+  Status s =
+      parse(onesModel("Concat"), net,
+            profiles({profile({{"x", {makeDims({1, 4}), makeDims({2, 4}), makeDims({3, 4})}}})}));
   expectMessage(s, StatusCode::kUnsupported,
-                {"node 2 'add' (Add)", "node 1 'ones' (ConstantOfShape)",
+                {"node 2 'consumer' (Concat)", "node 1 'ones' (ConstantOfShape)",
                  "depends on the input shapes", "at profile 0's min", "at profile 0's max",
                  "kiln cannot yet carry shape arithmetic to run time"});
 }

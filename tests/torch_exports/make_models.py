@@ -121,6 +121,30 @@ def models():
     ]
 
 
+class TokenEncoder(torch.nn.Module):
+    """A BERT-style encoder over token ids with an attention mask, two inputs that share the batch
+    and sequence axes, as Hugging Face models are exported (input_ids, attention_mask)."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(100, 32)
+        layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64,
+                                                 batch_first=True)
+        # Nested tensors (the fast path) would zero the padded positions; the export computes them.
+        self.encoder = torch.nn.TransformerEncoder(layer, num_layers=2,
+                                                   enable_nested_tensor=False)
+
+    def forward(self, ids, mask):
+        return self.encoder(self.embed(ids), src_key_padding_mask=mask == 0)
+
+
+def token_batch(batch, seq):
+    ids = torch.randint(0, 100, (batch, seq))
+    mask = torch.ones(batch, seq, dtype=torch.int64)
+    mask[0, seq // 2:] = 0  # the first sequence is padded after its first half
+    return {"ids": ids, "mask": mask}
+
+
 def dynamic_models():
     """Exports with dynamic axes (torch.onnx.export's dynamic_axes), as most users write them: the
     model is exported at one shape and run at another, which kiln builds for (issue 10)."""
@@ -151,6 +175,12 @@ PROFILES = {
     "encoder_dynamic_batch_and_sequence": ((1, 4, 32), (2, 10, 32), (4, 16, 32),
                                            [(3, 7, 32), (1, 16, 32)]),
 }
+# Profile lines are "MODEL NAME:MIN,OPT,MAX[+NAME:...] RUN...": one --shapes per input; a run's
+# input NAME is RUN.NAME.npy.
+
+
+def dims(d):
+    return "x".join(str(v) for v in d)
 
 
 def main():
@@ -180,14 +210,32 @@ def main():
         if name not in PROFILES:
             continue
         lo, opt, hi, runs = PROFILES[name]
-        dims = lambda d: "x".join(str(v) for v in d)
         profiles.append(f"{name} x:{dims(lo)},{dims(opt)},{dims(hi)} " +
                         " ".join(f"{name}.profile{k}" for k in range(len(runs))))
         for k, run in enumerate(runs):
             x = torch.randn(*run)
             with torch.no_grad():
                 y = model(x)
-            np.save(os.path.join(out, f"{name}.profile{k}.input.npy"), x.numpy())
+            np.save(os.path.join(out, f"{name}.profile{k}.x.npy"), x.numpy())
+            np.save(os.path.join(out, f"{name}.profile{k}.expected.npy"), y.numpy())
+            names.append(f"{name}.profile{k}")
+    if not static_only:
+        # Two inputs sharing batch and sequence, one profile over both, run at two shapes.
+        name, model = "token_encoder_dynamic", randomize_zeros(TokenEncoder()).eval()
+        example = token_batch(2, 10)
+        axes = {0: "batch", 1: "sequence"}
+        torch.onnx.export(model, (example["ids"], example["mask"]),
+                          os.path.join(out, name + ".onnx"), opset_version=17,
+                          input_names=["ids", "mask"], output_names=["y"],
+                          dynamic_axes={"ids": axes, "mask": axes, "y": axes})
+        spec = ",".join(dims(d) for d in ((1, 4), (2, 10), (4, 16)))
+        profiles.append(f"{name} ids:{spec}+mask:{spec} " + f"{name}.profile0 {name}.profile1")
+        for k, (batch, seq) in enumerate([(3, 7), (2, 16)]):
+            feed = token_batch(batch, seq)
+            with torch.no_grad():
+                y = model(feed["ids"], feed["mask"])
+            for n, v in feed.items():
+                np.save(os.path.join(out, f"{name}.profile{k}.{n}.npy"), v.numpy())
             np.save(os.path.join(out, f"{name}.profile{k}.expected.npy"), y.numpy())
             names.append(f"{name}.profile{k}")
     for name, model, shape, opset in models():

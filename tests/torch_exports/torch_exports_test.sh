@@ -24,18 +24,29 @@ mkdir -p "$work/out"
   exit 1
 }
 status=0
-# Dynamic exports with an optimization profile: one plan, run at two shapes inside it.
+# Dynamic exports with an optimization profile: one plan, run at two shapes inside it. A line is
+# "MODEL NAME:MIN,OPT,MAX[+NAME:...] RUN...": one --shapes per input; input NAME of a run is
+# RUN.NAME.npy.
 while read -r model shapes runs; do
   [ -n "$model" ] || continue
-  if ! "$cli" build --onnx "$work/gen/$model.onnx" --shapes "$shapes" --save "$work/$model.plan" \
+  build_args="" inputs=""
+  for spec in $(echo "$shapes" | tr '+' ' '); do
+    build_args="$build_args --shapes $spec"
+    inputs="$inputs ${spec%%:*}"
+  done
+  # shellcheck disable=SC2086 # build_args: one word per argument
+  if ! "$cli" build --onnx "$work/gen/$model.onnx" $build_args --save "$work/$model.plan" \
        "$@" >"$work/out/$model.build.log" 2>&1; then
-    echo "FAIL $model: kiln build --shapes $shapes failed:"
+    echo "FAIL $model: kiln build $build_args failed:"
     tail -5 "$work/out/$model.build.log"
     status=1
     continue
   fi
   for run in $runs; do
-    "$cli" run "$work/$model.plan" --input "x=$work/gen/$run.input.npy" \
+    run_args=""
+    for name in $inputs; do run_args="$run_args --input $name=$work/gen/$run.$name.npy"; done
+    # shellcheck disable=SC2086
+    "$cli" run "$work/$model.plan" $run_args \
       --output-dir "$work/out/$run" >"$work/out/$run.log" 2>&1 ||
       { echo "FAIL $run: kiln run failed:"; tail -5 "$work/out/$run.log"; status=1; }
   done
