@@ -45,7 +45,8 @@ if [ "${1:-}" = --bundle ]; then
   rm -rf "$out"
   ../shared/device/bundle.sh "$out" "${files[@]}"
   cp bench/crop_and_resize_torchvision.py bench/transformers_h200.py bench/cnn_h200.py \
-    bench/bench_common.py bench/dynamic_cnn_h200.py tests/torch_exports/compare.py tests/cli/bench_gpu_test.sh \
+    bench/bench_common.py bench/dynamic_cnn_h200.py tests/torch_exports/compare.py \
+    tests/torch_exports/profile_lines.sh tests/cli/bench_gpu_test.sh \
     models/demo_detector.onnx "$out/bin/"
   # The transformer exports of tests/torch_exports, made here by Debian's PyTorch (the GPU
   # machine's is another version), for the bundle's kiln to run on CUDA there.
@@ -196,20 +197,14 @@ if [ -n "${bundle:-}" ] && [ -f "$bundle/torch_exports/models.txt" ]; then
     dir=$logs/torch_exports$mode
     mkdir -p "$dir"
     # The dynamic exports with a profile: one plan, run at two shapes inside it.
-    # (Lines as tests/torch_exports/torch_exports_test.sh reads them.)
+    . "$script_dir/profile_lines.sh"
     while read -r model shapes runs; do
       [ -n "$model" ] || continue
-      build_args="" inputs=""
-      for spec in $(echo "$shapes" | tr '+' ' '); do
-        build_args="$build_args --shapes $spec"
-        inputs="$inputs ${spec%%:*}"
-      done
-      "$kiln" build --onnx "$gen/$model.onnx" $build_args --device cuda $mode \
+      "$kiln" build --onnx "$gen/$model.onnx" $(profile_build_args "$shapes") --device cuda $mode \
         --save "$plans/$model.plan" >"$dir/$model.build.log" 2>&1 || tail -3 "$dir/$model.build.log"
       for run in $runs; do
-        run_args=""
-        for name in $inputs; do run_args="$run_args --input $name=$gen/$run.$name.npy"; done
-        "$kiln" run "$plans/$model.plan" $run_args --output-dir "$dir/$run" \
+        "$kiln" run "$plans/$model.plan" $(profile_run_args "$shapes" "$gen" "$run") \
+          --output-dir "$dir/$run" \
           >"$dir/$run.log" 2>&1 || tail -3 "$dir/$run.log"
       done
     done <"$gen/profiles.txt"

@@ -234,7 +234,8 @@ Status ShapeCorners::reshapeDims(NodeContext& n, const Dims& in, Dims& dims,
     return n.unsupportedError("is imported differently at the working shape than at " +
                               working().label + ", so kiln cannot make it shape-generic");
   Dims generic = dims;
-  std::vector<int32_t> open;  // dims neither literal nor copied
+  std::vector<int32_t> open;                                    // dims neither literal nor copied
+  std::map<int32_t, std::pair<std::string, int32_t>> inputDim;  // dim k is that input's dim
   for (size_t c = 0; c < outs.size(); ++c)
     if (outs[c].size() != size_t(dims.nbDims))
       return n.unsupportedError("the rank of its result depends on the input shapes (" +
@@ -255,6 +256,7 @@ Status ShapeCorners::reshapeDims(NodeContext& n, const Dims& in, Dims& dims,
     std::pair<std::string, int32_t> found;
     bool any = false;
     KILN_RETURN_IF_ERROR(inputDimWithValues(n, k, values, found, any));
+    if (any) inputDim[k] = found;
     if (copy)
       generic.d[k] = 0;
     else
@@ -264,17 +266,13 @@ Status ShapeCorners::reshapeDims(NodeContext& n, const Dims& in, Dims& dims,
     // Dims that are a dynamic input's dims come from that input; one other may stay -1.
     std::vector<int32_t> still;
     for (int32_t k : open) {
-      std::vector<int64_t> values;
-      for (const auto& o : outs) values.push_back(o[size_t(k)]);
-      std::pair<std::string, int32_t> found;
-      bool any = false;
-      KILN_RETURN_IF_ERROR(inputDimWithValues(n, k, values, found, any));
-      if (!any || (!source->input.empty() && source->input != found.first)) {
+      auto it = inputDim.find(k);
+      if (it == inputDim.end() || (!source->input.empty() && source->input != it->second.first)) {
         still.push_back(k);
         continue;
       }
-      source->input = found.first;
-      source->dimsOf[k] = found.second + 1;
+      source->input = it->second.first;
+      source->dimsOf[k] = it->second.second + 1;
     }
     if (still.size() <= 1)
       open = still;

@@ -24,16 +24,12 @@ mkdir -p "$work/out"
   exit 1
 }
 status=0
-# Dynamic exports with an optimization profile: one plan, run at two shapes inside it. A line is
-# "MODEL NAME:MIN,OPT,MAX[+NAME:...] RUN...": one --shapes per input; input NAME of a run is
-# RUN.NAME.npy.
+# Dynamic exports with an optimization profile: one plan, run at two shapes inside it (the lines
+# are profile_lines.sh's).
+. "$here/profile_lines.sh"
 while read -r model shapes runs; do
   [ -n "$model" ] || continue
-  build_args="" inputs=""
-  for spec in $(echo "$shapes" | tr '+' ' '); do
-    build_args="$build_args --shapes $spec"
-    inputs="$inputs ${spec%%:*}"
-  done
+  build_args=$(profile_build_args "$shapes")
   # shellcheck disable=SC2086 # build_args: one word per argument
   if ! "$cli" build --onnx "$work/gen/$model.onnx" $build_args --save "$work/$model.plan" \
        "$@" >"$work/out/$model.build.log" 2>&1; then
@@ -43,10 +39,8 @@ while read -r model shapes runs; do
     continue
   fi
   for run in $runs; do
-    run_args=""
-    for name in $inputs; do run_args="$run_args --input $name=$work/gen/$run.$name.npy"; done
-    # shellcheck disable=SC2086
-    "$cli" run "$work/$model.plan" $run_args \
+    # shellcheck disable=SC2046
+    "$cli" run "$work/$model.plan" $(profile_run_args "$shapes" "$work/gen" "$run") \
       --output-dir "$work/out/$run" >"$work/out/$run.log" 2>&1 ||
       { echo "FAIL $run: kiln run failed:"; tail -5 "$work/out/$run.log"; status=1; }
   done
