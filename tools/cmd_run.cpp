@@ -57,7 +57,7 @@ Status run(const Args& args) {
   std::string source;
   KILN_RETURN_IF_ERROR(
       planFromArgs(args, "usage: kiln run PLAN [options], or kiln run --onnx MODEL [options]",
-                   bytes, source, givenShapes));
+                   bytes, source, givenShapes, integerValues(given)));
   int contexts = 1, runs = 1;
   unsigned seed = std::random_device{}();
   try {

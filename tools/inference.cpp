@@ -25,8 +25,30 @@ std::string dimsText(const Dims& d) {
 
 }  // namespace
 
+std::map<std::string, std::vector<int64_t>> integerValues(
+    const std::map<std::string, HostTensor>& given) {
+  std::map<std::string, std::vector<int64_t>> values;
+  for (const auto& [name, t] : given) {
+    const size_t size = t.desc.type == DataType::kINT32 ? 4 : 8;
+    if (t.desc.type != DataType::kINT32 && t.desc.type != DataType::kINT64) continue;
+    std::vector<int64_t>& v = values[name];
+    v.resize(t.data.size() / size);
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (size == 4) {
+        int32_t x;
+        std::memcpy(&x, t.data.data() + 4 * k, 4);
+        v[k] = x;
+      } else {
+        std::memcpy(&v[k], t.data.data() + 8 * k, 8);
+      }
+    }
+  }
+  return values;
+}
+
 Status planFromArgs(const Args& args, const std::string& usage, std::vector<uint8_t>& plan,
-                    std::string& source, const std::map<std::string, Dims>& givenShapes) {
+                    std::string& source, const std::map<std::string, Dims>& givenShapes,
+                    const std::map<std::string, std::vector<int64_t>>& givenValues) {
   const bool onnx = args.has("onnx");
   if (args.positional.size() != (onnx ? 0u : 1u)) return invalidArgument(usage);
   source = onnx ? args.get("onnx") : args.positional[0];
@@ -45,6 +67,7 @@ Status planFromArgs(const Args& args, const std::string& usage, std::vector<uint
                                  " but its --input file holds " + dimsText(dims));
       }
     }
+    shapes.shapeValues = givenValues;
     return buildOnnxPlan(source, config, plan, shapes);
   }
   if (args.has("device") || args.has("fp16"))
@@ -106,7 +129,17 @@ Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> gi
                              dimsText(t.desc.dims));
     }
     t.data.resize(byteSize(t.desc));
-    if (it == given.end()) {
+    if (it == given.end() && engine.isShapeValueInput(name)) {
+      const std::vector<int64_t> values = engine.getShapeValues(name);
+      for (size_t k = 0; k < values.size(); ++k) {
+        if (t.desc.type == DataType::kINT32) {
+          const int32_t v = static_cast<int32_t>(values[k]);
+          std::memcpy(t.data.data() + 4 * k, &v, 4);
+        } else {
+          std::memcpy(t.data.data() + 8 * k, &values[k], 8);
+        }
+      }
+    } else if (it == given.end()) {
       // Floats are random; integer inputs are zeros, because they are usually indices (box or
       // batch indices, gather indices) and 0 is valid for any index range.
       if (t.desc.type == DataType::kFLOAT || t.desc.type == DataType::kHALF ||
@@ -168,6 +201,7 @@ Status bindContext(IEngine& engine, const std::vector<HostTensor>& inputs, Bound
   KILN_RETURN_IF_ERROR(engine.createExecutionContext(bound.context));
   KILN_RETURN_IF_ERROR(device.createStream(bound.stream));
   bound.in.resize(inputs.size());
+  bound.hostInputs.reserve(inputs.size());  // their data() is bound: no reallocation
   for (const HostTensor& t : inputs)
     if (t.dynamic) KILN_RETURN_IF_ERROR(bound.context->setInputShape(t.name.c_str(), t.desc.dims));
   std::vector<std::string> missing;
@@ -175,6 +209,13 @@ Status bindContext(IEngine& engine, const std::vector<HostTensor>& inputs, Bound
   if (!missing.empty()) return invalidArgument("no shape for dynamic input '" + missing[0] + "'");
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::string what = "input " + inputs[i].name;
+    if (engine.isShapeValueInput(inputs[i].name.c_str())) {
+      bound.hostInputs.push_back(inputs[i].data);
+      if (!inputs[i].data.empty())  // an empty input needs no address
+        KILN_RETURN_IF_ERROR(bound.context->setTensorAddress(inputs[i].name.c_str(),
+                                                             bound.hostInputs.back().data()));
+      continue;
+    }
     KILN_RETURN_IF_ERROR(device.allocate(inputs[i].data.size(), what.c_str(), bound.in[i]));
     KILN_RETURN_IF_ERROR(
         device.copyFromHost(bound.in[i]->data(), inputs[i].data.data(), inputs[i].data.size()));

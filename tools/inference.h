@@ -26,10 +26,17 @@ using InputShapes = std::map<std::string, Dims>;
 // `usage` is the error for a wrong number of positionals; `source` names the plan in messages.
 // A model with symbolic input dims is built for --shapes, and for the shapes of `given` inputs
 // (kiln run --input), as onnxruntime runs a model at the shapes it is handed.
+// The values of `given`'s INT32/INT64 inputs: for those the model reads as shape operands, a
+// model is built for them (shape-value inputs, OnnxParserOptions::shapeValues).
 Status planFromArgs(const Args& args, const std::string& usage, std::vector<uint8_t>& plan,
-                    std::string& source, const std::map<std::string, Dims>& givenShapes = {});
+                    std::string& source, const std::map<std::string, Dims>& givenShapes = {},
+                    const std::map<std::string, std::vector<int64_t>>& givenValues = {});
+// The elements of each INT32/INT64 tensor in `given`, by name (the others are left out).
+std::map<std::string, std::vector<int64_t>> integerValues(
+    const std::map<std::string, HostTensor>& given);
 
-// Random inputs (floats uniform in [-1, 1); integers 0) for every engine input not in `given`;
+// Random inputs (floats uniform in [-1, 1); integers 0; a shape-value input the values its plan
+// was built for) for every engine input not in `given`;
 // `given` inputs are checked against the engine's dims and converted from fp32 to fp16/bf16 where
 // the engine wants those. A dynamic input takes the shape of its `given` file, else of
 // `runShapes`, else profile 0's opt shape.
@@ -42,6 +49,8 @@ struct BoundContext {
   std::unique_ptr<IExecutionContext> context;
   std::unique_ptr<IDeviceStream> stream;
   std::vector<std::unique_ptr<IDeviceBuffer>> in, out;
+  // Shape-value inputs are read by the engine from host memory on every backend: their copies.
+  std::vector<std::vector<uint8_t>> hostInputs;
   std::vector<HostTensor> outputs;  // host copies, filled by readOutputs()
 };
 Status bindContext(IEngine& engine, const std::vector<HostTensor>& inputs, BoundContext& bound);

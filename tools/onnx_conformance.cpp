@@ -7,7 +7,13 @@
 // Each claimed test runs in a child process, so a crash or hang is one failed row.
 //
 //   kiln_onnx_conformance DIR... [--filter SUBSTR] [--verbose] [--expect-min-passed N]
-//                         [--timeout SECONDS] [--no-fork]
+//                         [--timeout SECONDS] [--no-fork] [--all-inputs-at-run-time]
+//
+// --all-inputs-at-run-time freezes nothing: every graph input is fed at run time as the test data
+// gives it. An INT32/INT64 input that a node reads as a shape operand is built for the data set's
+// values as a shape-value input (OnnxParserOptions::shapeValues, TensorRT's shape tensor inputs)
+// and checked by the engine at run time; any other input kiln needs at build time (a Conv's
+// weights) makes the test a skip with the parser's reason.
 //
 // DIR is a root holding test directories (data/node) or one test directory. Prints one row per
 // test, a summary per root, and last the line "N passed, N failed, N skipped" that CI parses.
@@ -70,6 +76,7 @@ struct Options {
   std::string filter;
   bool verbose = false;
   bool fork = true;
+  kiln::conformance::InputMode inputs = kiln::conformance::InputMode::kFreezeBuildTimeInputs;
   int timeoutSeconds = 120;
   long expectMinPassed = -1;
 };
@@ -81,7 +88,8 @@ struct Counts {
 void usage() {
   std::fputs(
       "usage: kiln_onnx_conformance DIR... [--filter SUBSTR] [--verbose]\n"
-      "                             [--expect-min-passed N] [--timeout SECONDS] [--no-fork]\n",
+      "                             [--expect-min-passed N] [--timeout SECONDS] [--no-fork]\n"
+      "                             [--all-inputs-at-run-time]\n",
       stderr);
 }
 
@@ -101,6 +109,8 @@ bool parseArgs(int argc, char** argv, Options& o) {
       o.filter = v;
     } else if (a == "--verbose") {
       o.verbose = true;
+    } else if (a == "--all-inputs-at-run-time") {
+      o.inputs = kiln::conformance::InputMode::kAllAtRunTime;
     } else if (a == "--no-fork") {
       o.fork = false;
     } else if (a == "--timeout" || a == "--expect-min-passed") {
@@ -145,7 +155,7 @@ std::vector<fs::path> testDirs(const fs::path& root) {
 CaseResult runIsolated(const fs::path& dir, const kiln::conformance::ModelInfo& info,
                        const Options& o) {
   const Tolerance tol = toleranceFor(dir.filename().string());
-  if (!o.fork) return kiln::conformance::runTest(dir.string(), info, tol);
+  if (!o.fork) return kiln::conformance::runTest(dir.string(), info, tol, o.inputs);
   int fds[2];
   if (pipe(fds) != 0) return {Outcome::kFailed, "pipe() failed"};
   std::fflush(nullptr);
@@ -158,7 +168,7 @@ CaseResult runIsolated(const fs::path& dir, const kiln::conformance::ModelInfo& 
   if (pid == 0) {
     close(fds[0]);
     alarm(static_cast<unsigned>(o.timeoutSeconds));
-    const CaseResult r = kiln::conformance::runTest(dir.string(), info, tol);
+    const CaseResult r = kiln::conformance::runTest(dir.string(), info, tol, o.inputs);
     const char code = r.outcome == Outcome::kPassed    ? 'P'
                       : r.outcome == Outcome::kSkipped ? 'S'
                                                        : 'F';

@@ -144,6 +144,7 @@ Status buildOnnxPlan(const std::string& modelPath, const BuilderConfig& config,
   OnnxParserOptions options;
   options.inputShapes = shapes.fixed;
   options.profiles = shapes.profiles;
+  options.shapeValues = shapes.shapeValues;
   KILN_RETURN_IF_ERROR(parseOnnxFile(modelPath, *network, options));
   BuilderConfig withProfiles = config;
   withProfiles.profiles = shapes.profiles;

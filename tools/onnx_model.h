@@ -18,6 +18,9 @@ namespace kiln::cli {
 struct ShapeArgs {
   InputShapes fixed;
   std::vector<OptimizationProfile> profiles;
+  // Values of integer inputs (kiln run --input files), for those the model reads as shape
+  // operands: OnnxParserOptions::shapeValues.
+  std::map<std::string, std::vector<int64_t>> shapeValues;
 };
 
 // --shapes NAME:DIMS or NAME:MIN,OPT,MAX (repeatable; DIMS as 4x3x224x224). A name given again

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kiln/layers.h"
 #include "kiln/plugin.h"
@@ -35,6 +36,18 @@ class ITensor {
   virtual bool setDimensionName(int32_t index, const char* name) = 0;
   // The name given to dimension `index`, or nullptr.
   virtual const char* getDimensionName(int32_t index) const = 0;
+  // Network inputs of type kINT32 or kINT64 with fixed dims: makes the input a shape-value input
+  // (TensorRT's shape tensor input), built for these `count` values in row-major order. The
+  // network's layers take their shapes from the values given here (the ONNX parser folds a
+  // Reshape's shape, a Slice's bounds, ... from them), and at run time the engine reads the
+  // input's values from host memory (the address given to setTensorAddress is host memory on
+  // every backend, as in TensorRT) and fails the enqueue, naming input, index and values, when
+  // they differ. Values that vary at run time need host evaluation of shape arithmetic, which
+  // kiln does not have yet: a plan serves one set of values. False for a tensor that is no such
+  // input, a count other than its volume, or a value outside its type.
+  virtual bool setShapeValues(const int64_t* values, int64_t count) = 0;
+  // The values setShapeValues gave (empty for any other tensor).
+  virtual std::vector<int64_t> getShapeValues() const = 0;
 
  protected:
   ~ITensor() = default;

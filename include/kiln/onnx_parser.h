@@ -46,6 +46,13 @@ struct OnnxParserOptions {
   // carry shape arithmetic to run time. Last, the network is re-inferred at every corner and must
   // give every layer output the dims the static parse there gives.
   std::vector<OptimizationProfile> profiles;
+  // Values of INT32/INT64 graph inputs with fixed dims that a node reads as a shape operand
+  // (onnxConstantInputs: a Reshape's shape, a Slice's bounds, Expand's or ConstantOfShape's
+  // shape, ...), in row-major order: such an input becomes a shape-value input built for these
+  // values (ITensor::setShapeValues), which the engine checks at run time; it stays an input of
+  // the engine. Values given for an input that no node reads as a shape operand are ignored (so
+  // a runner may pass every integer input's), and a name that is no graph input is an error.
+  std::map<std::string, std::vector<int64_t>> shapeValues;
 };
 
 Status parseOnnxFile(const std::string& path, INetworkDefinition& network,

@@ -97,6 +97,10 @@ class IEngine {
   // an unknown name or profile.
   virtual Dims getProfileShape(const char* name, int32_t profile,
                                OptProfileSelector which) const = 0;
+  // Shape-value inputs (ITensor::setShapeValues): their address is host memory on every backend,
+  // and enqueue() fails unless they hold the values the plan was built for (getShapeValues).
+  virtual bool isShapeValueInput(const char* name) const = 0;
+  virtual std::vector<int64_t> getShapeValues(const char* name) const = 0;
   // "cpu" or "cuda:sm_90", as recorded in the plan.
   virtual const char* getTarget() const = 0;
   // The device the engine runs on: memory for its inputs and outputs, streams, graphs.

@@ -41,7 +41,10 @@ Status BuildSession::makePlan(plan::Plan& out) {
 
   // Network inputs first, in declaration order, so binding order matches the network.
   for (int32_t g : graph_.inputs) {
-    if (home_[g] >= 0) out.inputs.push_back(use(home_[g]));
+    if (home_[g] < 0) continue;
+    out.inputs.push_back(use(home_[g]));
+    if (graph_.tensors[g].isShapeValue)
+      out.shapeValueInputs.push_back({out.inputs.back(), graph_.tensors[g].shapeValues});
   }
 
   std::vector<plan::Step> steps;

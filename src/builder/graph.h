@@ -24,6 +24,9 @@ struct GraphTensor {
   // Network inputs: the dims as declared, -1 where dynamic, and each dim's name ("" if none).
   Dims declared;
   std::vector<std::string> dimNames;
+  // Shape-value inputs (ITensor::setShapeValues): the values the network is built for.
+  std::vector<int64_t> shapeValues;
+  bool isShapeValue = false;
   bool isInput = false;
   bool isOutput = false;
   int32_t producer = -1;  // node index, -1 for inputs and constants

@@ -1,3 +1,4 @@
+#include <cstdint>
 #include <cstring>
 
 #include "builder/graph_shapes.h"
@@ -43,6 +44,26 @@ const char* TensorImpl::getDimensionName(int32_t index) const {
   if (!t.isInput || index < 0 || index >= t.declared.nbDims || t.dimNames[index].empty())
     return nullptr;
   return t.dimNames[index].c_str();
+}
+
+bool TensorImpl::setShapeValues(const int64_t* values, int64_t count) {
+  GraphTensor& t = net_.mutableGraph().tensors[index_];
+  const DataType type = t.shape.type;
+  if (!t.isInput || (type != DataType::kINT32 && type != DataType::kINT64) || count < 0 ||
+      (count > 0 && !values))
+    return false;
+  for (int32_t k = 0; k < t.declared.nbDims; ++k)
+    if (t.declared.d[k] < 0) return false;
+  if (volume(t.declared) != count) return false;
+  for (int64_t k = 0; k < count; ++k) {
+    if (type == DataType::kINT32 && (values[k] < INT32_MIN || values[k] > INT32_MAX)) return false;
+  }
+  t.shapeValues.assign(values, values + count);
+  t.isShapeValue = true;
+  return true;
+}
+std::vector<int64_t> TensorImpl::getShapeValues() const {
+  return net_.graph().tensors[index_].shapeValues;
 }
 
 const char* LayerImpl::getName() const { return net_.graph().nodes[index_].name.c_str(); }

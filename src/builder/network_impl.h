@@ -24,6 +24,8 @@ class TensorImpl final : public ITensor {
   bool isNetworkOutput() const override;
   bool setDimensionName(int32_t index, const char* name) override;
   const char* getDimensionName(int32_t index) const override;
+  bool setShapeValues(const int64_t* values, int64_t count) override;
+  std::vector<int64_t> getShapeValues() const override;
   int32_t index() const { return index_; }
   const NetworkImpl& network() const { return net_; }
 

@@ -99,7 +99,14 @@ Status writePlugins(ByteWriter& w, const Plan& plan) {
 
 Status writeIo(ByteWriter& w, const Plan& plan) {
   KILN_RETURN_IF_ERROR(writeIndexList(w, plan.inputs, "inputs"));
-  return writeIndexList(w, plan.outputs, "outputs");
+  KILN_RETURN_IF_ERROR(writeIndexList(w, plan.outputs, "outputs"));
+  KILN_RETURN_IF_ERROR(writeCount(w, plan.shapeValueInputs.size(), "shape-value inputs"));
+  for (const ShapeValueInput& in : plan.shapeValueInputs) {
+    w.i32(in.tensor);
+    KILN_RETURN_IF_ERROR(writeCount(w, in.values.size(), "shape values"));
+    for (int64_t v : in.values) w.i64(v);
+  }
+  return Status::ok();
 }
 
 Status writeMemory(ByteWriter& w, const Plan& plan) {

@@ -20,7 +20,8 @@ constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'P', 'L', 'A', 'N'};
 // 4: the profiles section (optimization profiles, named-dimension rules).
 // 5: Shuffle's reshapeDimsOf (reshape dims taken from a second input). Plans of older versions
 //    are refused.
-constexpr uint32_t kFormatVersion = 5;
+// 6: shape-value inputs (the values an INT32/INT64 input was built for) in the I/O section.
+constexpr uint32_t kFormatVersion = 6;
 
 enum class TensorKind : uint8_t {
   kINPUT = 0,
@@ -86,6 +87,13 @@ struct Profile {
   uint64_t workspaceBytes = 0;  // the largest step's at the box's corners
 };
 
+// A shape-value input (ITensor::setShapeValues): the values the plan was built for, which the
+// runtime reads from the caller's host memory and compares before every enqueue.
+struct ShapeValueInput {
+  int32_t tensor = -1;  // a plan input of type kINT32 or kINT64 with fixed dims
+  std::vector<int64_t> values;
+};
+
 // Two input dims that must be equal at run time (they share an ONNX dim_param name).
 struct DimEquality {
   int32_t tensorA = -1, axisA = -1, tensorB = -1, axisB = -1;
@@ -101,6 +109,7 @@ struct Plan {
   std::vector<PluginRecord> plugins;
   std::vector<int32_t> inputs;  // tensor indices, in binding order
   std::vector<int32_t> outputs;
+  std::vector<ShapeValueInput> shapeValueInputs;
   uint64_t arenaBytes = 0;            // the context arena, as planned
   uint64_t naiveActivationBytes = 0;  // sum of all activation sizes (no reuse), for inspect
   uint64_t maxWorkspaceBytes = 0;     // the largest step workspace; one buffer per context

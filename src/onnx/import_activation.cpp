@@ -88,12 +88,33 @@ Importer simple(ActivationType type, float alpha = 0.f, float beta = 0.f) {
   return [=](NodeContext& n) { return importActivation(n, {type, alpha, beta}); };
 }
 
+// Clip with a bound known only at run time (a graph input): Min(Max(x, min), max), each bound a
+// scalar broadcast over x. A min above max gives max everywhere, as ONNX specifies.
+Status importClipByTensors(NodeContext& n) {
+  ITensor* x = nullptr;
+  KILN_RETURN_IF_ERROR(n.tensor(0, x));
+  for (int32_t i = 1; i <= 2; ++i) {
+    if (!n.hasInput(i)) continue;
+    if (volume(n.dims(i)) != 1)
+      return n.error(i == 1 ? "min must be a scalar" : "max must be a scalar");
+    ITensor* bound = nullptr;
+    KILN_RETURN_IF_ERROR(n.tensor(i, bound));
+    ILayer* layer =
+        n.net().addElementwise(*x, *bound, i == 1 ? ElementwiseOp::kMAX : ElementwiseOp::kMIN);
+    if (!layer) return n.layerError();
+    x = layer->getOutput(0);
+  }
+  return n.setOutput(0, x);
+}
+
 Status importClip(NodeContext& n) {
   ActivationParams p{ActivationType::kCLIP, -std::numeric_limits<float>::infinity(),
                      std::numeric_limits<float>::infinity()};
   if (n.opset() < 11) {
     p.alpha = n.attrFloat("min", p.alpha);
     p.beta = n.attrFloat("max", p.beta);
+  } else if ((n.hasInput(1) && !n.isConstant(1)) || (n.hasInput(2) && !n.isConstant(2))) {
+    return importClipByTensors(n);
   } else {
     for (int32_t i = 1; i <= 2; ++i) {
       if (!n.hasInput(i)) continue;

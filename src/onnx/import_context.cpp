@@ -152,9 +152,20 @@ Status NodeContext::constant(int32_t i, const ConstTensor*& out) const {
   if (!hasInput(i)) return error("input " + std::to_string(i) + " is missing");
   auto it = ctx.values.find(node.input(i));
   if (it == ctx.values.end()) return error("input '" + node.input(i) + "' is not defined");
-  if (!it->second.constant)
-    return unsupportedError("input " + std::to_string(i) + " ('" + node.input(i) +
-                            "') must be a constant known at parse time");
+  if (!it->second.constant) {
+    // A graph input read here directly can be a shape-value input when its values are given.
+    bool graphInput = false;
+    if (ctx.graph)
+      for (const auto& in : ctx.graph->input())
+        graphInput = graphInput || in.name() == node.input(i);
+    return unsupportedError(
+        "input " + std::to_string(i) + " ('" + node.input(i) +
+        "') must be a constant known at parse time" +
+        (graphInput ? std::string("; to build for this graph input's values, give them "
+                                  "(OnnxParserOptions::shapeValues, or kiln run --input " +
+                                  node.input(i) + "=FILE)")
+                    : std::string()));
+  }
   out = it->second.constant.get();
   return Status::ok();
 }

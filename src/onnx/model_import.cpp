@@ -108,6 +108,47 @@ Status addDynamicInput(ImportContext& ctx, const onnx::ValueInfoProto& in, const
   return s ? s : s.withContext(what + " at " + ctx.corners->working().label);
 }
 
+// Whether some node of `g` reads graph input `name` directly as a shape operand.
+bool readAsShapeOperand(const onnx::GraphProto& g, const std::string& name) {
+  for (const auto& node : g.node()) {
+    const std::vector<int32_t>& slots = onnxConstantInputs(node.op_type());
+    for (int32_t slot : slots)
+      if (slot < node.input_size() && node.input(slot) == name) return true;
+  }
+  return false;
+}
+
+// Graph input `in` (of `type`, at fixed `dims`) as a shape-value input, when the options give its
+// values and a node reads it as a shape operand: the network input is marked with the values,
+// and the importers see the values as a constant (a layer that reads the input as data gets a
+// constant too: the engine checks that the input holds these values, and reads them on the host
+// only, which also keeps a device kernel from reading host memory).
+Status shapeValueInput(const onnx::GraphProto& g, const onnx::ValueInfoProto& in,
+                       const std::string& what, const OnnxParserOptions& options, DataType type,
+                       const Dims& dims, ITensor& t, onnx_import::Value& v) {
+  const auto given = options.shapeValues.find(in.name());
+  if (given == options.shapeValues.end() || !readAsShapeOperand(g, in.name())) return Status::ok();
+  if (type != DataType::kINT32 && type != DataType::kINT64)
+    return invalidArgument(what +
+                           ": values are given for it, but a shape-value input must be "
+                           "INT32 or INT64, and it is " +
+                           dataTypeName(type));
+  const std::vector<int64_t>& values = given->second;
+  if (volume(dims) != static_cast<int64_t>(values.size()))
+    return invalidArgument(what + ": " + std::to_string(values.size()) +
+                           " values are given for it, but its shape " + shapeText(dims) +
+                           " holds " + std::to_string(volume(dims)));
+  if (!t.setShapeValues(values.data(), static_cast<int64_t>(values.size())))
+    return invalidArgument(what + ": the values given do not fit its type " + dataTypeName(type));
+  onnx_import::ConstTensor c;
+  c.type = type;
+  c.dims = dims;
+  c.i = values;
+  v.constant = std::make_shared<const onnx_import::ConstTensor>(std::move(c));
+  v.tensor = nullptr;
+  return Status::ok();
+}
+
 // `working`, in the final parse with profiles: the dynamic inputs' working shapes.
 Status importInputs(ImportContext& ctx, const onnx::GraphProto& g, const OnnxParserOptions& options,
                     const std::map<std::string, Dims>* working) {
@@ -131,6 +172,15 @@ Status importInputs(ImportContext& ctx, const onnx::GraphProto& g, const OnnxPar
     if (!found)
       return invalidArgument(
           "a shape is given for '" + name +
+          "', which is not a graph input of the model (its inputs: " + inputNames + ")");
+  }
+  for (const auto& [name, values] : options.shapeValues) {
+    bool found = false;
+    for (const auto& in : g.input())
+      found = found || (in.name() == name && !ctx.values.count(name));
+    if (!found)
+      return invalidArgument(
+          "values are given for '" + name +
           "', which is not a graph input of the model (its inputs: " + inputNames + ")");
   }
   std::map<std::string, std::pair<std::string, int64_t>> symbols;
@@ -168,6 +218,8 @@ Status importInputs(ImportContext& ctx, const onnx::GraphProto& g, const OnnxPar
     }
     onnx_import::Value v;
     v.tensor = t;
+    if (volume(t->getDimensions()) >= 0)  // fixed dims (a -1 makes the volume negative)
+      KILN_RETURN_IF_ERROR(shapeValueInput(g, in, what, options, type, t->getDimensions(), *t, v));
     ctx.values[in.name()] = v;
   }
   return Status::ok();

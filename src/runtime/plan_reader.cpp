@@ -160,6 +160,13 @@ Status readPlugins(ByteReader& r, Plan& plan) {
 Status readIo(ByteReader& r, Plan& plan) {
   KILN_RETURN_IF_ERROR(readIndexList(r, plan.inputs, "input count", "input tensor index"));
   KILN_RETURN_IF_ERROR(readIndexList(r, plan.outputs, "output count", "output tensor index"));
+  KILN_RETURN_IF_ERROR(readItems(r, plan.shapeValueInputs, 4 + 4, "shape-value input count",
+                                 "shape-value input", [&](ShapeValueInput& in) {
+                                   KILN_RETURN_IF_ERROR(r.i32(in.tensor, "tensor"));
+                                   return readItems(
+                                       r, in.values, 8, "shape value count", "shape value",
+                                       [&](int64_t& v) { return r.i64(v, "shape value"); });
+                                 }));
   return endOfSection(r);
 }
 

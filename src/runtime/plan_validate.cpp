@@ -1,5 +1,6 @@
 #include "runtime/plan_validate.h"
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <variant>
@@ -271,6 +272,38 @@ bool isPlanInput(const Plan& plan, int32_t t) {
          plan.tensors[t].kind == TensorKind::kINPUT;
 }
 
+// Shape-value inputs: each a plan input of an integer type with fixed dims (no profile varies
+// it), listed once, holding one value per element, each within its type.
+Status checkShapeValueInputs(const Plan& plan) {
+  std::vector<bool> seen(plan.tensors.size(), false);
+  for (size_t k = 0; k < plan.shapeValueInputs.size(); ++k) {
+    const ShapeValueInput& in = plan.shapeValueInputs[k];
+    const auto where = [&] { return "shape-value input " + std::to_string(k); };
+    if (!isPlanInput(plan, in.tensor))
+      return bad("io", where() + " names a tensor that is no plan input");
+    const Tensor& t = plan.tensors[in.tensor];
+    if (seen[in.tensor])
+      return bad("io", where() + ", " + tensorRef(plan, in.tensor) + ", is listed twice");
+    seen[in.tensor] = true;
+    if (t.type != DataType::kINT32 && t.type != DataType::kINT64)
+      return bad("io",
+                 where() + ", " + tensorRef(plan, in.tensor) + ", is not of type INT32 or INT64");
+    for (const Profile& p : plan.profiles)
+      for (const ProfileInput& pi : p.inputs)
+        if (pi.tensor == in.tensor)
+          return bad("io", where() + ", " + tensorRef(plan, in.tensor) + ", has a profile range");
+    if (volume(t.dims) != static_cast<int64_t>(in.values.size()))
+      return bad("io", where() + ", " + tensorRef(plan, in.tensor) + ", holds " +
+                           std::to_string(in.values.size()) + " values for " +
+                           std::to_string(volume(t.dims)) + " elements");
+    for (size_t v = 0; v < in.values.size(); ++v)
+      if (t.type == DataType::kINT32 && (in.values[v] < INT32_MIN || in.values[v] > INT32_MAX))
+        return bad("io", where() + ": value " + std::to_string(v) + " (" +
+                             std::to_string(in.values[v]) + ") does not fit INT32");
+  }
+  return Status::ok();
+}
+
 // The profiles' structure: what the runtime indexes by. Whether the layers accept every shape in
 // a box is checked when the engine is made (each profile is specialized at its corners).
 Status checkProfiles(const Plan& plan) {
@@ -348,6 +381,7 @@ Status validatePlan(const Plan& plan) {
   KILN_RETURN_IF_ERROR(checkBindings(plan, plan.outputs, TensorKind::kOUTPUT, "output", ioNames));
   KILN_RETURN_IF_ERROR(checkSteps(plan));
   KILN_RETURN_IF_ERROR(checkProfiles(plan));
+  KILN_RETURN_IF_ERROR(checkShapeValueInputs(plan));
   return validatePlanShapes(plan);
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 
 #include "core/plan.h"
 #include "runtime/engine_device.h"
@@ -190,6 +191,38 @@ class ExecutionContext final : public IExecutionContext {
     return nullptr;
   }
 
+  // Shape-value inputs hold, in host memory, the values the plan was built for (no layer reads
+  // them on the device: the plan took its shapes from them). Read here, before any step runs.
+  Status checkShapeValues() const {
+    for (const plan::ShapeValueInput& in : engine_->plan.shapeValueInputs) {
+      const plan::Tensor& tensor = engine_->plan.tensors[in.tensor];
+      const void* data = bindings_[in.tensor];
+      if (!data) continue;  // an empty input; one with elements was refused above
+      for (size_t k = 0; k < in.values.size(); ++k) {
+        int64_t v = 0;
+        if (tensor.type == DataType::kINT32) {
+          int32_t v32;
+          std::memcpy(&v32, static_cast<const uint8_t*>(data) + 4 * k, 4);
+          v = v32;
+        } else {
+          std::memcpy(&v, static_cast<const uint8_t*>(data) + 8 * k, 8);
+        }
+        if (v != in.values[k]) {
+          std::string built;
+          for (size_t j = 0; j < in.values.size(); ++j)
+            built += (j ? "," : "") + std::to_string(in.values[j]);
+          return invalidArgument("enqueue: input '" + tensor.name +
+                                 "' is a shape-value input and holds " + std::to_string(v) +
+                                 " at index " + std::to_string(k) +
+                                 ", but the plan was built for its values [" + built +
+                                 "]; build a plan for the values you run with (kiln run --onnx "
+                                 "builds for the values of its --input files)");
+        }
+      }
+    }
+    return Status::ok();
+  }
+
   Status run(Stream stream) {
     PhaseScope phase(TracePhase::kInfer);
     const plan::Plan& plan = engine_->plan;
@@ -201,6 +234,7 @@ class ExecutionContext final : public IExecutionContext {
                                "' has no address; call setTensorAddress first");
       }
     }
+    KILN_RETURN_IF_ERROR(checkShapeValues());
     for (int32_t t : plan.outputs) {
       if (!bindings_[t] && plan::tensorBytes(dimsOf(t), plan.tensors[t].type) > 0) {
         return invalidArgument("enqueue: output '" + plan.tensors[t].name +
@@ -443,6 +477,20 @@ class Engine final : public IEngine {
       return none;
     }
     return plan.tensors[it->second].dims;
+  }
+  bool isShapeValueInput(const char* name) const override {
+    auto it = name ? state_->ioTensors.find(name) : state_->ioTensors.end();
+    if (it == state_->ioTensors.end()) return false;
+    for (const plan::ShapeValueInput& in : state_->plan.shapeValueInputs)
+      if (in.tensor == it->second) return true;
+    return false;
+  }
+  std::vector<int64_t> getShapeValues(const char* name) const override {
+    auto it = name ? state_->ioTensors.find(name) : state_->ioTensors.end();
+    if (it != state_->ioTensors.end())
+      for (const plan::ShapeValueInput& in : state_->plan.shapeValueInputs)
+        if (in.tensor == it->second) return in.values;
+    return {};
   }
   const char* getTarget() const override { return state_->plan.target.c_str(); }
   const IDevice& getDevice() const override { return device_; }

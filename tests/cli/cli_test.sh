@@ -84,6 +84,24 @@ if [ -n "$onnx_model" ]; then
   refuse "not an ONNX model" "" "$kiln" run --onnx "$work/garbage.onnx"
 fi
 
+# A shape operand fed as a graph input (the ONNX node test's Reshape with its shape as an input):
+# kiln run --onnx builds for the values of its --input file (a shape-value input, as onnxruntime
+# runs it) and matches the test's expected output.
+reshape_test=${KILN_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}/node/test_reshape_extended_dims
+if [ -f "$reshape_test/model.onnx" ] && [ -n "$onnx_model" ]; then
+  set0=$reshape_test/test_data_set_0
+  check "run --onnx builds for a shape input's values" "$kiln" run --onnx "$reshape_test/model.onnx" \
+    --input data="$set0/input_0.pb" --input shape="$set0/input_1.pb" --output-dir "$work/reshape_out"
+  check "the shape-value run matches the expected output" "$py" -c "
+import sys, numpy as np, onnx, onnx.numpy_helper as h
+t = onnx.TensorProto(); t.ParseFromString(open(sys.argv[1], 'rb').read())
+want, got = h.to_array(t), np.load(sys.argv[2])
+assert got.shape == want.shape and np.array_equal(got, want), (got.shape, want.shape)
+" "$set0/output_0.pb" "$work/reshape_out/reshaped.npy"
+  refuse "a shape input without its values says how to give them" "kiln run --input shape=FILE" \
+    "$kiln" run --onnx "$reshape_test/model.onnx" --input data="$set0/input_0.pb"
+fi
+
 # kiln bench on the CPU: two streams, profiled, with its JSON report and Chrome trace.
 check "bench a CPU plan on 2 streams, profiled" "$kiln" bench "$plan" --duration 0.2 --iterations 15 \
   --warmup-ms 10 --streams 2 --profile --profile-runs 3 --json "$work/bench.json" \

@@ -125,6 +125,18 @@ const std::vector<Breakage>& breakages() {
       {"NUL inside an input's name",
        [](Plan& p) { p.tensors[p.inputs[0]].name += std::string(1, '\0') + "x"; },
        "NUL byte in its name"},
+      {"shape values of a tensor that is no input",
+       [](Plan& p) {
+         p.shapeValueInputs.push_back({findTensor(p, TensorKind::kACTIVATION), {}});
+       },
+       "names a tensor that is no plan input"},
+      {"shape values of a float input",
+       [](Plan& p) {
+         const int32_t t = p.inputs[0];
+         p.shapeValueInputs.push_back(
+             {t, std::vector<int64_t>(size_t(volume(p.tensors[t].dims)), 1)});
+       },
+       "is not of type INT32 or INT64"},
       {"empty plugin name", [](Plan& p) { p.plugins[0].name.clear(); }, "plugin name is empty"},
       {"shuffle not a permutation",
        [](Plan& p) {

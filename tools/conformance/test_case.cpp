@@ -1,6 +1,7 @@
 #include "conformance/test_case.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -164,25 +165,54 @@ CaseResult claimTest(const std::string& test, const ModelInfo& info,
 
 namespace {
 
-// Parses (the file, or the model with `frozen` inputs taken from `set`), builds and loads.
+// onnx::TensorProto::INT32 and INT64 (ModelIo::elemType's values).
+constexpr int32_t kOnnxInt32 = 6, kOnnxInt64 = 7;
+
+// The elements of an integer ONNX tensor, as int64.
+Status integerValues(const OnnxTensor& t, std::vector<int64_t>& values) {
+  const int64_t n = volume(t.dims);
+  const size_t size = dataTypeSize(t.type);
+  if (n < 0 || (t.type != DataType::kINT32 && t.type != DataType::kINT64) ||
+      t.data.size() != static_cast<size_t>(n) * size)
+    return invalidArgument("'" + t.name + "' is no INT32/INT64 tensor of its shape");
+  values.resize(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) {
+    if (t.type == DataType::kINT32) {
+      int32_t v;
+      std::memcpy(&v, t.data.data() + 4 * k, 4);
+      values[k] = v;
+    } else {
+      std::memcpy(&values[k], t.data.data() + 8 * k, 8);
+    }
+  }
+  return Status::ok();
+}
+
+// Parses (the file, or the model with `frozen` inputs taken from `set`; `valued` inputs built
+// for `set`'s values as shape-value inputs), builds and loads.
 Status buildEngine(const fs::path& dir, const fs::path& set, const ModelInfo& info,
-                   const std::vector<bool>& frozen, std::unique_ptr<IEngine>& engine) {
+                   const std::vector<bool>& frozen, const std::vector<bool>& valued,
+                   std::unique_ptr<IEngine>& engine) {
   const std::string modelPath = (dir / "model.onnx").string();
   std::unique_ptr<INetworkDefinition> network = createNetwork();
   std::vector<std::pair<std::string, std::string>> constants;
+  OnnxParserOptions options;
   for (size_t k = 0; k < info.inputs.size(); ++k) {
-    if (frozen[k]) {
-      constants.emplace_back(info.inputs[k].name,
-                             (set / ("input_" + std::to_string(k) + ".pb")).string());
+    const std::string file = (set / ("input_" + std::to_string(k) + ".pb")).string();
+    if (frozen[k]) constants.emplace_back(info.inputs[k].name, file);
+    if (valued[k]) {
+      OnnxTensor t;
+      KILN_RETURN_IF_ERROR(readOnnxTensorFile(file, t));
+      KILN_RETURN_IF_ERROR(integerValues(t, options.shapeValues[info.inputs[k].name]));
     }
   }
   if (constants.empty()) {
-    KILN_RETURN_IF_ERROR(parseOnnxFile(modelPath, *network).withContext("parse"));
+    KILN_RETURN_IF_ERROR(parseOnnxFile(modelPath, *network, options).withContext("parse"));
   } else {
     std::string bytes, error;
     if (!freezeInputs(modelPath, constants, bytes, error)) return invalidArgument(error);
-    KILN_RETURN_IF_ERROR(
-        parseOnnxBytes(bytes.data(), bytes.size(), modelPath, *network).withContext("parse"));
+    KILN_RETURN_IF_ERROR(parseOnnxBytes(bytes.data(), bytes.size(), modelPath, *network, options)
+                             .withContext("parse"));
   }
   BuilderConfig config;
   // Conformance is about semantics: FP32 everywhere, and one timing run is enough.
@@ -197,7 +227,8 @@ Status buildEngine(const fs::path& dir, const fs::path& set, const ModelInfo& in
 
 }  // namespace
 
-CaseResult runTest(const std::string& dirName, const ModelInfo& info, const Tolerance& tol) {
+CaseResult runTest(const std::string& dirName, const ModelInfo& info, const Tolerance& tol,
+                   InputMode mode) {
   const fs::path dir(dirName);
   CaseResult result;
   result.outcome = Outcome::kFailed;
@@ -212,17 +243,24 @@ CaseResult runTest(const std::string& dirName, const ModelInfo& info, const Tole
     result.detail = "no test_data_set_* directory";
     return result;
   }
-  std::vector<bool> frozen(info.inputs.size());
-  std::string frozenNames;
+  // Frozen: made an initializer. Valued (all inputs at run time): an integer shape operand, built
+  // for the data set's values as a shape-value input and fed at run time like every input.
+  std::vector<bool> frozen(info.inputs.size()), valued(info.inputs.size());
+  std::string frozenNames, valuedNames;
   for (size_t k = 0; k < info.inputs.size(); ++k) {
-    frozen[k] = mustBeConstant(info.inputs[k]);
+    const bool buildTime = mustBeConstant(info.inputs[k]);
+    frozen[k] = mode == InputMode::kFreezeBuildTimeInputs && buildTime;
+    valued[k] = mode == InputMode::kAllAtRunTime && buildTime &&
+                (info.inputs[k].elemType == kOnnxInt32 || info.inputs[k].elemType == kOnnxInt64);
     if (frozen[k]) frozenNames += (frozenNames.empty() ? "" : ",") + info.inputs[k].name;
+    if (valued[k]) valuedNames += (valuedNames.empty() ? "" : ",") + info.inputs[k].name;
   }
+  if (!valuedNames.empty()) frozenNames = "shape values of " + valuedNames;
   std::string summary;
   std::unique_ptr<IEngine> engine;
   for (const fs::path& set : sets) {
     Status s;
-    if (!engine || !frozenNames.empty()) s = buildEngine(dir, set, info, frozen, engine);
+    if (!engine || !frozenNames.empty()) s = buildEngine(dir, set, info, frozen, valued, engine);
     if (s) s = runDataSet(*engine, set, info, frozen, tol, summary);
     if (!s) {
       result.detail = (frozenNames.empty() ? "" : "(frozen " + frozenNames + ") ") +

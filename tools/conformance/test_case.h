@@ -23,7 +23,17 @@ struct CaseResult {
 CaseResult claimTest(const std::string& test, const ModelInfo& info,
                      const std::vector<std::string>& supportedOps);
 
+// How the test data's inputs reach kiln.
+enum class InputMode {
+  // Inputs kiln needs at build time (onnxConstantInputs: weights, shape operands) are frozen into
+  // initializers from each data set, as a user exporting for a static-shape engine would.
+  kFreezeBuildTimeInputs,
+  // Every input stays a graph input, fed at run time as the test data gives it.
+  kAllAtRunTime,
+};
+
 // Parses, builds (fast timing, FP32 only) and runs every test_data_set_* of the test in `dir`.
-CaseResult runTest(const std::string& dir, const ModelInfo& info, const Tolerance& tol);
+CaseResult runTest(const std::string& dir, const ModelInfo& info, const Tolerance& tol,
+                   InputMode mode = InputMode::kFreezeBuildTimeInputs);
 
 }  // namespace kiln::conformance
