@@ -42,8 +42,11 @@ Status finish(NodeContext& n, ResizeParams& p, const std::vector<float>& scales,
     for (int32_t k = 0; k < in.nbDims; ++k) {
       if (!(scales[size_t(k)] > 0)) return n.error("scales must be positive");
       p.scales[k] = scales[size_t(k)];
-      p.outputDims.d[k] = int64_t(std::floor(double(in.d[k]) * double(scales[size_t(k)])));
-      if (p.outputDims.d[k] < 1) return n.error("a scale gives an empty output");
+      const int64_t out = int64_t(std::floor(double(in.d[k]) * double(scales[size_t(k)])));
+      if (out < 1 && in.d[k] >= 1) return n.error("a scale gives an empty output");
+      // -1: the layer's shape rule computes floor(in * scale) itself, so the dim follows a
+      // dynamic input (with profiles the literal values below are then the same at every corner).
+      p.outputDims.d[k] = -1;
     }
   }
   // kiln's resize has literal output dims and scales.

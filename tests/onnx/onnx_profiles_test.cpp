@@ -369,6 +369,38 @@ TEST(OnnxProfiles, ARangeThatDependsOnTheBatchIsRefused) {
       {"node 3 'positions' (Range)", "depends on the input shapes", "[0,1] at profile 0's opt"});
 }
 
+// Resize by scales (F.interpolate(scale_factor=2) as PyTorch exports it) follows a dynamic batch:
+// its output dims are floor(input * scale), computed by the layer at every shape.
+TEST(OnnxProfiles, AResizeByScalesFollowsTheBatch) {
+  Model m(13);
+  m.input("x", {1, 2, 3, 3});
+  symbolic(m, 0, 0, "N");
+  m.initFloat("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  m.graph().add_initializer()->set_name("roi");  // empty: no region of interest
+  m.graph().mutable_initializer(1)->set_data_type(onnx::TensorProto::FLOAT);
+  m.graph().mutable_initializer(1)->add_dims(0);
+  attrString(m.node("Resize", {"x", "roi", "scales"}, {"y"}, "up"), "mode", "nearest");
+  m.output("y");
+  const std::vector<OptimizationProfile> p = {
+      profile({{"x", {makeDims({1, 2, 3, 3}), makeDims({2, 2, 3, 3}), makeDims({4, 2, 3, 3})}}})};
+  std::unique_ptr<INetworkDefinition> net;
+  Status s = parse(m, net, profiles(p));
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  Rng rng;
+  for (int64_t n : {3, 1, 4}) {
+    const Dims shape = makeDims({n, 2, 3, 3});
+    const std::vector<float> x = rng.values(volume(shape));
+    Tensor y;
+    s = buildAndRun(*net, p, shape, x, y);
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    ASSERT_EQ(y.dims, makeDims({n, 2, 6, 6}));
+    for (int64_t c = 0; c < n * 2; ++c)  // nearest, half-pixel, x2: each value in a 2x2 block
+      for (int64_t i = 0; i < 6; ++i)
+        for (int64_t j = 0; j < 6; ++j)
+          ASSERT_EQ(y.v[size_t((c * 6 + i) * 6 + j)], x[size_t((c * 3 + i / 2) * 3 + j / 2)]);
+  }
+}
+
 // x [N, S] reshaped to [S, N] through Shape -> Gather -> Concat: two target dims change between
 // the corners, neither a copy of the reshape input's dim at its index.
 Model swapModel() {

@@ -30,7 +30,9 @@ enum class ResizeRounding : int32_t {
 constexpr int32_t enumCount(ResizeRounding) { return 4; }
 
 // Resizes any axes: outputDims is the result; scales[i] is the factor ONNX uses in the
-// coordinate transform of axis i (output / input when the model gave sizes).
+// coordinate transform of axis i (output / input when the model gave sizes). An output dim of -1
+// is floor(input dim * scales[i]) (scale > 0), ONNX's rule for scales: the form that follows a
+// dynamic input (the ONNX parser writes it for every axis of a Resize given scales).
 struct ResizeParams {
   ResizeMode mode = ResizeMode::kNEAREST;
   ResizeCoordinates coordinates = ResizeCoordinates::kHALF_PIXEL;

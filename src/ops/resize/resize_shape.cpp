@@ -22,10 +22,26 @@ Status Resize::shapeRule(const ResizeParams& p, const Shapes& in, Shapes& out) {
   KILN_RETURN_IF_ERROR(shape::checkEnum(kLayer, "invalid mode", p.mode));
   KILN_RETURN_IF_ERROR(shape::checkEnum(kLayer, "invalid coordinate transform", p.coordinates));
   KILN_RETURN_IF_ERROR(shape::checkEnum(kLayer, "invalid nearest rounding", p.rounding));
+  Dims outDims = p.outputDims;
   for (int32_t i = 0; i < x.nbDims; ++i) {
-    if (p.outputDims.d[i] < 1)
+    if (outDims.d[i] == -1) {
+      // Follows the input: floor(input * scale), ONNX's rule for scales (as the parser computes
+      // it), so that one plan resizes every input shape of a profile.
+      if (!std::isfinite(p.scales[i]) || !(p.scales[i] > 0.f))
+        return invalidArgument("resize: outputDims " + dimsString(p.outputDims) + " dim " +
+                               shape::str(i) +
+                               " is -1 (input times scale), which needs a scale > 0");
+      outDims.d[i] = static_cast<int64_t>(std::floor(double(x.d[i]) * double(p.scales[i])));
+      if (outDims.d[i] < 1 && x.d[i] >= 1)
+        return invalidArgument("resize: scale " + std::to_string(p.scales[i]) + " of axis " +
+                               shape::str(i) + " makes the input's " + shape::str(x.d[i]) +
+                               " elements an empty output");
+      if (x.d[i] < 1) outDims.d[i] = x.d[i];
+      continue;
+    }
+    if (outDims.d[i] < 1)
       return invalidArgument("resize: outputDims " + dimsString(p.outputDims) + " dim " +
-                             shape::str(i) + " must be > 0");
+                             shape::str(i) + " must be > 0 (or -1: input times scale)");
     if (x.d[i] < 1 && p.outputDims.d[i] != x.d[i])
       return invalidArgument("resize: input " + dimsString(x) + " is empty along axis " +
                              shape::str(i) + ", which cannot be resized to " +
@@ -35,7 +51,7 @@ Status Resize::shapeRule(const ResizeParams& p, const Shapes& in, Shapes& out) {
                              std::to_string(p.scales[i]) +
                              "; must be finite and >= 0 (0: output / input)");
   }
-  return shape::setOutput(kLayer, p.outputDims, in[0].type, out);
+  return shape::setOutput(kLayer, outDims, in[0].type, out);
 }
 
 bool Resize::computeTypes(const ResizeParams&, std::vector<DataType>& types, std::string& why) {
