@@ -160,29 +160,22 @@ Status importInputs(ImportContext& ctx, const onnx::GraphProto& g, const OnnxPar
     v.constant = std::make_shared<const onnx_import::ConstTensor>(std::move(c));
     ctx.values[init.name()] = v;
   }
-  // A shape given for a name that is no graph input is a mistake worth naming.
+  // A shape or values given for a name that is no graph input is a mistake worth naming.
   std::string inputNames;
   for (const auto& in : g.input())
     if (!ctx.values.count(in.name()))
       inputNames += (inputNames.empty() ? "'" : ", '") + in.name() + "'";
-  for (const auto& [name, shape] : options.inputShapes) {
-    bool found = false;
+  const auto checkGraphInput = [&](const std::string& name, const char* what) {
     for (const auto& in : g.input())
-      found = found || (in.name() == name && !ctx.values.count(name));
-    if (!found)
-      return invalidArgument(
-          "a shape is given for '" + name +
-          "', which is not a graph input of the model (its inputs: " + inputNames + ")");
-  }
-  for (const auto& [name, values] : options.shapeValues) {
-    bool found = false;
-    for (const auto& in : g.input())
-      found = found || (in.name() == name && !ctx.values.count(name));
-    if (!found)
-      return invalidArgument(
-          "values are given for '" + name +
-          "', which is not a graph input of the model (its inputs: " + inputNames + ")");
-  }
+      if (in.name() == name && !ctx.values.count(name)) return Status::ok();
+    return invalidArgument(std::string(what) + " given for '" + name +
+                           "', which is not a graph input of the model (its inputs: " + inputNames +
+                           ")");
+  };
+  for (const auto& entry : options.inputShapes)
+    KILN_RETURN_IF_ERROR(checkGraphInput(entry.first, "a shape is"));
+  for (const auto& entry : options.shapeValues)
+    KILN_RETURN_IF_ERROR(checkGraphInput(entry.first, "values are"));
   std::map<std::string, std::pair<std::string, int64_t>> symbols;
   for (const auto& in : g.input()) {
     if (ctx.values.count(in.name())) continue;  // an initializer listed as input (IR < 4)
