@@ -140,6 +140,14 @@ std::string inspectPlan(const plan::Plan& p) {
       << ", \"a\": " << quote(p.tensors[e.tensorA].name) << ", \"axis_a\": " << e.axisA
       << ", \"b\": " << quote(p.tensors[e.tensorB].name) << ", \"axis_b\": " << e.axisB << "}";
   }
+  // Shape-value inputs: the values the plan was built for, which enqueue checks.
+  o << "],\n  \"shape_value_inputs\": [";
+  for (size_t i = 0; i < p.shapeValueInputs.size(); ++i) {
+    const plan::ShapeValueInput& in = p.shapeValueInputs[i];
+    o << (i ? ", " : "") << "{\"name\": " << quote(p.tensors[in.tensor].name) << ", \"values\": [";
+    for (size_t k = 0; k < in.values.size(); ++k) o << (k ? ", " : "") << in.values[k];
+    o << "]}";
+  }
   o << "]\n}\n";
   return o.str();
 }

@@ -61,6 +61,10 @@ TEST(OnnxShapeValues, AReshapeShapeInputIsBuiltForItsValuesAndStaysAnEngineInput
   EXPECT_FALSE(engine->isShapeValueInput("x"));
   EXPECT_EQ(engine->getShapeValues("shape"), (std::vector<int64_t>{4, -1}));
   EXPECT_EQ(engine->getTensorDesc("y").dims, makeDims({4, 6}));
+  EXPECT_NE(engine->inspect().find(
+                "\"shape_value_inputs\": [{\"name\": \"shape\", \"values\": [4, -1]}]"),
+            std::string::npos)
+      << engine->inspect();
   Rng rng;
   std::vector<float> x = rng.values(24), y;
   s = runReshape(*engine, {4, -1}, x, y);
