@@ -38,8 +38,8 @@ Status build(const Args& args) {
 int buildCommand(int argc, char** argv) {
   Args args;
   Status s = parseArgs(argc, argv, 2,
-                       {"onnx", "save", "plugins", "trace", "device", "shapes", "minShapes",
-                        "optShapes", "maxShapes"},
+                       {"onnx", "save", "plugins", "trace", "device", "shapes", "shape-values",
+                        "minShapes", "optShapes", "maxShapes"},
                        {"verbose", "fp16"}, args);
   if (s) s = build(args);
   return s ? 0 : fail("build", s);

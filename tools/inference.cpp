@@ -67,7 +67,12 @@ Status planFromArgs(const Args& args, const std::string& usage, std::vector<uint
                                  " but its --input file holds " + dimsText(dims));
       }
     }
-    shapes.shapeValues = givenValues;
+    for (const auto& [name, values] : givenValues) {
+      auto [it, added] = shapes.shapeValues.emplace(name, values);
+      if (!added && it->second != values)
+        return invalidArgument("input '" + name +
+                               "': --shape-values and its --input file give different values");
+    }
     return buildOnnxPlan(source, config, plan, shapes);
   }
   if (args.has("device") || args.has("fp16"))
@@ -79,6 +84,10 @@ Status planFromArgs(const Args& args, const std::string& usage, std::vector<uint
     return invalidArgument(
         "--shapes ranges (MIN,OPT,MAX) are for building; with a plan, --shapes NAME:DIMS sets the "
         "shape of a dynamic input for the run");
+  if (!shapes.shapeValues.empty())
+    return invalidArgument(
+        "--shape-values is for building (--onnx); a plan holds the values it was built for "
+        "(kiln inspect lists them)");
   return readFile(source, plan);
 }
 

@@ -2,6 +2,8 @@
 #include "onnx_model.h"
 
 #include <array>
+#include <cerrno>
+#include <cstdlib>
 
 #include "kiln/builder.h"
 #include "kiln/network.h"
@@ -69,8 +71,37 @@ Status parseSpec(const std::string& option, const std::string& spec, ShapeSpec& 
 
 }  // namespace
 
+// --shape-values NAME:V,V,... (whole numbers, negative ones too: a Reshape's -1).
+Status shapeValuesFromArgs(const Args& args, std::map<std::string, std::vector<int64_t>>& out) {
+  for (const std::string& spec : args.all("shape-values")) {
+    const size_t colon = spec.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+      return invalidArgument("--shape-values '" + spec + "': give NAME:V,V,... (e.g. shape:4,-1)");
+    const std::string name = spec.substr(0, colon);
+    std::vector<int64_t> values;
+    size_t at = colon + 1;
+    while (at <= spec.size() && colon + 1 < spec.size()) {
+      const size_t comma = spec.find(',', at);
+      const std::string v =
+          spec.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      char* end = nullptr;
+      errno = 0;
+      const long long x = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end || errno == ERANGE)
+        return invalidArgument("--shape-values '" + spec + "': '" + v + "' is not a whole number");
+      values.push_back(x);
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    if (!out.emplace(name, std::move(values)).second)
+      return invalidArgument("--shape-values: '" + name + "' is given twice");
+  }
+  return Status::ok();
+}
+
 Status shapesFromArgs(const Args& args, ShapeArgs& shapes) {
   shapes = ShapeArgs{};
+  KILN_RETURN_IF_ERROR(shapeValuesFromArgs(args, shapes.shapeValues));
   std::vector<ShapeSpec> specs;
   bool ranges = false;
   for (const std::string& spec : args.all("shapes")) {

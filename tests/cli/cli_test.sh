@@ -100,6 +100,14 @@ assert got.shape == want.shape and np.array_equal(got, want), (got.shape, want.s
 " "$set0/output_0.pb" "$work/reshape_out/reshaped.npy"
   refuse "a shape input without its values says how to give them" "kiln run --input shape=FILE" \
     "$kiln" run --onnx "$reshape_test/model.onnx" --input data="$set0/input_0.pb"
+  check "build --shape-values makes a shape-value input" "$kiln" build --onnx \
+    "$reshape_test/model.onnx" --shape-values shape:3,2,2,2 --save "$work/reshape.plan"
+  check "inspect lists the plan's shape values" grep -q '"values": \[3, 2, 2, 2\]' \
+    <("$kiln" inspect "$work/reshape.plan")
+  refuse "other values at run time fail the enqueue" "holds 2 at index 0" \
+    "$kiln" run "$work/reshape.plan" --input shape="$set0/input_1.pb"
+  refuse "--shape-values with a plan is refused" "--shape-values is for building" \
+    "$kiln" run "$work/reshape.plan" --shape-values shape:3,2,2,2
 fi
 
 # kiln bench on the CPU: two streams, profiled, with its JSON report and Chrome trace.
