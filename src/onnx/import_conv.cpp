@@ -39,12 +39,14 @@ Status batchNormScaleShift(ImportContext& ctx, const onnx::NodeProto& bn, int64_
 }
 
 // What Conv and ConvTranspose start from: input 0 (a 1-D one seen as [N, C, 1, L]), its dims,
-// the constant weights (input 1) and their dims as 4-D.
+// the weights (input 1) and their dims as 4-D: a constant (`w`), or a tensor known only at run
+// time (`wTensor`, a graph input as the ONNX node tests feed it; TensorRT takes such weights too).
 struct ConvInputs {
   ITensor* in = nullptr;
   bool oneD = false;
   Dims x;
   const ConstTensor* w = nullptr;
+  ITensor* wTensor = nullptr;
   Dims wd;
 };
 
@@ -52,10 +54,39 @@ Status convInputs(NodeContext& n, ConvInputs& c) {
   KILN_RETURN_IF_ERROR(n.requireInputs(2, 3));
   KILN_RETURN_IF_ERROR(windowInput(n, c.in, c.oneD));
   c.x = c.in->getDimensions();
-  KILN_RETURN_IF_ERROR(weights(n, 1, c.w));
-  c.wd = c.w->dims;
-  if (c.oneD && c.wd.nbDims == 3) c.wd = makeDims({c.wd.d[0], c.wd.d[1], 1, c.wd.d[2]});
+  if (n.isConstant(1)) {
+    KILN_RETURN_IF_ERROR(weights(n, 1, c.w));
+    c.wd = c.w->dims;
+  } else {
+    if (n.type(1) != DataType::kFLOAT) return n.error("input 1 must be floating point");
+    KILN_RETURN_IF_ERROR(n.tensor(1, c.wTensor));
+    c.wd = n.dims(1);
+  }
+  if (c.oneD && c.wd.nbDims == 3) {
+    c.wd = makeDims({c.wd.d[0], c.wd.d[1], 1, c.wd.d[2]});
+    if (c.wTensor) {
+      ILayer* r = nullptr;
+      KILN_RETURN_IF_ERROR(n.reshape(*c.wTensor, c.wd, r));
+      c.wTensor = r->getOutput(0);
+    }
+  }
   if (c.wd.nbDims != 4) return n.unsupportedError("weights must be 3-D or 4-D");
+  return Status::ok();
+}
+
+// A layer with run-time weights: the built-in layer with W (and the bias, constant or not) as
+// inputs, in the order its op header documents (x, W[, bias]).
+template <class Params>
+Status runTimeWeightsLayer(NodeContext& n, const ConvInputs& c, const Params& p, ILayer*& layer) {
+  ITensor* bias = nullptr;
+  if (n.hasInput(2)) {
+    if (n.type(2) != DataType::kFLOAT) return n.error("input 2 must be floating point");
+    if (volume(n.dims(2)) != p.outChannels)
+      return n.error("bias must have one value per output channel");
+    KILN_RETURN_IF_ERROR(n.tensor(2, bias));
+  }
+  layer =
+      bias ? n.net().addLayer(p, {c.in, c.wTensor, bias}) : n.net().addLayer(p, {c.in, c.wTensor});
   return Status::ok();
 }
 
@@ -86,9 +117,14 @@ Status importConv(NodeContext& n) {
   Window win;
   KILN_RETURN_IF_ERROR(convWindow(n, c, false, ks, win));
   ConvolutionParams p;
-  p.outChannels = int32_t(c.w->dims.d[0]);
+  p.outChannels = int32_t(c.wd.d[0]);
   setWindowParams(ks, win, p);
   p.groups = int32_t(n.attrInt("group", 1));
+  if (c.wTensor) {
+    ILayer* layer = nullptr;
+    KILN_RETURN_IF_ERROR(runTimeWeightsLayer(n, c, p, layer));
+    return setWindowOutput(n, layer, c.oneD);
+  }
   std::vector<float> bias;
   if (n.hasInput(2)) {
     const ConstTensor* b = nullptr;
@@ -143,6 +179,11 @@ Status importConvTranspose(NodeContext& n) {
   setWindowParams(ks, win, p);
   p.groups = int32_t(groups);
   p.outputPaddingH = int32_t(outPad[0]), p.outputPaddingW = int32_t(outPad[1]);
+  if (c.wTensor) {
+    ILayer* layer = nullptr;
+    KILN_RETURN_IF_ERROR(runTimeWeightsLayer(n, c, p, layer));
+    return setWindowOutput(n, layer, c.oneD);
+  }
   std::vector<float> bias;
   if (n.hasInput(2)) {
     const ConstTensor* b = nullptr;

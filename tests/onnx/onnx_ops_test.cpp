@@ -36,6 +36,46 @@ int countLayers(INetworkDefinition& net, LayerType type) {
   return n;
 }
 
+// Conv and ConvTranspose whose weights and bias are graph inputs (as the ONNX node tests feed
+// them, and as TensorRT accepts them): the same layers with W and the bias as inputs, giving what
+// the model with those values as initializers gives; the BatchNormalization Mul after the Conv is
+// not folded into weights that are not constants.
+TEST(OnnxOps, ConvAndConvTransposeTakeWeightsAtRunTime) {
+  Rng rng;
+  const std::vector<float> x = rng.values(2 * 2 * 5 * 5), w = rng.values(3 * 2 * 3 * 3),
+                           b = rng.values(3), wt = rng.values(2 * 3 * 2 * 2);
+  auto model = [&](bool runTime) {
+    Model m(13);
+    m.input("x", {2, 2, 5, 5});
+    if (runTime) {
+      m.input("w", {3, 2, 3, 3});
+      m.input("b", {3});
+      m.input("wt", {2, 3, 2, 2});
+    } else {
+      m.initFloat("w", {3, 2, 3, 3}, w);
+      m.initFloat("b", {3}, b);
+      m.initFloat("wt", {2, 3, 2, 2}, wt);
+    }
+    m.initFloat("scale", {1, 3, 1, 1}, {0.5f, -2.f, 3.f});
+    attrInts(m.node("Conv", {"x", "w", "b"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+    m.node("Mul", {"c", "scale"}, {"y"}, "scale");
+    attrInts(m.node("ConvTranspose", {"x", "wt"}, {"t"}, "up"), "strides", {2, 2});
+    m.output("y");
+    m.output("t");
+    return m;
+  };
+  std::map<std::string, Tensor> got, want;
+  Status s = run(model(true), {{"x", x}, {"w", w}, {"b", b}, {"wt", wt}}, got);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  s = run(model(false), {{"x", x}}, want);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  for (const char* name : {"y", "t"}) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(got[name].dims, want[name].dims);
+    expectNear(got[name].v, want[name].v, 1e-5f, rng.seed);
+  }
+}
+
 // The importer emits Conv, then BatchNormalization as Mul + Add by per-channel constants; the
 // builder's affine folding (src/builder/passes) folds both into the convolution.
 TEST(OnnxOps, ConvBatchNormReluFoldsTheNormalisation) {
