@@ -34,6 +34,24 @@ inline std::vector<Case> allCases() {
                  p.padTop = p.padLeft = p.padBottom = p.padRight = 1;
                  return net.addLayer(p, {in[0], in[1], in[2]});
                }});
+  c.push_back({"convolution_weights_at_run_time",
+               {{{kN, 2, 5, 5}}, {{3, 2, 3, 3}}, {{3}}},
+               [](INetworkDefinition& net, T in) {
+                 ConvolutionParams p;
+                 p.outChannels = 3;
+                 p.kernelH = p.kernelW = 3;
+                 p.strideH = p.strideW = 2;
+                 return net.addLayer(p, {in[0], in[1], in[2]});
+               }});
+  c.push_back({"deconvolution_weights_at_run_time",
+               {{{kN, 2, 3, 3}}, {{2, 3, 2, 2}}},
+               [](INetworkDefinition& net, T in) {
+                 DeconvolutionParams p;
+                 p.outChannels = 3;
+                 p.kernelH = p.kernelW = 2;
+                 p.strideH = p.strideW = 2;
+                 return net.addLayer(p, {in[0], in[1]});
+               }});
   c.push_back({"deconvolution_2x2_stride_2",
                {{{kN, 2, 3, 3}}, {{2, 3, 2, 2}, f, true}},
                [](INetworkDefinition& net, T in) {
