@@ -65,6 +65,9 @@ class Backend : public IDevice {
   virtual std::string timingDeviceName() const = 0;
   // True where kernels read host memory directly (the CPU): weights need no upload.
   virtual bool usesHostMemory() const = 0;
+  // Whether the host may read `address` (host memory, pinned or pageable, or managed memory): a
+  // shape-value input's values are read there, and a device pointer must be refused, not read.
+  virtual bool isHostReadable(const void* address) const = 0;
 
   // The backend's implementations of an op, fastest first, the plain reference last.
   virtual std::span<const Tactic> tactics(LayerType type) const = 0;

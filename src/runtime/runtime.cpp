@@ -60,6 +60,10 @@ class ExecutionContext final : public IExecutionContext {
     if (!address && plan::tensorBytes(t.dims, t.type) > 0) {
       return invalidArgument(std::string("setTensorAddress: null address for '") + name + "'");
     }
+    if (address && isShapeValue(it->second) && !engine_->backend->isHostReadable(address))
+      return invalidArgument(std::string("setTensorAddress: '") + name +
+                             "' is a shape-value input, whose values the engine reads on the "
+                             "host: give host memory, not device memory");
     bindings_[it->second] = address;
     return Status::ok();
   }
@@ -189,6 +193,12 @@ class ExecutionContext final : public IExecutionContext {
                (arenaOffsets_ ? (*arenaOffsets_)[t] : tensor.arenaOffset);
     }
     return nullptr;
+  }
+
+  bool isShapeValue(int32_t tensor) const {
+    for (const plan::ShapeValueInput& in : engine_->plan.shapeValueInputs)
+      if (in.tensor == tensor) return true;
+    return false;
   }
 
   // Shape-value inputs hold, in host memory, the values the plan was built for (no layer reads

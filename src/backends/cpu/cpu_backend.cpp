@@ -176,6 +176,7 @@ class CpuBackend final : public Backend {
     return name;
   }
   bool usesHostMemory() const override { return true; }
+  bool isHostReadable(const void*) const override { return true; }
 
   std::span<const Tactic> tactics(LayerType type) const override { return ops::cpuTactics(type); }
 

@@ -197,6 +197,7 @@ class CudaBackend final : public Backend {
     return "cuda:" + name + ":sm_" + std::to_string(info.major) + std::to_string(info.minor);
   }
   bool usesHostMemory() const override { return false; }
+  bool isHostReadable(const void* address) const override { return cuda::isHostReadable(address); }
 
   std::span<const Tactic> tactics(LayerType type) const override { return ops::cudaTactics(type); }
 

@@ -108,6 +108,15 @@ Status copyToDevice(void* device, const void* host, size_t bytes) {
   return Status::ok();
 }
 
+bool isHostReadable(const void* address) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
+    cudaGetLastError();  // an unknown pointer is plain host memory; clear the sticky error
+    return true;
+  }
+  return attributes.type != cudaMemoryTypeDevice;
+}
+
 Status copyToHost(void* host, const void* device, size_t bytes) {
   if (bytes == 0) return Status::ok();
   KILN_CUDA_CHECK(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost));

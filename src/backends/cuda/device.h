@@ -65,6 +65,9 @@ class StreamHandle : NonCopyable {
 // Synchronous copies (they wait for the copy, not for other work on other streams).
 Status copyToDevice(void* device, const void* host, size_t bytes);
 Status copyToHost(void* host, const void* device, size_t bytes);
+// False for device memory (cudaMemoryTypeDevice); true for host memory, registered or not, and
+// managed memory.
+bool isHostReadable(const void* address);
 // Stream-ordered copies and fills.
 Status copyAsync(void* dst, const void* src, size_t bytes, void* stream);
 Status fillBytesAsync(void* device, int value, size_t bytes, void* stream);

@@ -56,6 +56,12 @@ TEST(CudaShapeValueInputs, AreReadFromHostMemory) {
   values[1] = 5;
   s = ctx->enqueue(stream->get());
   EXPECT_NE(s.message().find("holds 5 at index 1"), std::string::npos) << s.toString();
+  // Device memory is refused where it is bound, never read on the host.
+  std::unique_ptr<IDeviceBuffer> onDevice;
+  ASSERT_TRUE(device.allocate(16, "shape on the device", onDevice).isOk());
+  s = ctx->setTensorAddress("shape", onDevice->data());
+  EXPECT_NE(s.message().find("give host memory, not device memory"), std::string::npos)
+      << s.toString();
 }
 
 INSTANTIATE_TEST_SUITE_P(Cuda, CudaDynamicOps, ::testing::ValuesIn(allCases()),
