@@ -12,8 +12,8 @@
 // --all-inputs-at-run-time freezes nothing: every graph input is fed at run time as the test data
 // gives it. An INT32/INT64 input that a node reads as a shape operand is built for the data set's
 // values as a shape-value input (OnnxParserOptions::shapeValues, TensorRT's shape tensor inputs)
-// and checked by the engine at run time; Conv and ConvTranspose weights become run-time tensors;
-// any other input kiln needs at build time (BatchNormalization's parameters, Resize's float
+// and checked by the engine at run time; Conv and ConvTranspose weights and BatchNormalization's
+// parameters become run-time tensors; any other input kiln needs at build time (Resize's float
 // scales) makes the test a skip with the parser's reason.
 //
 // DIR is a root holding test directories (data/node) or one test directory. Prints one row per

@@ -209,6 +209,42 @@ Status channelConstant(NodeContext& n, const std::vector<float>& v, int32_t rank
   return constantTensor(n.ctx, val, n.node.output(0) + suffix, out);
 }
 
+// BatchNormalization whose parameters are known only at run time (graph inputs): the same
+// arithmetic as layers, each [C] parameter seen as [1, C, 1, ...]:
+// y = x * k + (bias - mean * k), k = scale / sqrt(var + epsilon).
+Status batchNormAtRunTime(NodeContext& n, ITensor& x) {
+  const Dims xd = x.getDimensions();
+  Dims perChannel;
+  perChannel.nbDims = xd.nbDims;
+  for (int32_t k = 0; k < xd.nbDims; ++k) perChannel.d[k] = k == 1 ? xd.d[1] : 1;
+  ITensor* p[4] = {};  // scale, bias, mean, var
+  for (int k = 1; k < 5; ++k) {
+    if (n.type(k) != DataType::kFLOAT || volume(n.dims(k)) != xd.d[1])
+      return n.error("BatchNormalization parameter " + std::to_string(k) + " must be " +
+                     std::to_string(xd.d[1]) + " floats");
+    ITensor* t = nullptr;
+    KILN_RETURN_IF_ERROR(n.tensor(k, t));
+    ILayer* r = nullptr;
+    KILN_RETURN_IF_ERROR(n.reshape(*t, perChannel, r));
+    p[k - 1] = r->getOutput(0);
+  }
+  float eps = n.attrFloat("epsilon", 1e-5f);
+  ILayer* epsLayer = n.net().addConstant(makeDims({1}), Weights{DataType::kFLOAT, &eps, 1});
+  if (!epsLayer) return n.layerError();
+  auto binary = [&](ITensor* a, ITensor* b, ElementwiseOp op) -> ITensor* {
+    ILayer* l = a && b ? n.net().addElementwise(*a, *b, op) : nullptr;
+    return l ? l->getOutput(0) : nullptr;
+  };
+  ILayer* root = nullptr;
+  if (ITensor* v = binary(p[3], epsLayer->getOutput(0), ElementwiseOp::kADD))
+    root = n.net().addActivation(*v, ActivationParams{ActivationType::kSQRT});
+  ITensor* k = root ? binary(p[0], root->getOutput(0), ElementwiseOp::kDIV) : nullptr;
+  ITensor* shift = binary(p[1], binary(p[2], k, ElementwiseOp::kMUL), ElementwiseOp::kSUB);
+  ITensor* y = binary(binary(&x, k, ElementwiseOp::kMUL), shift, ElementwiseOp::kADD);
+  if (!y) return n.layerError();
+  return n.setOutput(0, y);
+}
+
 Status importBatchNorm(NodeContext& n) {
   KILN_RETURN_IF_ERROR(n.requireInputs(5, 5));
   for (int k = 1; k < n.node.output_size(); ++k)
@@ -222,6 +258,9 @@ Status importBatchNorm(NodeContext& n) {
   KILN_RETURN_IF_ERROR(n.tensor(0, in));
   const Dims x = in->getDimensions();
   if (x.nbDims < 2) return n.error("input must have at least 2 dims");
+  bool allConstant = true;
+  for (int k = 1; k < 5; ++k) allConstant = allConstant && n.isConstant(k);
+  if (!allConstant) return batchNormAtRunTime(n, *in);
   for (int k = 1; k < 5; ++k) {
     const ConstTensor* c = nullptr;
     KILN_RETURN_IF_ERROR(weights(n, k, c));

@@ -76,6 +76,36 @@ TEST(OnnxOps, ConvAndConvTransposeTakeWeightsAtRunTime) {
   }
 }
 
+// BatchNormalization whose parameters are graph inputs: the same arithmetic as layers, giving
+// what the model with those values as initializers gives.
+TEST(OnnxOps, BatchNormalizationTakesItsParametersAtRunTime) {
+  Rng rng;
+  const std::vector<float> x = rng.values(2 * 3 * 4), scale = rng.values(3), bias = rng.values(3),
+                           mean = rng.values(3), var = rng.values(3, 0.1f, 2.f);
+  auto model = [&](bool runTime) {
+    Model m(13);
+    m.input("x", {2, 3, 4});
+    for (const auto& [name, v] : std::vector<std::pair<std::string, std::vector<float>>>{
+             {"s", scale}, {"b", bias}, {"m", mean}, {"v", var}}) {
+      if (runTime)
+        m.input(name, {3});
+      else
+        m.initFloat(name, {3}, v);
+    }
+    attrFloat(m.node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"}, "bn"), "epsilon",
+              1e-3f);
+    m.output("y");
+    return m;
+  };
+  std::map<std::string, Tensor> got, want;
+  Status s = run(model(true), {{"x", x}, {"s", scale}, {"b", bias}, {"m", mean}, {"v", var}}, got);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  s = run(model(false), {{"x", x}}, want);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  EXPECT_EQ(got["y"].dims, want["y"].dims);
+  expectNear(got["y"].v, want["y"].v, 1e-5f, rng.seed);
+}
+
 // The importer emits Conv, then BatchNormalization as Mul + Add by per-channel constants; the
 // builder's affine folding (src/builder/passes) folds both into the convolution.
 TEST(OnnxOps, ConvBatchNormReluFoldsTheNormalisation) {
