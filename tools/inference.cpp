@@ -1,4 +1,5 @@
 #include "inference.h"
+#include "core/integer_values.h"
 
 #include <cstring>
 #include <random>
@@ -29,19 +30,9 @@ std::map<std::string, std::vector<int64_t>> integerValues(
     const std::map<std::string, HostTensor>& given) {
   std::map<std::string, std::vector<int64_t>> values;
   for (const auto& [name, t] : given) {
-    const size_t size = t.desc.type == DataType::kINT32 ? 4 : 8;
     if (t.desc.type != DataType::kINT32 && t.desc.type != DataType::kINT64) continue;
-    std::vector<int64_t>& v = values[name];
-    v.resize(t.data.size() / size);
-    for (size_t k = 0; k < v.size(); ++k) {
-      if (size == 4) {
-        int32_t x;
-        std::memcpy(&x, t.data.data() + 4 * k, 4);
-        v[k] = x;
-      } else {
-        std::memcpy(&v[k], t.data.data() + 8 * k, 8);
-      }
-    }
+    values[name] =
+        kiln::integerValues(t.data.data(), t.desc.type, t.data.size() / dataTypeSize(t.desc.type));
   }
   return values;
 }
@@ -140,14 +131,8 @@ Status prepareInputs(const IEngine& engine, std::map<std::string, HostTensor> gi
     t.data.resize(byteSize(t.desc));
     if (it == given.end() && engine.isShapeValueInput(name)) {
       const std::vector<int64_t> values = engine.getShapeValues(name);
-      for (size_t k = 0; k < values.size(); ++k) {
-        if (t.desc.type == DataType::kINT32) {
-          const int32_t v = static_cast<int32_t>(values[k]);
-          std::memcpy(t.data.data() + 4 * k, &v, 4);
-        } else {
-          std::memcpy(t.data.data() + 8 * k, &values[k], 8);
-        }
-      }
+      for (size_t k = 0; k < values.size(); ++k)
+        setIntegerAt(t.data.data(), t.desc.type, k, values[k]);
     } else if (it == given.end()) {
       // Floats are random; integer inputs are zeros, because they are usually indices (box or
       // batch indices, gather indices) and 0 is valid for any index range.

@@ -49,12 +49,10 @@ const char* TensorImpl::getDimensionName(int32_t index) const {
 bool TensorImpl::setShapeValues(const int64_t* values, int64_t count) {
   GraphTensor& t = net_.mutableGraph().tensors[index_];
   const DataType type = t.shape.type;
+  // volume() is -1 for dims with a dynamic (-1) dim, which no count matches.
   if (!t.isInput || (type != DataType::kINT32 && type != DataType::kINT64) || count < 0 ||
-      (count > 0 && !values))
+      (count > 0 && !values) || volume(t.declared) != count)
     return false;
-  for (int32_t k = 0; k < t.declared.nbDims; ++k)
-    if (t.declared.d[k] < 0) return false;
-  if (volume(t.declared) != count) return false;
   for (int64_t k = 0; k < count; ++k) {
     if (type == DataType::kINT32 && (values[k] < INT32_MIN || values[k] > INT32_MAX)) return false;
   }

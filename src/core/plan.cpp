@@ -12,4 +12,10 @@ int64_t tensorBytes(const Dims& dims, DataType type) {
   return count * elementSize;
 }
 
+const ShapeValueInput* findShapeValueInput(const Plan& plan, int32_t t) {
+  for (const ShapeValueInput& in : plan.shapeValueInputs)
+    if (in.tensor == t) return &in;
+  return nullptr;
+}
+
 }  // namespace kiln::plan

@@ -118,6 +118,9 @@ struct Plan {
   std::vector<DimEquality> equalities;
 };
 
+// The shape-value input record of tensor `t`, or nullptr when it is none.
+const ShapeValueInput* findShapeValueInput(const Plan& plan, int32_t t);
+
 // Bytes a tensor occupies (all supported formats are dense); -1 if its dims are invalid.
 int64_t tensorBytes(const Dims& dims, DataType type);
 

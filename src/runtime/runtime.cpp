@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 
+#include "core/integer_values.h"
 #include "core/plan.h"
 #include "runtime/engine_device.h"
 #include "runtime/engine_state.h"
@@ -60,7 +60,8 @@ class ExecutionContext final : public IExecutionContext {
     if (!address && plan::tensorBytes(t.dims, t.type) > 0) {
       return invalidArgument(std::string("setTensorAddress: null address for '") + name + "'");
     }
-    if (address && isShapeValue(it->second) && !engine_->backend->isHostReadable(address))
+    if (address && plan::findShapeValueInput(engine_->plan, it->second) &&
+        !engine_->backend->isHostReadable(address))
       return invalidArgument(std::string("setTensorAddress: '") + name +
                              "' is a shape-value input, whose values the engine reads on the "
                              "host: give host memory, not device memory");
@@ -195,12 +196,6 @@ class ExecutionContext final : public IExecutionContext {
     return nullptr;
   }
 
-  bool isShapeValue(int32_t tensor) const {
-    for (const plan::ShapeValueInput& in : engine_->plan.shapeValueInputs)
-      if (in.tensor == tensor) return true;
-    return false;
-  }
-
   // Shape-value inputs hold, in host memory, the values the plan was built for (no layer reads
   // them on the device: the plan took its shapes from them). Read here, before any step runs.
   Status checkShapeValues() const {
@@ -209,14 +204,7 @@ class ExecutionContext final : public IExecutionContext {
       const void* data = bindings_[in.tensor];
       if (!data) continue;  // an empty input; one with elements was refused above
       for (size_t k = 0; k < in.values.size(); ++k) {
-        int64_t v = 0;
-        if (tensor.type == DataType::kINT32) {
-          int32_t v32;
-          std::memcpy(&v32, static_cast<const uint8_t*>(data) + 4 * k, 4);
-          v = v32;
-        } else {
-          std::memcpy(&v, static_cast<const uint8_t*>(data) + 8 * k, 8);
-        }
+        const int64_t v = integerAt(data, tensor.type, k);
         if (v != in.values[k]) {
           std::string built;
           for (size_t j = 0; j < in.values.size(); ++j)
@@ -488,19 +476,10 @@ class Engine final : public IEngine {
     }
     return plan.tensors[it->second].dims;
   }
-  bool isShapeValueInput(const char* name) const override {
-    auto it = name ? state_->ioTensors.find(name) : state_->ioTensors.end();
-    if (it == state_->ioTensors.end()) return false;
-    for (const plan::ShapeValueInput& in : state_->plan.shapeValueInputs)
-      if (in.tensor == it->second) return true;
-    return false;
-  }
+  bool isShapeValueInput(const char* name) const override { return shapeValueInput(name); }
   std::vector<int64_t> getShapeValues(const char* name) const override {
-    auto it = name ? state_->ioTensors.find(name) : state_->ioTensors.end();
-    if (it != state_->ioTensors.end())
-      for (const plan::ShapeValueInput& in : state_->plan.shapeValueInputs)
-        if (in.tensor == it->second) return in.values;
-    return {};
+    const plan::ShapeValueInput* in = shapeValueInput(name);
+    return in ? in->values : std::vector<int64_t>();
   }
   const char* getTarget() const override { return state_->plan.target.c_str(); }
   const IDevice& getDevice() const override { return device_; }
@@ -522,6 +501,11 @@ class Engine final : public IEngine {
   std::string inspect() const override { return inspectPlan(state_->plan); }
 
  private:
+  const plan::ShapeValueInput* shapeValueInput(const char* name) const {
+    auto it = name ? state_->ioTensors.find(name) : state_->ioTensors.end();
+    return it == state_->ioTensors.end() ? nullptr
+                                         : plan::findShapeValueInput(state_->plan, it->second);
+  }
   int32_t ioIndex(int32_t index) const {
     const auto& p = state_->plan;
     if (index < 0) return -1;

@@ -1,12 +1,12 @@
 #include "conformance/test_case.h"
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
 
+#include "core/integer_values.h"
 #include "kiln/builder.h"
 #include "kiln/network.h"
 #include "kiln/onnx_parser.h"
@@ -175,16 +175,7 @@ Status integerValues(const OnnxTensor& t, std::vector<int64_t>& values) {
   if (n < 0 || (t.type != DataType::kINT32 && t.type != DataType::kINT64) ||
       t.data.size() != static_cast<size_t>(n) * size)
     return invalidArgument("'" + t.name + "' is no INT32/INT64 tensor of its shape");
-  values.resize(static_cast<size_t>(n));
-  for (int64_t k = 0; k < n; ++k) {
-    if (t.type == DataType::kINT32) {
-      int32_t v;
-      std::memcpy(&v, t.data.data() + 4 * k, 4);
-      values[k] = v;
-    } else {
-      std::memcpy(&values[k], t.data.data() + 8 * k, 8);
-    }
-  }
+  values = kiln::integerValues(t.data.data(), t.type, static_cast<size_t>(n));
   return Status::ok();
 }
 
