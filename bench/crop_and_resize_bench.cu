@@ -30,6 +30,7 @@
 
 #include "kiln/float16.h"
 #include "kiln/plugin.h"
+#include "kiln/plugin_utils.h"
 #include "kiln/plugins.h"
 
 namespace {
@@ -423,15 +424,18 @@ std::vector<Row> runCase(const Case& c, int runs, cudaStream_t stream) {
       die(std::string("createPlugin: ") +
           (creator->getLastError() ? creator->getLastError() : "?"));
     plugin->setPluginNamespace("");
-    if (plugin->configurePlugin(in.data(), c.nbInputs, &out, 1) != kiln::kPLUGIN_SUCCESS)
+    if (plugin->configurePlugin(kiln::staticPluginTensorDescs(in.data(), c.nbInputs).data(),
+                                c.nbInputs, kiln::staticPluginTensorDescs(&out, 1).data(),
+                                1) != kiln::kPLUGIN_SUCCESS)
       die(std::string("configurePlugin: ") +
           (plugin->getLastError() ? plugin->getLastError() : "?"));
     std::vector<Copy>& set = isCl ? cl : linear;
     // The workspace the plugin asks for (a channels-last copy of a linear feature map), as an
     // engine would allocate it; its pass counts in kiln's time.
     size_t workspaceBytes = 0;
-    if (plugin->getWorkspaceSize(in.data(), c.nbInputs, &out, 1, &workspaceBytes) !=
-        kiln::kPLUGIN_SUCCESS)
+    if (plugin->getWorkspaceSize(kiln::staticPluginTensorDescs(in.data(), c.nbInputs).data(),
+                                 c.nbInputs, kiln::staticPluginTensorDescs(&out, 1).data(), 1,
+                                 &workspaceBytes) != kiln::kPLUGIN_SUCCESS)
       die("getWorkspaceSize failed");
     void* workspace = nullptr;
     if (workspaceBytes > 0) CHECK_CUDA(cudaMalloc(&workspace, workspaceBytes));

@@ -108,13 +108,14 @@ bool ScaleBiasPlugin::supportsFormatCombination(int32_t pos, const PluginTensorD
   return d.type == inOut[0].type && d.device == inOut[0].device;
 }
 
-int32_t ScaleBiasPlugin::configurePlugin(const PluginTensorDesc* inputs, int32_t nbInputs,
-                                         const PluginTensorDesc* outputs,
+int32_t ScaleBiasPlugin::configurePlugin(const kiln::DynamicPluginTensorDesc* inputs,
+                                         int32_t nbInputs,
+                                         const kiln::DynamicPluginTensorDesc* outputs,
                                          int32_t nbOutputs) noexcept {
   if (!inputs || !outputs || nbInputs != 1 || nbOutputs != 1)
     return fail(kiln::kPLUGIN_INVALID_ARGUMENT, "configurePlugin expects one input and one output");
-  const PluginTensorDesc& in = inputs[0];
-  const PluginTensorDesc& out = outputs[0];
+  const PluginTensorDesc& in = inputs[0].desc;
+  const PluginTensorDesc& out = outputs[0].desc;
   if (!supportedType(in.type) || out.type != in.type)
     return fail(kiln::kPLUGIN_UNSUPPORTED, "input and output must both be fp32 or both be fp16");
   if (in.format != TensorFormat::kLINEAR || out.format != TensorFormat::kLINEAR)
@@ -125,10 +126,21 @@ int32_t ScaleBiasPlugin::configurePlugin(const PluginTensorDesc* inputs, int32_t
   return kiln::kPLUGIN_SUCCESS;
 }
 
-int32_t ScaleBiasPlugin::getWorkspaceSize(const PluginTensorDesc*, int32_t, const PluginTensorDesc*,
-                                          int32_t, size_t* bytes) const noexcept {
+int32_t ScaleBiasPlugin::getWorkspaceSize(const kiln::DynamicPluginTensorDesc*, int32_t,
+                                          const kiln::DynamicPluginTensorDesc*, int32_t,
+                                          size_t* bytes) const noexcept {
   if (!bytes) return fail(kiln::kPLUGIN_INVALID_ARGUMENT, "getWorkspaceSize got a null pointer");
   *bytes = 0;
+  return kiln::kPLUGIN_SUCCESS;
+}
+
+int32_t ScaleBiasPlugin::onShapeChange(const PluginTensorDesc* inputs, int32_t nbInputs,
+                                       const PluginTensorDesc* outputs,
+                                       int32_t nbOutputs) noexcept {
+  if (!inputs || !outputs || nbInputs != 1 || nbOutputs != 1)
+    return fail(kiln::kPLUGIN_INVALID_ARGUMENT, "onShapeChange expects one input and one output");
+  if (inputs[0].dims != outputs[0].dims)
+    return fail(kiln::kPLUGIN_INVALID_ARGUMENT, "input and output dims differ");
   return kiln::kPLUGIN_SUCCESS;
 }
 

@@ -34,12 +34,16 @@ class ScaleBiasPlugin final : public kiln::IPlugin {
                               kiln::DimsExprs* output) noexcept override;
   bool supportsFormatCombination(int32_t pos, const kiln::PluginTensorDesc* inOut, int32_t nbInputs,
                                  int32_t nbOutputs) noexcept override;
-  int32_t configurePlugin(const kiln::PluginTensorDesc* inputs, int32_t nbInputs,
-                          const kiln::PluginTensorDesc* outputs,
+  // Elementwise, so every shape works: dims may be -1 (a dynamic axis of a profile).
+  int32_t configurePlugin(const kiln::DynamicPluginTensorDesc* inputs, int32_t nbInputs,
+                          const kiln::DynamicPluginTensorDesc* outputs,
                           int32_t nbOutputs) noexcept override;
-  int32_t getWorkspaceSize(const kiln::PluginTensorDesc* inputs, int32_t nbInputs,
-                           const kiln::PluginTensorDesc* outputs, int32_t nbOutputs,
+  int32_t getWorkspaceSize(const kiln::DynamicPluginTensorDesc* inputs, int32_t nbInputs,
+                           const kiln::DynamicPluginTensorDesc* outputs, int32_t nbOutputs,
                            size_t* bytes) const noexcept override;
+  // Checks that input and output agree; nothing depends on the shape.
+  int32_t onShapeChange(const kiln::PluginTensorDesc* inputs, int32_t nbInputs,
+                        const kiln::PluginTensorDesc* outputs, int32_t nbOutputs) noexcept override;
 
   // ScaleBias holds no per-engine or per-context resources, so these only check their inputs.
   int32_t initialize() noexcept override { return kiln::kPLUGIN_SUCCESS; }

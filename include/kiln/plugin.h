@@ -10,10 +10,16 @@
 //   definition D  = createPlugin(fields)           owned by the network
 //   build object  = D.clone(), configured and timed by the builder, then destroyed
 //   engine object = deserializePlugin(bytes), initialize() once, terminate() + destroy() at
-//   teardown context obj.  = E.clone(), attachToContext(), enqueue()..., detachFromContext(),
-//   destroy()
+//                   teardown
+//   context obj.  = E.clone(), attachToContext(), onShapeChange(), enqueue()...,
+//                   detachFromContext(), destroy()
 // Context objects are never initialized; deserialized objects and their clones are never
 // configured, so whatever configurePlugin() decides must be written by serialize().
+//
+// Dynamic shapes (DESIGN.md §7, ABI version 2): configurePlugin() and getWorkspaceSize() see each
+// tensor with -1 where its dims vary inside an optimization profile, plus the profile's min, opt
+// and max dims; a context object hears the concrete shapes through onShapeChange() before its
+// first enqueue() and before the first enqueue() after they change (guarantee 9).
 #pragma once
 
 #include <cstddef>
@@ -23,8 +29,10 @@
 
 namespace kiln {
 
-// Bumped whenever a virtual interface or struct in this header changes layout.
-constexpr int32_t kPluginAbiVersion = 1;
+// Bumped whenever a virtual interface or struct in this header changes layout. Version 2 added
+// DynamicPluginTensorDesc (configurePlugin, getWorkspaceSize) and onShapeChange(); a library
+// built for version 1 is refused when it is loaded.
+constexpr int32_t kPluginAbiVersion = 2;
 
 // Status codes returned by plugin and creator methods.
 constexpr int32_t kPLUGIN_SUCCESS = 0;
@@ -62,8 +70,10 @@ struct PluginFieldCollection {
 
 // ---- shapes as expressions ---------------------------------------------------------------------
 
-// Output dimensions are expressions of input dimensions, so that a plugin's shape function works
-// unchanged when dims become dynamic. Today every expression kiln hands out is constant.
+// Output dimensions are expressions of input dimensions. kiln calls getOutputDimensions() at
+// concrete shapes only (each corner of each profile at build, the shapes set at run time), so
+// every expression it hands out is constant; a plugin written against the interface, as for
+// TensorRT, works unchanged.
 enum class DimensionOperation : int32_t {
   kSUM = 0,
   kPROD = 1,
@@ -101,6 +111,16 @@ class IExprBuilder {
 struct DimsExprs {
   int32_t nbDims = 0;
   const IDimensionExpr* d[Dims::kMaxDims] = {};
+};
+
+// A tensor as the builder sees it for an optimization profile: `desc.dims` has -1 on every axis
+// that varies inside the profile, and min, opt and max are the profile's corners (all equal to
+// desc.dims for a tensor, or a build, without dynamic axes). Types and formats are fixed.
+struct DynamicPluginTensorDesc {
+  PluginTensorDesc desc;
+  Dims min;
+  Dims opt;
+  Dims max;
 };
 
 // ---- per-context resources ---------------------------------------------------------------------
@@ -147,12 +167,17 @@ class IPlugin {
   virtual bool supportsFormatCombination(int32_t pos, const PluginTensorDesc* inOut,
                                          int32_t nbInputs, int32_t nbOutputs) noexcept = 0;
 
-  // Build objects only: called once the builder has fixed types and formats.
-  virtual int32_t configurePlugin(const PluginTensorDesc* inputs, int32_t nbInputs,
-                                  const PluginTensorDesc* outputs, int32_t nbOutputs) noexcept = 0;
-  // Scratch bytes enqueue() needs for these tensors. No default: a plugin must say.
-  virtual int32_t getWorkspaceSize(const PluginTensorDesc* inputs, int32_t nbInputs,
-                                   const PluginTensorDesc* outputs, int32_t nbOutputs,
+  // Build objects only: called once the builder has fixed types and formats, once per
+  // optimization profile in profile order (a static build has one). What serialize() writes
+  // after the last call must serve every profile.
+  virtual int32_t configurePlugin(const DynamicPluginTensorDesc* inputs, int32_t nbInputs,
+                                  const DynamicPluginTensorDesc* outputs,
+                                  int32_t nbOutputs) noexcept = 0;
+  // Scratch bytes enqueue() needs for every shape between min and max of these tensors. No
+  // default: a plugin must say. Called on build objects after configurePlugin() and on engine
+  // objects, once per profile.
+  virtual int32_t getWorkspaceSize(const DynamicPluginTensorDesc* inputs, int32_t nbInputs,
+                                   const DynamicPluginTensorDesc* outputs, int32_t nbOutputs,
                                    size_t* bytes) const noexcept = 0;
 
   // Per-engine immutable resources. At most once per object; never on context objects.
@@ -163,6 +188,13 @@ class IPlugin {
   // Context objects only, between attachToContext() and detachFromContext().
   virtual int32_t attachToContext(IPluginContextResources* resources) noexcept = 0;
   virtual int32_t detachFromContext() noexcept = 0;
+
+  // Context objects only: the concrete shapes of the next enqueue(), before the first one and
+  // before the first one after any of this plugin's tensor shapes change (never twice for the
+  // same shapes in a row). The place to check shapes and prepare per-shape state, outside the
+  // hot path; a failure fails that enqueue, and the next one calls it again.
+  virtual int32_t onShapeChange(const PluginTensorDesc* inputs, int32_t nbInputs,
+                                const PluginTensorDesc* outputs, int32_t nbOutputs) noexcept = 0;
 
   // Runs the op. `stream` is nullptr on the CPU and a cudaStream_t on CUDA; pointers are in the
   // memory named by each desc's `device`.

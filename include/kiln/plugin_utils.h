@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "kiln/plugin.h"
 
@@ -98,6 +99,20 @@ inline std::string pluginFieldString(const PluginField& f) {
   size_t n = 0;
   while (n < static_cast<size_t>(f.length) && s[n] != '\0') ++n;  // tolerate a trailing NUL
   return std::string(s, n);
+}
+
+// A description for one fixed shape: min, opt and max all equal to desc.dims (tests, harnesses,
+// and a plugin that hands its configure logic a static shape).
+inline DynamicPluginTensorDesc staticPluginTensorDesc(const PluginTensorDesc& desc) {
+  return DynamicPluginTensorDesc{desc, desc.dims, desc.dims, desc.dims};
+}
+
+// The same for `count` descriptions (nullptr stays a null array).
+inline std::vector<DynamicPluginTensorDesc> staticPluginTensorDescs(const PluginTensorDesc* descs,
+                                                                    int32_t count) {
+  std::vector<DynamicPluginTensorDesc> out;
+  for (int32_t i = 0; descs && i < count; ++i) out.push_back(staticPluginTensorDesc(descs[i]));
+  return out;
 }
 
 }  // namespace kiln

@@ -147,8 +147,9 @@ bool CropAndResizePlugin::supportsFormatCombination(int32_t pos, const PluginTen
   }
 }
 
-int32_t CropAndResizePlugin::configurePlugin(const PluginTensorDesc* inputs, int32_t nbInputs,
-                                             const PluginTensorDesc* outputs,
+int32_t CropAndResizePlugin::configurePlugin(const DynamicPluginTensorDesc* inputs,
+                                             int32_t nbInputs,
+                                             const DynamicPluginTensorDesc* outputs,
                                              int32_t nbOutputs) noexcept {
   const char* kMethod = "configurePlugin";
   try {
@@ -158,36 +159,45 @@ int32_t CropAndResizePlugin::configurePlugin(const PluginTensorDesc* inputs, int
                       std::to_string(nbOutputs));
     if (!inputs || !outputs) return fail(kPLUGIN_INVALID_ARGUMENT, kMethod, "null descriptions");
     PluginTensorDesc all[4];
-    for (int32_t i = 0; i < nbInputs; ++i) all[i] = inputs[i];
-    all[nbInputs] = outputs[0];
+    for (int32_t i = 0; i < nbInputs; ++i) all[i] = inputs[i].desc;
+    all[nbInputs] = outputs[0].desc;
     std::string error = checkCropAndResizeConfig(all, nbInputs, nbOutputs);
     if (!error.empty()) return fail(kPLUGIN_UNSUPPORTED, kMethod, error);
-    ShapeView views[3];
-    for (int32_t i = 0; i < nbInputs; ++i) views[i] = shapeOf(inputs[i].dims);
-    error = checkCropAndResizeShapes(views, nbInputs);
-    if (!error.empty()) return fail(kPLUGIN_INVALID_ARGUMENT, kMethod, error);
-    // Dims may still be unknown (-1) while building for a range of shapes; compare when known.
-    bool allKnown = knownDims(outputs[0].dims);
-    Dims in[3];
-    for (int32_t i = 0; i < nbInputs; ++i) {
-      in[i] = inputs[i].dims;
-      allKnown = allKnown && knownDims(in[i]);
-    }
-    if (allKnown) {
-      const Dims expected =
-          cropAndResizeOutputDims(in, nbInputs, fields_.cropHeight, fields_.cropWidth);
-      if (expected != outputs[0].dims)
+    // The shape rules must hold at both corners of the box (and with -1 where dims vary).
+    for (int32_t corner = 0; corner < 3; ++corner) {
+      ShapeView views[3];
+      Dims in[3];
+      bool allKnown = true;
+      for (int32_t i = 0; i < nbInputs; ++i) {
+        in[i] = corner == 0 ? inputs[i].desc.dims : corner == 1 ? inputs[i].min : inputs[i].max;
+        views[i] = shapeOf(in[i]);
+        allKnown = allKnown && knownDims(in[i]);
+      }
+      const Dims& out = corner == 0   ? outputs[0].desc.dims
+                        : corner == 1 ? outputs[0].min
+                                      : outputs[0].max;
+      error = checkCropAndResizeShapes(views, nbInputs);
+      if (error.empty() && allKnown && knownDims(out)) {
+        const Dims expected =
+            cropAndResizeOutputDims(in, nbInputs, fields_.cropHeight, fields_.cropWidth);
+        if (expected != out)
+          error = "output is " + shapeString(shapeOf(out)) + " but should be " +
+                  shapeString(shapeOf(expected));
+      }
+      if (!error.empty())
         return fail(kPLUGIN_INVALID_ARGUMENT, kMethod,
-                    "output is " + shapeString(shapeOf(outputs[0].dims)) + " but should be " +
-                        shapeString(shapeOf(expected)));
+                    std::string(corner == 0   ? ""
+                                : corner == 1 ? "at the profile's min: "
+                                              : "at the profile's max: ") +
+                        error);
     }
     CropAndResizeConfig c;
     c.nbInputs = nbInputs;
-    c.featureType = inputs[0].type;
-    c.featureFormat = inputs[0].format;
-    c.boxesType = inputs[1].type;
-    c.outputFormat = outputs[0].format;
-    c.device = inputs[0].device;
+    c.featureType = inputs[0].desc.type;
+    c.featureFormat = inputs[0].desc.format;
+    c.boxesType = inputs[1].desc.type;
+    c.outputFormat = outputs[0].desc.format;
+    c.device = inputs[0].desc.device;
     config_ = c;
     return kPLUGIN_SUCCESS;
   } catch (...) {
@@ -195,17 +205,33 @@ int32_t CropAndResizePlugin::configurePlugin(const PluginTensorDesc* inputs, int
   }
 }
 
-int32_t CropAndResizePlugin::getWorkspaceSize(const PluginTensorDesc* inputs, int32_t nbInputs,
-                                              const PluginTensorDesc* outputs, int32_t nbOutputs,
-                                              size_t* bytes) const noexcept {
+int32_t CropAndResizePlugin::getWorkspaceSize(const DynamicPluginTensorDesc* inputs,
+                                              int32_t nbInputs,
+                                              const DynamicPluginTensorDesc* outputs,
+                                              int32_t nbOutputs, size_t* bytes) const noexcept {
   if (!bytes) return fail(kPLUGIN_INVALID_ARGUMENT, "getWorkspaceSize", "null result pointer");
   // The CPU kernel keeps its two small per-box tables on the heap. The CUDA kernel can use a
-  // channels-last copy of a linear feature map (unknown dims: none, it then runs without).
+  // channels-last copy of a linear feature map. For one shape that is the enqueue's own rule; over
+  // a box the copy's size at the largest feature map, whatever the output (the rule skips the copy
+  // for some outputs, and enqueue() may take it at any shape inside the box).
   *bytes = 0;
 #if defined(KILN_PLUGINS_CUDA) && KILN_PLUGINS_CUDA
-  if (inputs && nbInputs >= 1 && inputs[0].device == DeviceKind::kCUDA &&
-      inputs[0].dims.nbDims == 4 && knownDims(inputs[0].dims) && outputs && nbOutputs >= 1)
-    *bytes = cropAndResizeCudaWorkspaceSize(inputs[0], outputs[0]);
+  if (inputs && nbInputs >= 1 && inputs[0].desc.device == DeviceKind::kCUDA &&
+      inputs[0].max.nbDims == 4 && knownDims(inputs[0].max) && outputs && nbOutputs >= 1 &&
+      knownDims(outputs[0].max)) {
+    bool oneShape = outputs[0].min == outputs[0].max;
+    for (int32_t i = 0; i < nbInputs; ++i) oneShape = oneShape && inputs[i].min == inputs[i].max;
+    const Dims& d = inputs[0].max;
+    if (oneShape) {
+      PluginTensorDesc image = inputs[0].desc, output = outputs[0].desc;
+      image.dims = d;
+      output.dims = outputs[0].max;
+      *bytes = cropAndResizeCudaWorkspaceSize(image, output);
+    } else {
+      *bytes = cropAndResizeCudaWorkspaceSize(inputs[0].desc.type, inputs[0].desc.format, d.d[0],
+                                              d.d[1], d.d[2], d.d[3], INT64_MAX);
+    }
+  }
 #else
   (void)inputs;
   (void)nbInputs;
@@ -213,6 +239,39 @@ int32_t CropAndResizePlugin::getWorkspaceSize(const PluginTensorDesc* inputs, in
   (void)nbOutputs;
 #endif
   return kPLUGIN_SUCCESS;
+}
+
+int32_t CropAndResizePlugin::onShapeChange(const PluginTensorDesc* inputs, int32_t nbInputs,
+                                           const PluginTensorDesc* outputs,
+                                           int32_t nbOutputs) noexcept {
+  const char* kMethod = "onShapeChange";
+  try {
+    if (nbInputs != config_.nbInputs || nbOutputs != 1 || !inputs || !outputs)
+      return fail(kPLUGIN_INVALID_ARGUMENT, kMethod,
+                  "takes the " + std::to_string(config_.nbInputs) +
+                      " inputs and 1 output it was configured with");
+    ShapeView views[3];
+    Dims in[3];
+    for (int32_t i = 0; i < nbInputs; ++i) {
+      in[i] = inputs[i].dims;
+      views[i] = shapeOf(in[i]);
+      if (!knownDims(in[i]))
+        return fail(
+            kPLUGIN_INVALID_ARGUMENT, kMethod,
+            std::string(tensorName(i, nbInputs)) + " has unknown dims " + shapeString(views[i]));
+    }
+    std::string error = checkCropAndResizeShapes(views, nbInputs);
+    if (!error.empty()) return fail(kPLUGIN_INVALID_ARGUMENT, kMethod, error);
+    const Dims expected =
+        cropAndResizeOutputDims(in, nbInputs, fields_.cropHeight, fields_.cropWidth);
+    if (expected != outputs[0].dims)
+      return fail(kPLUGIN_INVALID_ARGUMENT, kMethod,
+                  "output is " + shapeString(shapeOf(outputs[0].dims)) + " but should be " +
+                      shapeString(shapeOf(expected)));
+    return kPLUGIN_SUCCESS;
+  } catch (...) {
+    return fail(kPLUGIN_FAILURE, kMethod, "out of memory");
+  }
 }
 
 int32_t CropAndResizePlugin::attachToContext(IPluginContextResources* resources) noexcept {

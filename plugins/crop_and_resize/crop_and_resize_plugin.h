@@ -28,11 +28,18 @@ class CropAndResizePlugin final : public IPlugin {
                               IExprBuilder& exprBuilder, DimsExprs* output) noexcept override;
   bool supportsFormatCombination(int32_t pos, const PluginTensorDesc* inOut, int32_t nbInputs,
                                  int32_t nbOutputs) noexcept override;
-  int32_t configurePlugin(const PluginTensorDesc* inputs, int32_t nbInputs,
-                          const PluginTensorDesc* outputs, int32_t nbOutputs) noexcept override;
-  int32_t getWorkspaceSize(const PluginTensorDesc* inputs, int32_t nbInputs,
-                           const PluginTensorDesc* outputs, int32_t nbOutputs,
+  // Any axis may vary inside a profile (a dynamic batch, a dynamic number of boxes): the
+  // configuration keeps types, formats and the device only, and the shapes are checked again at
+  // each onShapeChange() and enqueue().
+  int32_t configurePlugin(const DynamicPluginTensorDesc* inputs, int32_t nbInputs,
+                          const DynamicPluginTensorDesc* outputs,
+                          int32_t nbOutputs) noexcept override;
+  // Sized at the profile's max, which covers every shape below it.
+  int32_t getWorkspaceSize(const DynamicPluginTensorDesc* inputs, int32_t nbInputs,
+                           const DynamicPluginTensorDesc* outputs, int32_t nbOutputs,
                            size_t* bytes) const noexcept override;
+  int32_t onShapeChange(const PluginTensorDesc* inputs, int32_t nbInputs,
+                        const PluginTensorDesc* outputs, int32_t nbOutputs) noexcept override;
 
   // Neither kernel needs per-engine resources.
   int32_t initialize() noexcept override { return kPLUGIN_SUCCESS; }

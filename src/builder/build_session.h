@@ -8,6 +8,7 @@
 //   (builder.cpp)
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -47,8 +48,15 @@ struct BuildStep {
   std::string tactic;
   double medianMs = 0;
   uint64_t workspaceBytes = 0;
+  // Plugin steps: what getWorkspaceSize() asked for with each profile's box (one entry for a
+  // static build); workspaceBytes is this session's profile's.
+  std::vector<uint64_t> profileWorkspaceBytes;
   std::vector<plan::Candidate> candidates;
 };
+
+// Dynamic shapes: per plugin layer, per profile, per tensor (inputs then outputs), its dims at the
+// profile's min, opt and max.
+using PluginBoxes = std::map<std::string, std::vector<std::vector<std::array<Dims, 3>>>>;
 
 // Where the plan will run, resolved from BuilderConfig::target.
 struct BuildTarget {
@@ -79,6 +87,15 @@ class BuildSession {
   // corners ("min", "max"), step for step the same; every tactic chosen must accept them too.
   void setCorners(std::vector<std::pair<std::string, const BuildSession*>> corners) {
     corners_ = std::move(corners);
+  }
+  // Every build object of a plugin layer in `boxes` is configured once per profile with its box
+  // (DESIGN.md §7); without an entry (a static build) its one box is this session's shapes.
+  void setPluginBoxes(PluginBoxes boxes) { pluginBoxes_ = std::move(boxes); }
+  // The other lowerings of a profile build take the plugin choices of `from` (profile 0's opt)
+  // untimed, with profile `profile`'s workspace: one plan has one configured object per layer.
+  void setPluginChoices(const BuildSession* from, size_t profile) {
+    pluginChoices_ = from;
+    pluginProfile_ = profile;
   }
   const std::vector<BuildTensor>& buildTensors() const { return tensors_; }
   const std::vector<BuildStep>& buildSteps() const { return steps_; }
@@ -112,9 +129,16 @@ class BuildSession {
   };
   Status enumerateCombinations(const GraphNode& node, const std::vector<TensorShape>& outputs,
                                std::vector<Combination>& combinations);
+  // The descriptions a build object of `node` is configured with, per profile (inputs then
+  // outputs): `combination`'s types and formats, -1 on the axes a profile lets vary.
+  std::vector<std::vector<DynamicPluginTensorDesc>> pluginProfileDescs(
+      const GraphNode& node, const Combination& combination) const;
+  // Configures a fresh build object with every profile's box, then times it at these shapes.
   Status timePluginCandidate(const GraphNode& node, const Combination& combination,
                              std::shared_ptr<PluginObject>& object, double& ms,
-                             uint64_t& workspace);
+                             std::vector<uint64_t>& workspace);
+  // lowerPlugin() where setPluginChoices() named the session that chose.
+  Status lowerChosenPlugin(const GraphNode& node);
   // Times enqueue() of an initialized build object on buffers of the target.
   Status timePluginEnqueue(const GraphNode& node, PluginObject& object,
                            const std::vector<PluginTensorDesc>& inputs,
@@ -159,6 +183,9 @@ class BuildSession {
   TimingCache timingCache_;
   int32_t candidatesTimed_ = 0;  // for BuildProgress
   std::vector<std::pair<std::string, const BuildSession*>> corners_;
+  PluginBoxes pluginBoxes_;
+  const BuildSession* pluginChoices_ = nullptr;
+  size_t pluginProfile_ = 0;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 

@@ -1,10 +1,12 @@
 // Plugins in the builder: ask supportsFormatCombination() position by position (as TensorRT
 // does) for every type/format combination, time each accepted one on a fresh build object
-// (clone, configurePlugin, getWorkspaceSize, initialize, enqueue, terminate), count the reformats
-// it would need around it, and keep the fastest.
+// (clone, configurePlugin and getWorkspaceSize once per profile, initialize, enqueue, terminate),
+// count the reformats it would need around it, and keep the fastest. In a profile build only
+// profile 0's opt lowering chooses; the other lowerings reuse its choice (lowerChosenPlugin).
 #include <limits>
 
 #include "builder/build_session.h"
+#include "kiln/plugin_utils.h"
 #include "plugin/format_search.h"
 
 namespace kiln {
@@ -133,27 +135,61 @@ Status BuildSession::reformatCost(const Dims& dims, DataType fromType, TensorFor
   return Status::ok();
 }
 
+std::vector<std::vector<DynamicPluginTensorDesc>> BuildSession::pluginProfileDescs(
+    const GraphNode& node, const Combination& combination) const {
+  std::vector<std::vector<DynamicPluginTensorDesc>> out;
+  auto box = pluginBoxes_.find(node.name);
+  if (box == pluginBoxes_.end()) {
+    std::vector<DynamicPluginTensorDesc> one;
+    for (const PluginTensorDesc& d : combination.descs) one.push_back(staticPluginTensorDesc(d));
+    out.push_back(std::move(one));
+    return out;
+  }
+  for (const auto& profile : box->second) {
+    std::vector<DynamicPluginTensorDesc> descs;
+    for (size_t i = 0; i < combination.descs.size() && i < profile.size(); ++i) {
+      const auto& [min, opt, max] = profile[i];
+      DynamicPluginTensorDesc d{combination.descs[i], min, opt, max};
+      for (int32_t k = 0; k < d.desc.dims.nbDims; ++k)
+        d.desc.dims.d[k] = min.d[k] == max.d[k] ? min.d[k] : -1;
+      descs.push_back(d);
+    }
+    out.push_back(std::move(descs));
+  }
+  return out;
+}
+
 Status BuildSession::timePluginCandidate(const GraphNode& node, const Combination& combination,
                                          std::shared_ptr<PluginObject>& object, double& ms,
-                                         uint64_t& workspace) {
+                                         std::vector<uint64_t>& workspace) {
   const size_t nbIn = node.inputs.size();
   const std::vector<PluginTensorDesc> inputs(combination.descs.begin(),
                                              combination.descs.begin() + nbIn);
   const std::vector<PluginTensorDesc> outputs(combination.descs.begin() + nbIn,
                                               combination.descs.end());
   KILN_RETURN_IF_ERROR(node.plugin->clone(object));
-  KILN_RETURN_IF_ERROR(object->configure(inputs, outputs));
-  size_t bytes = 0;
-  KILN_RETURN_IF_ERROR(object->getWorkspaceSize(inputs, outputs, bytes));
-  if (bytes > config_.maxWorkspaceBytes) {
-    return unsupported(object->describe() + " asks for " + std::to_string(bytes) +
-                       " workspace bytes, more than the builder's limit of " +
-                       std::to_string(config_.maxWorkspaceBytes));
+  // Once per profile, in profile order (DESIGN.md §7): the object serialized at the end must
+  // serve every profile's box.
+  workspace.clear();
+  const auto profiles = pluginProfileDescs(node, combination);
+  for (size_t p = 0; p < profiles.size(); ++p) {
+    const std::vector<DynamicPluginTensorDesc> in(profiles[p].begin(), profiles[p].begin() + nbIn);
+    const std::vector<DynamicPluginTensorDesc> out(profiles[p].begin() + nbIn, profiles[p].end());
+    KILN_RETURN_IF_ERROR(object->configure(in, out));
+    size_t bytes = 0;
+    KILN_RETURN_IF_ERROR(object->getWorkspaceSize(in, out, bytes));
+    if (bytes > config_.maxWorkspaceBytes) {
+      return unsupported(
+          object->describe() + " asks for " + std::to_string(bytes) + " workspace bytes" +
+          (profiles.size() > 1 ? " for profile " + std::to_string(p) : "") +
+          ", more than the builder's limit of " + std::to_string(config_.maxWorkspaceBytes));
+    }
+    workspace.push_back(bytes);
   }
-  workspace = bytes;
   KILN_RETURN_IF_ERROR(object->initialize());
   // From here the object is initialized: terminate() it whatever the timing gives (guarantee 2).
-  Status s = timePluginEnqueue(node, *object, inputs, outputs, bytes, ms);
+  // It is timed at this session's shapes, profile 0's opt: its first box holds them.
+  Status s = timePluginEnqueue(node, *object, inputs, outputs, workspace[0], ms);
   Status t = object->terminate();
   KILN_RETURN_IF_ERROR(s);
   return t;
@@ -191,14 +227,52 @@ Status BuildSession::timePluginEnqueue(const GraphNode& node, PluginObject& obje
   return clock->median(
       config_.warmupRuns, config_.timingRuns,
       [&] {
-        return object.enqueue(inputs.data(), outputs.data(), inPtrs.data(), outPtrs.data(),
+        return object.enqueue(inputs.data(), static_cast<int32_t>(inputs.size()), outputs.data(),
+                              static_cast<int32_t>(outputs.size()), inPtrs.data(), outPtrs.data(),
                               scratch->data(), stream);
       },
       ms);
 }
 
+Status BuildSession::lowerChosenPlugin(const GraphNode& node) {
+  const BuildStep* from = nullptr;
+  for (const BuildStep& s : pluginChoices_->steps_)
+    if (s.type == LayerType::kPLUGIN && s.name == node.name) from = &s;
+  if (!from || from->inputs.size() != node.inputs.size() ||
+      from->outputs.size() != node.outputs.size() ||
+      pluginProfile_ >= from->profileWorkspaceBytes.size())
+    return internalError("layer '" + node.name +
+                         "': the plugin layer is not the same in every lowering of the profiles");
+  BuildStep step;
+  step.type = LayerType::kPLUGIN;
+  step.name = node.name;
+  step.definition = node.plugin;
+  step.tactic = "plugin";
+  step.chosen = from->chosen;
+  step.medianMs = from->medianMs;
+  step.profileWorkspaceBytes = from->profileWorkspaceBytes;
+  step.workspaceBytes = from->profileWorkspaceBytes[pluginProfile_];
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const BuildTensor& chosen = pluginChoices_->tensors_[from->inputs[i]];
+    int32_t b = -1;
+    KILN_RETURN_IF_ERROR(want(node.inputs[i], chosen.type, chosen.format, b));
+    step.inputs.push_back(b);
+  }
+  for (size_t o = 0; o < node.outputs.size(); ++o) {
+    const BuildTensor& chosen = pluginChoices_->tensors_[from->outputs[o]];
+    BuildTensor t;
+    t.dims = graph_.tensors[node.outputs[o]].shape.dims;
+    t.type = chosen.type;
+    t.format = chosen.format;
+    step.outputs.push_back(addNodeOutput(node.outputs[o], std::move(t)));
+  }
+  steps_.push_back(std::move(step));
+  return Status::ok();
+}
+
 Status BuildSession::lowerPlugin(const GraphNode& node) {
   PhaseScope phase(TracePhase::kBuild);
+  if (pluginChoices_) return lowerChosenPlugin(node);
   const size_t nbIn = node.inputs.size();
   std::vector<TensorShape> outputs;
   for (int32_t g : node.outputs) outputs.push_back(graph_.tensors[g].shape);
@@ -244,7 +318,7 @@ Status BuildSession::lowerPlugin(const GraphNode& node) {
     }
     std::shared_ptr<PluginObject> object;
     double ms = 0;
-    uint64_t workspace = 0;
+    std::vector<uint64_t> workspace;
     Status s = timePluginCandidate(node, combinations[c], object, ms, workspace);
     if (!s) {
       // Guarantee 8: a failing plugin call fails the build. Build objects made so far are
@@ -259,7 +333,8 @@ Status BuildSession::lowerPlugin(const GraphNode& node) {
       best = c;
       step.chosen = std::move(object);  // the previous best is destroyed here
       step.medianMs = ms;
-      step.workspaceBytes = workspace;
+      step.workspaceBytes = workspace[0];
+      step.profileWorkspaceBytes = workspace;
     }
     step.candidates.push_back(std::move(candidate));
   }

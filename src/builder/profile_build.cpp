@@ -149,10 +149,11 @@ struct Corner {
   std::unique_ptr<BuildSession> session;
 };
 
-Status lowerAt(const Graph& network, const BuilderConfig& config,
-               std::span<const passes::Pass> passes, const BuildTarget& target,
-               const ResolvedProfile& profile, int32_t c, const std::string& where, bool log,
-               Corner& out) {
+// The graph specialized at one corner and passed: its shapes, before lowering.
+Status prepareAt(const Graph& network, const BuilderConfig& config,
+                 std::span<const passes::Pass> passes, const BuildTarget& target,
+                 const ResolvedProfile& profile, int32_t c, const std::string& where, bool log,
+                 Corner& out) {
   std::map<std::string, Dims> dims;
   for (const auto& [name, d] : profile.inputs) dims[name] = d[static_cast<size_t>(c)];
   out.graph = std::make_unique<Graph>(network);
@@ -164,7 +165,34 @@ Status lowerAt(const Graph& network, const BuilderConfig& config,
                            .withContext(where));
   for (const std::string& line : lines) logMessage(Severity::kInfo, line);
   out.session = std::make_unique<BuildSession>(*out.graph, config, target);
-  return out.session->lower().withContext(where);
+  return Status::ok();
+}
+
+// Each plugin layer's tensors at min, opt and max of each profile, read from the passed graphs.
+Status pluginBoxes(const std::vector<std::array<Corner, 3>>& corners, PluginBoxes& boxes) {
+  boxes.clear();
+  for (size_t p = 0; p < corners.size(); ++p) {
+    for (int32_t c = 0; c < 3; ++c) {
+      const Graph& g = *corners[p][static_cast<size_t>(c)].graph;
+      for (const GraphNode& node : g.nodes) {
+        if (node.type != LayerType::kPLUGIN) continue;
+        auto& perProfile = boxes[node.name];
+        perProfile.resize(corners.size());
+        auto& tensors = perProfile[p];
+        std::vector<int32_t> all = node.inputs;
+        all.insert(all.end(), node.outputs.begin(), node.outputs.end());
+        tensors.resize(all.size());
+        for (size_t i = 0; i < all.size(); ++i)
+          tensors[i][static_cast<size_t>(c)] = g.tensors[all[i]].shape.dims;
+      }
+    }
+  }
+  for (const auto& [name, perProfile] : boxes)
+    for (const auto& tensors : perProfile)
+      if (tensors.empty() || tensors.size() != perProfile[0].size())
+        return unsupported("plugin layer '" + name +
+                           "' is not the same in the network at every profile's shapes");
+  return Status::ok();
 }
 
 }  // namespace
@@ -213,23 +241,26 @@ Status buildProfilePlan(const Graph& network, const BuilderConfig& config,
                         std::vector<uint8_t>& bytes) {
   std::vector<ResolvedProfile> profiles;
   KILN_RETURN_IF_ERROR(resolveProfiles(network, config.profiles, profiles));
-  for (const GraphNode& node : network.nodes) {
-    if (node.type == LayerType::kPLUGIN)
-      return unsupported("layer '" + node.name +
-                         "' is a plugin, and plugins in their dynamic form (DESIGN.md §7) are not "
-                         "built yet: build this network for static shapes (OnnxParserOptions::"
-                         "inputShapes; kiln run --onnx M --input NAME=FILE)");
-  }
-  // corners[p][c]: profile p lowered at min (0), opt (1) and max (2).
+  // corners[p][c]: profile p at min (0), opt (1) and max (2). Every corner is specialized and
+  // passed first, so that plugins are configured with each profile's whole box (DESIGN.md §7).
   std::vector<std::array<Corner, 3>> corners(profiles.size());
+  for (size_t p = 0; p < profiles.size(); ++p)
+    for (int32_t c : {1, 0, 2})
+      KILN_RETURN_IF_ERROR(prepareAt(network, config, passes, target, profiles[p], c,
+                                     profileName(p) + "'s " + kCornerNames[c] + " shapes",
+                                     p == 0 && c == 1, corners[p][static_cast<size_t>(c)]));
+  PluginBoxes boxes;
+  KILN_RETURN_IF_ERROR(pluginBoxes(corners, boxes));
+  // Profile 0's opt lowering chooses each plugin's combination; every other lowering takes it.
+  BuildSession& chooser = *corners[0][1].session;
+  chooser.setPluginBoxes(std::move(boxes));
   for (size_t p = 0; p < profiles.size(); ++p) {
     for (int32_t c : {1, 0, 2}) {
       const std::string where = profileName(p) + "'s " + kCornerNames[c] + " shapes";
-      KILN_RETURN_IF_ERROR(lowerAt(network, config, passes, target, profiles[p], c, where,
-                                   p == 0 && c == 1, corners[p][static_cast<size_t>(c)]));
-      const BuildSession& ref = *corners[0][1].session;
-      const std::string diff =
-          structureDifference(ref, *corners[p][static_cast<size_t>(c)].session);
+      BuildSession& session = *corners[p][static_cast<size_t>(c)].session;
+      if (&session != &chooser) session.setPluginChoices(&chooser, p);
+      KILN_RETURN_IF_ERROR(session.lower().withContext(where));
+      const std::string diff = structureDifference(chooser, session);
       if (!diff.empty())
         return unsupported("the network is not the same at " + where +
                            " as at profile 0's opt: " + diff +

@@ -1,5 +1,6 @@
 #include "plugin/plugin_object.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/dim_expr.h"
@@ -42,7 +43,8 @@ std::string PluginObject::describe() const {
          layer_ + "')";
 }
 
-void PluginObject::trace(const char* call, int32_t status, int64_t result) const {
+void PluginObject::trace(const char* call, int32_t status, int64_t result,
+                         const TraceShapes* shapes) const {
   Tracer& tracer = Tracer::instance();
   if (!tracer.enabled()) return;
   TraceEvent e;
@@ -55,6 +57,7 @@ void PluginObject::trace(const char* call, int32_t status, int64_t result) const
   e.object = id_;
   e.result = result;
   e.status = status;
+  e.shapes = shapes;
   tracer.write(e);
 }
 
@@ -63,8 +66,9 @@ Status PluginObject::failure(const char* call, const std::string& why) const {
                        phaseName(currentPhase()) + ": " + why);
 }
 
-Status PluginObject::traced(const char* call, int32_t status, int64_t result) const {
-  trace(call, status, result);
+Status PluginObject::traced(const char* call, int32_t status, int64_t result,
+                            const TraceShapes* shapes) const {
+  trace(call, status, result, shapes);
   if (status == kPLUGIN_SUCCESS) return Status::ok();
   const char* detail = plugin_->getLastError();
   return failure(call, "status " + std::to_string(status) +
@@ -258,8 +262,8 @@ bool PluginObject::supportsFormatCombination(int32_t pos,
   return yes;
 }
 
-Status PluginObject::configure(const std::vector<PluginTensorDesc>& inputs,
-                               const std::vector<PluginTensorDesc>& outputs) {
+Status PluginObject::configure(const std::vector<DynamicPluginTensorDesc>& inputs,
+                               const std::vector<DynamicPluginTensorDesc>& outputs) {
   if (role_ != PluginRole::kBuild) {
     return internalError(describe() +
                          ": configurePlugin() is only for build objects (guarantee 4)");
@@ -271,8 +275,8 @@ Status PluginObject::configure(const std::vector<PluginTensorDesc>& inputs,
   return Status::ok();
 }
 
-Status PluginObject::getWorkspaceSize(const std::vector<PluginTensorDesc>& inputs,
-                                      const std::vector<PluginTensorDesc>& outputs,
+Status PluginObject::getWorkspaceSize(const std::vector<DynamicPluginTensorDesc>& inputs,
+                                      const std::vector<DynamicPluginTensorDesc>& outputs,
                                       size_t& bytes) const {
   if (role_ == PluginRole::kBuild && !configured_) {
     return internalError(describe() + ": getWorkspaceSize() before configurePlugin()");
@@ -324,7 +328,38 @@ Status PluginObject::detachFromContext() {
   return traced("detachFromContext", plugin_->detachFromContext());
 }
 
-Status PluginObject::enqueue(const PluginTensorDesc* inputDesc, const PluginTensorDesc* outputDesc,
+namespace {
+
+std::string descShapes(const PluginTensorDesc* inputs, int32_t nbInputs,
+                       const PluginTensorDesc* outputs, int32_t nbOutputs) {
+  Dims dims[2 * kMaxPluginTensors];
+  int32_t n = 0;
+  for (int32_t i = 0; i < nbInputs && n < 2 * kMaxPluginTensors; ++i) dims[n++] = inputs[i].dims;
+  for (int32_t o = 0; o < nbOutputs && n < 2 * kMaxPluginTensors; ++o) dims[n++] = outputs[o].dims;
+  return traceShapesText(dims, std::min(nbInputs, n), n - std::min(nbInputs, n));
+}
+
+}  // namespace
+
+Status PluginObject::onShapeChange(const PluginTensorDesc* inputs, int32_t nbInputs,
+                                   const PluginTensorDesc* outputs, int32_t nbOutputs,
+                                   const Dims* minDims, const Dims* maxDims) {
+  if (role_ != PluginRole::kContext)
+    return internalError(describe() +
+                         ": onShapeChange() is only for context objects (guarantee 9)");
+  if (!attached_)
+    return internalError(describe() + ": onShapeChange() on a context object that is not attached");
+  const int32_t s = plugin_->onShapeChange(inputs, nbInputs, outputs, nbOutputs);
+  if (!Tracer::instance().enabled()) return traced("onShapeChange", s);
+  TraceShapes shapes;
+  shapes.shapes = descShapes(inputs, nbInputs, outputs, nbOutputs);
+  shapes.min = traceShapesText(minDims, nbInputs, nbOutputs);
+  shapes.max = traceShapesText(maxDims, nbInputs, nbOutputs);
+  return traced("onShapeChange", s, -1, &shapes);
+}
+
+Status PluginObject::enqueue(const PluginTensorDesc* inputDesc, int32_t nbInputs,
+                             const PluginTensorDesc* outputDesc, int32_t nbOutputs,
                              const void* const* inputs, void* const* outputs, void* workspace,
                              Stream stream) {
   if (role_ == PluginRole::kContext && !attached_) {
@@ -345,7 +380,10 @@ Status PluginObject::enqueue(const PluginTensorDesc* inputDesc, const PluginTens
   }
   const int32_t s = plugin_->enqueue(inputDesc, outputDesc, inputs, outputs, workspace, stream);
   enqueueBusy_.store(false, std::memory_order_release);
-  return traced("enqueue", s);
+  if (!Tracer::instance().enabled()) return traced("enqueue", s);
+  TraceShapes shapes;
+  shapes.shapes = descShapes(inputDesc, nbInputs, outputDesc, nbOutputs);
+  return traced("enqueue", s, -1, &shapes);
 }
 
 Status PluginObject::serialize(std::vector<uint8_t>& bytes) const {

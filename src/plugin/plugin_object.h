@@ -6,6 +6,7 @@
 //   2. initialize() at most once; terminate() iff it succeeded, once, before destroy().
 //   3. context objects refuse initialize().
 //   4. configurePlugin() only on build objects, and before workspace/initialize/enqueue.
+//   9. onShapeChange() only on context objects (the execution context decides when).
 //   5. enqueue() on context objects only while attached, one thread at a time.
 //   6. deserialized objects are re-serialized and compared byte for byte.
 //   7. namespaces are set first, and clones must report their source's namespace.
@@ -24,6 +25,10 @@
 #include "plugin/trace.h"
 
 namespace kiln {
+
+// The most inputs, and the most outputs, kiln gives one plugin layer (the trace's shape text is
+// bounded by it).
+constexpr int32_t kMaxPluginTensors = 64;
 
 // The phase that calls made on this thread belong to (for the trace and for error messages).
 TracePhase currentPhase();
@@ -72,16 +77,24 @@ class PluginObject {
   Status getOutputDimensions(int32_t index, const std::vector<Dims>& inputs, Dims& out) const;
   bool supportsFormatCombination(int32_t pos, const std::vector<PluginTensorDesc>& inOut,
                                  int32_t nbInputs) const;
-  Status configure(const std::vector<PluginTensorDesc>& inputs,
-                   const std::vector<PluginTensorDesc>& outputs);
-  Status getWorkspaceSize(const std::vector<PluginTensorDesc>& inputs,
-                          const std::vector<PluginTensorDesc>& outputs, size_t& bytes) const;
+  Status configure(const std::vector<DynamicPluginTensorDesc>& inputs,
+                   const std::vector<DynamicPluginTensorDesc>& outputs);
+  Status getWorkspaceSize(const std::vector<DynamicPluginTensorDesc>& inputs,
+                          const std::vector<DynamicPluginTensorDesc>& outputs, size_t& bytes) const;
+  // The concrete shapes of the next enqueue(); context objects only. The trace line carries the
+  // shapes and the profile's range of each tensor (`minDims`, `maxDims`: inputs then outputs), so
+  // that the checker can prove guarantee 9.
+  Status onShapeChange(const PluginTensorDesc* inputs, int32_t nbInputs,
+                       const PluginTensorDesc* outputs, int32_t nbOutputs, const Dims* minDims,
+                       const Dims* maxDims);
   Status initialize();
   Status terminate();
   Status attachToContext(IPluginContextResources* resources);
   Status detachFromContext();
-  Status enqueue(const PluginTensorDesc* inputDesc, const PluginTensorDesc* outputDesc,
-                 const void* const* inputs, void* const* outputs, void* workspace, Stream stream);
+  // Traced with the tensors' shapes (nbInputs/nbOutputs entries of the descs).
+  Status enqueue(const PluginTensorDesc* inputDesc, int32_t nbInputs,
+                 const PluginTensorDesc* outputDesc, int32_t nbOutputs, const void* const* inputs,
+                 void* const* outputs, void* workspace, Stream stream);
   Status serialize(std::vector<uint8_t>& bytes) const;
 
   int64_t id() const { return id_; }
@@ -108,9 +121,11 @@ class PluginObject {
                             std::shared_ptr<PluginObject>& out);
 
   // Traces a call on this object and turns a failure into a Status naming everything.
-  Status traced(const char* call, int32_t status, int64_t result = -1) const;
+  Status traced(const char* call, int32_t status, int64_t result = -1,
+                const TraceShapes* shapes = nullptr) const;
   Status failure(const char* call, const std::string& why) const;
-  void trace(const char* call, int32_t status, int64_t result = -1) const;
+  void trace(const char* call, int32_t status, int64_t result = -1,
+             const TraceShapes* shapes = nullptr) const;
 
   IPlugin* plugin_;
   int64_t id_;

@@ -133,9 +133,16 @@ class Registry final : public PluginRegistry {
     const std::string where = "plugin library '" + path + "'";
     if (!info) return invalidArgument(where + ": its entry point returned null");
     if (info->abiVersion != kPluginAbiVersion) {
+      // Version 1 is the one users will meet: say what changed, so the port is obvious.
+      const std::string changed =
+          info->abiVersion == 1
+              ? " (version 2 is the dynamic-shape form: configurePlugin() and getWorkspaceSize() "
+                "take DynamicPluginTensorDesc, and context objects get onShapeChange())"
+              : "";
       return unsupported(where + " was built for plugin ABI version " +
                          std::to_string(info->abiVersion) + ", this kiln has version " +
-                         std::to_string(kPluginAbiVersion) + ": rebuild the library");
+                         std::to_string(kPluginAbiVersion) + changed +
+                         ": rebuild the library against this kiln's kiln/plugin.h");
     }
     if (info->nbCreators < 0 || (info->nbCreators > 0 && !info->creators)) {
       return invalidArgument(where + ": malformed creator list");

@@ -31,7 +31,75 @@ void appendField(std::string& out, const char* key, int64_t value) {
   out += std::to_string(value);
 }
 
+void appendDims(std::string& out, const Dims& d) {
+  if (d.nbDims <= 0) {
+    out += "[]";
+    return;
+  }
+  for (int32_t k = 0; k < d.nbDims && k < Dims::kMaxDims; ++k) {
+    if (k) out += 'x';
+    out += std::to_string(d.d[k]);
+  }
+}
+
+bool parseDims(std::string_view text, Dims& d) {
+  d = Dims{};
+  if (text == "[]") return true;
+  while (true) {
+    if (d.nbDims >= Dims::kMaxDims) return false;
+    const size_t x = text.find('x');
+    const std::string_view part = text.substr(0, x);
+    if (part.empty() || part.size() > 18) return false;
+    int64_t v = 0;
+    bool negative = false;
+    size_t i = 0;
+    if (part[0] == '-') negative = true, i = 1;
+    if (i == part.size()) return false;
+    for (; i < part.size(); ++i) {
+      if (part[i] < '0' || part[i] > '9') return false;
+      v = v * 10 + (part[i] - '0');
+    }
+    d.d[d.nbDims++] = negative ? -v : v;
+    if (x == std::string_view::npos) return true;
+    text.remove_prefix(x + 1);
+  }
+}
+
+bool parseDimsList(std::string_view text, std::vector<Dims>& out) {
+  out.clear();
+  if (text.empty()) return true;
+  while (true) {
+    const size_t comma = text.find(',');
+    Dims d;
+    if (!parseDims(text.substr(0, comma), d)) return false;
+    out.push_back(d);
+    if (comma == std::string_view::npos) return true;
+    text.remove_prefix(comma + 1);
+  }
+}
+
 }  // namespace
+
+std::string traceShapesText(const Dims* dims, int32_t nbInputs, int32_t nbOutputs) {
+  std::string out;
+  for (int32_t i = 0; i < nbInputs + nbOutputs; ++i) {
+    if (i == nbInputs)
+      out += ';';
+    else if (i)
+      out += ',';
+    appendDims(out, dims[i]);
+  }
+  if (nbOutputs == 0) out += ';';
+  return out;
+}
+
+bool parseTraceShapes(std::string_view text, std::vector<Dims>& inputs,
+                      std::vector<Dims>& outputs) {
+  const size_t semi = text.find(';');
+  if (semi == std::string_view::npos) return false;
+  return parseDimsList(text.substr(0, semi), inputs) &&
+         parseDimsList(text.substr(semi + 1), outputs);
+}
 
 const char* tracePhaseName(TracePhase phase) {
   int index = static_cast<int>(phase);
@@ -65,6 +133,11 @@ std::string formatTraceEvent(const TraceEvent& event, int64_t seq, int64_t threa
   out += event.object < 0 ? std::string("null") : std::to_string(event.object);
   if (event.result >= 0) appendField(out, "result", event.result);
   appendField(out, "status", event.status);
+  if (event.shapes) {
+    appendField(out, "shapes", event.shapes->shapes);
+    if (!event.shapes->min.empty()) appendField(out, "min", event.shapes->min);
+    if (!event.shapes->max.empty()) appendField(out, "max", event.shapes->max);
+  }
   appendField(out, "thread", thread);
   out += '}';
   return out;

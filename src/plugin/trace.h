@@ -13,8 +13,10 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "kiln/status.h"
+#include "kiln/types.h"
 
 namespace kiln {
 
@@ -24,6 +26,19 @@ enum class TracePhase { kParse, kBuild, kSerialize, kDeserialize, kContext, kInf
 const char* tracePhaseName(TracePhase phase);
 // The inverse of tracePhaseName; false for an unknown name.
 bool parseTracePhase(std::string_view name, TracePhase& phase);
+
+// The tensor shapes of an onShapeChange or enqueue call as text, inputs then outputs after a ';'
+// ("2x3x8x8,5x4,5;5x3x7x7", a rank-0 tensor as "[]"); for onShapeChange also the profile's min
+// and max of each tensor in the same form.
+struct TraceShapes {
+  std::string shapes;
+  std::string min;
+  std::string max;
+};
+// `dims`: nbInputs then nbOutputs entries.
+std::string traceShapesText(const Dims* dims, int32_t nbInputs, int32_t nbOutputs);
+// The inverse: false when `text` is not of that form.
+bool parseTraceShapes(std::string_view text, std::vector<Dims>& inputs, std::vector<Dims>& outputs);
 
 struct TraceEvent {
   TracePhase phase = TracePhase::kParse;
@@ -35,10 +50,12 @@ struct TraceEvent {
   int64_t object = -1;    // the object called; -1 for creator calls (written as null)
   int64_t result = -1;    // the object made by createPlugin/deserializePlugin/clone; -1: none
   int32_t status = 0;     // 0 for success
+  // onShapeChange and enqueue: "shapes"; onShapeChange: "min" and "max" too (nullptr: absent).
+  const TraceShapes* shapes = nullptr;
 };
 
 // One trace line, without the newline, in the fixed key order of DESIGN.md §2:
-// {"seq":12,"phase":"build",...,"status":0,"thread":1}
+// {"seq":12,"phase":"build",...,"status":0,"thread":1}; shapes, when given, go before "thread".
 std::string formatTraceEvent(const TraceEvent& event, int64_t seq, int64_t thread);
 
 class Tracer {

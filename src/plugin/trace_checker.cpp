@@ -91,6 +91,9 @@ struct ObjectState {
   bool attached = false;
   int64_t attachSeq = 0;
   bool roundTripped = false;
+  bool heard = false;  // a successful onShapeChange, and none failed since
+  std::string heardShapes;
+  int64_t heardSeq = 0;
 };
 
 struct Failure {
@@ -293,6 +296,9 @@ class Checker {
              describe(o) + ": " + at + " while not attached; expected enqueue only between " +
                  "a successful attachToContext and detachFromContext");
       }
+      if (e.call == "enqueue" && o.isContext) checkHeard(o, e, at);
+    } else if (e.call == "onShapeChange") {
+      onShapeChange(o, e, at);
     } else if (e.call == "terminate") {
       onTerminate(o, e, at);
     } else if (e.call == "attachToContext") {
@@ -340,6 +346,68 @@ class Checker {
     flag(&o, e.seq, 6, "roundtrip-" + std::to_string(e.seq),
          describe(o) + ": round-trip " + at + " failed with status " + std::to_string(e.status) +
              "; expected serialize() to return exactly the bytes deserializePlugin was given");
+  }
+
+  // Guarantee 9: the shapes a context object enqueues with are the ones it last heard.
+  void checkHeard(ObjectState& o, const TraceRecord& e, const std::string& at) {
+    if (!o.heard) {
+      flag(&o, e.seq, 9, "unheard-" + std::to_string(e.seq),
+           describe(o) + ": " + at + " without a successful onShapeChange before it (or after " +
+               "its last failed one); expected the concrete shapes first");
+    } else if (!e.shapes.empty() && !o.heardShapes.empty() && e.shapes != o.heardShapes) {
+      flag(&o, e.seq, 9, "stale-" + std::to_string(e.seq),
+           describe(o) + ": " + at + " with shapes " + e.shapes + ", but its last onShapeChange" +
+               " (seq " + std::to_string(o.heardSeq) + ") gave " + o.heardShapes +
+               "; expected onShapeChange with the new shapes first");
+    }
+  }
+
+  static bool within(const std::vector<Dims>& v, const std::vector<Dims>& lo,
+                     const std::vector<Dims>& hi) {
+    if (v.size() != lo.size() || v.size() != hi.size()) return false;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (v[i].nbDims != lo[i].nbDims || v[i].nbDims != hi[i].nbDims) return false;
+      for (int32_t k = 0; k < v[i].nbDims; ++k)
+        if (v[i].d[k] < lo[i].d[k] || v[i].d[k] > hi[i].d[k]) return false;
+    }
+    return true;
+  }
+
+  void onShapeChange(ObjectState& o, const TraceRecord& e, const std::string& at) {
+    if (!o.isContext) {
+      flag(&o, e.seq, 9, "shape-change-noncontext",
+           describe(o) + ": " + at + ", but only context objects hear shape changes; " +
+               "expected build and engine objects never to get onShapeChange");
+    } else if (!o.attached) {
+      flag(&o, e.seq, 9, "shape-change-unattached",
+           describe(o) + ": " + at + " while not attached; expected it between " +
+               "attachToContext and detachFromContext");
+    }
+    if (!e.shapes.empty() && !e.min.empty() && !e.max.empty()) {
+      std::vector<Dims> in, out, loIn, loOut, hiIn, hiOut;
+      const bool parsed = parseTraceShapes(e.shapes, in, out) &&
+                          parseTraceShapes(e.min, loIn, loOut) &&
+                          parseTraceShapes(e.max, hiIn, hiOut);
+      if (!parsed || !within(in, loIn, hiIn) || !within(out, loOut, hiOut)) {
+        flag(&o, e.seq, 9, "outside-" + std::to_string(e.seq),
+             describe(o) + ": " + at + " with shapes " + e.shapes + ", not inside the " +
+                 "profile's range from " + e.min + " to " + e.max +
+                 "; expected every shape inside the box");
+      }
+    }
+    if (e.status != 0) {
+      o.heard = false;
+      return;
+    }
+    if (o.heard && !e.shapes.empty() && e.shapes == o.heardShapes) {
+      flag(&o, e.seq, 9, "repeat-" + std::to_string(e.seq),
+           describe(o) + ": " + at + " repeats the shapes " + e.shapes +
+               " of its onShapeChange at seq " + std::to_string(o.heardSeq) +
+               "; expected exactly one call per shape change");
+    }
+    o.heard = true;
+    o.heardShapes = e.shapes;
+    o.heardSeq = e.seq;
   }
 
   void onInitialize(ObjectState& o, const TraceRecord& e, const std::string& at) {
@@ -453,6 +521,9 @@ Status parseTraceRecord(std::string_view line, TraceRecord& r) {
                                   std::numeric_limits<int32_t>::max(), false, false, status));
   r.status = static_cast<int32_t>(status);
   KILN_RETURN_IF_ERROR(getInteger(obj, "thread", 1, kMax, false, false, r.thread));
+  for (auto [key, out] : {std::pair{"shapes", &r.shapes}, {"min", &r.min}, {"max", &r.max}}) {
+    if (obj.find(key)) KILN_RETURN_IF_ERROR(getString(obj, key, *out));
+  }
 
   if (r.call.empty()) return invalidArgument("\"call\" is empty");
   if (r.object < 0 && !isCreatorMethod(r.call)) {

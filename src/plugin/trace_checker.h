@@ -1,5 +1,6 @@
-// Reads a lifecycle trace (trace.h) back and proves on it what a trace can show of the eight
-// guarantees of DESIGN.md §2. Used by the lifecycle tests after every flow and by `kiln trace`.
+// Reads a lifecycle trace (trace.h) back and proves on it what a trace can show of the nine
+// guarantees of DESIGN.md §2 and §7. Used by the lifecycle tests after every flow and by `kiln
+// trace`.
 //
 // What is checked, by guarantee:
 //  1 every object made by createPlugin/clone/deserializePlugin (the "result") gets exactly one
@@ -20,6 +21,10 @@
 //    call on the object itself is preferred) is reported a second time as guarantee 8, naming
 //    that failed call: the failure path broke the pairing. The checks of 1 and 2 make no
 //    exception for failure paths.
+//  9 only context objects get onShapeChange, while attached, never twice in a row with the same
+//    shapes, and with shapes inside the min/max the line carries; a context object's enqueue
+//    comes after a successful onShapeChange (none failed since) with the shapes it is enqueued
+//    with.
 // Not visible in a trace, so not checked: byte equality itself (the engine compares and reports
 // it as the round-trip serialize's status), one thread at a time per context object, and the
 // sharing of initialize()'s resources between an engine object and its clones.
@@ -48,6 +53,11 @@ struct TraceRecord {
   int64_t result = -1;  // -1: absent
   int32_t status = 0;
   int64_t thread = 0;
+  // onShapeChange and enqueue: the tensors' shapes ("" when the line has none); onShapeChange:
+  // the profile's range too (trace.h, TraceShapes).
+  std::string shapes;
+  std::string min;
+  std::string max;
 };
 
 // Parses one line. Unknown keys are ignored (so the format can grow); missing or mistyped keys,
@@ -63,7 +73,7 @@ Status readTraceFile(const std::string& path, std::vector<std::string>& lines);
 
 struct TraceViolation {
   int64_t seq = 0;    // the event where it shows (for leaks: the event that made the object)
-  int guarantee = 0;  // 1..8, as numbered in DESIGN.md §2
+  int guarantee = 0;  // 1..9, as numbered in DESIGN.md §2 and §7
   std::string message;
 };
 

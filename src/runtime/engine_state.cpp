@@ -1,5 +1,6 @@
 #include "runtime/engine_state.h"
 
+#include "kiln/plugin_utils.h"
 #include "kiln/registry.h"
 #include "ops/op_table.h"
 
@@ -74,6 +75,9 @@ Status makeBuiltinKernel(const plan::Plan& plan, const Backend& backend, const p
   return makeStepKernel(plan, backend, step, index, dims, step.tactic, out);
 }
 
+// The engine object of a plugin step, checked against the plan at its recorded dims and
+// initialized; `workspace` grows to what it asks for there (static plans: their one shape; a
+// profile plan's workspace is asked per profile by prepareProfiles).
 Status makePluginStep(const plan::Plan& plan, DeviceKind device, const plan::Step& step,
                       size_t index, EngineStep& out, uint64_t& workspace) {
   const plan::PluginRecord& record = plan.plugins[step.pluginIndex];
@@ -132,9 +136,14 @@ Status makePluginStep(const plan::Plan& plan, DeviceKind device, const plan::Ste
                          " recorded for tensor position " + std::to_string(p));
     }
   }
-  size_t bytes = 0;
-  KILN_RETURN_IF_ERROR(out.plugin->getWorkspaceSize(out.inputs, out.outputs, bytes));
-  workspace = std::max<uint64_t>(workspace, bytes);
+  if (plan.profiles.empty()) {
+    std::vector<DynamicPluginTensorDesc> in, outs;
+    for (const PluginTensorDesc& d : out.inputs) in.push_back(staticPluginTensorDesc(d));
+    for (const PluginTensorDesc& d : out.outputs) outs.push_back(staticPluginTensorDesc(d));
+    size_t bytes = 0;
+    KILN_RETURN_IF_ERROR(out.plugin->getWorkspaceSize(in, outs, bytes));
+    workspace = std::max<uint64_t>(workspace, bytes);
+  }
   return out.plugin->initialize();
 }
 
@@ -211,10 +220,11 @@ Status buildEngineState(plan::Plan plan, std::shared_ptr<EngineState>& out) {
     PhaseScope phase(TracePhase::kDeserialize);
     // A profile plan's kernels are made per set of input shapes (prepareProfiles makes them at
     // every corner, which checks them): making them here too, at the recorded dims, would only
-    // repeat profile 0's opt.
-    const size_t builtAtLoad = plan.profiles.empty() ? plan.steps.size() : 0;
-    for (size_t s = 0; s < builtAtLoad; ++s) {
+    // repeat profile 0's opt. Its plugins' engine objects serve every shape, so they are made
+    // here.
+    for (size_t s = 0; s < plan.steps.size(); ++s) {
       const plan::Step& step = plan.steps[s];
+      if (!plan.profiles.empty() && step.type != LayerType::kPLUGIN) continue;
       Status status =
           step.type == LayerType::kPLUGIN
               ? makePluginStep(plan, device, step, s, state->steps[s], state->workspaceBytes)
@@ -247,7 +257,20 @@ Status buildEngineState(plan::Plan plan, std::shared_ptr<EngineState>& out) {
     return corruptData("two network inputs share a name; the plan is corrupted, rebuild it");
   }
   state->plan = std::move(plan);
-  if (!state->plan.profiles.empty()) KILN_RETURN_IF_ERROR(prepareProfiles(*state));
+  if (!state->plan.profiles.empty()) {
+    KILN_RETURN_IF_ERROR(prepareProfiles(*state));
+  } else {
+    // A static plan's one "profile": every plugin tensor at its plan dims.
+    state->pluginRanges.assign(1, std::vector<PluginRange>(state->plan.steps.size()));
+    for (size_t s = 0; s < state->plan.steps.size(); ++s) {
+      const plan::Step& step = state->plan.steps[s];
+      if (step.type != LayerType::kPLUGIN) continue;
+      PluginRange& r = state->pluginRanges[0][s];
+      for (int32_t i : step.inputs) r.min.push_back(state->plan.tensors[i].dims);
+      for (int32_t o : step.outputs) r.min.push_back(state->plan.tensors[o].dims);
+      r.max = r.min;
+    }
+  }
   out = std::move(state);
   return Status::ok();
 }

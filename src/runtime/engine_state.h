@@ -22,6 +22,13 @@ struct EngineStep {
   std::shared_ptr<PluginObject> plugin;  // plugin steps: the engine object E
 };
 
+// A plugin step's tensors (inputs then outputs) at a profile's min and max: what its context
+// objects' onShapeChange() is traced with, and what the shapes it hears lie between.
+struct PluginRange {
+  std::vector<Dims> min;
+  std::vector<Dims> max;
+};
+
 // A plan's kernels at one set of input shapes of one optimization profile (dynamic shapes): every
 // tensor's dims re-derived by the ops' shape rules, every step's kernel made by its profile's
 // tactic. Immutable once made, shared by the contexts that run those shapes.
@@ -40,8 +47,14 @@ struct EngineState {
   // Per plan weight, its copy on the device (uploaded once at load), where the backend does not
   // read host memory; empty otherwise (kernels read plan.weights).
   std::vector<std::unique_ptr<IDeviceBuffer>> deviceWeights;
-  bool usesLibraries = false;     // some kernel calls cuBLAS/cuDNN
-  std::vector<EngineStep> steps;  // a static plan's; a profile plan's live in its Specializations
+  bool usesLibraries = false;  // some kernel calls cuBLAS/cuDNN
+  // A static plan's steps. A profile plan's kernels live in its Specializations; its plugin steps'
+  // engine objects are here too (one per step, whatever the shapes).
+  std::vector<EngineStep> steps;
+  // Per profile (one for a static plan), per step: the plugin's range (empty for built-ins).
+  std::vector<std::vector<PluginRange>> pluginRanges;
+  // getOutputDimensions() on an engine object may come from several contexts' setInputShape().
+  mutable std::mutex pluginShapeMutex;
   std::unordered_map<std::string, int32_t> ioTensors;  // name -> plan tensor index
   uint64_t workspaceBytes = 0;
 

@@ -322,8 +322,6 @@ Status checkProfiles(const Plan& plan) {
       return bad("profiles", "dimension rules without an optimization profile");
     return Status::ok();
   }
-  if (!plan.plugins.empty())
-    return bad("profiles", "a plan with optimization profiles has plugin steps (not supported)");
   for (size_t p = 0; p < plan.profiles.size(); ++p) {
     const Profile& prof = plan.profiles[p];
     const auto where = [&] { return "profile " + std::to_string(p); };

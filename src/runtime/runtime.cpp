@@ -40,11 +40,14 @@ class ExecutionContext final : public IExecutionContext {
         backend.createContextResources(engine_->deviceIndex, engine_->usesLibraries, resources_));
     PhaseScope phase(TracePhase::kContext);
     plugins_.resize(engine_->steps.size());
+    heard_.resize(engine_->steps.size());
     for (size_t s = 0; s < engine_->steps.size(); ++s) {
       const EngineStep& step = engine_->steps[s];
       if (!step.plugin) continue;
       KILN_RETURN_IF_ERROR(step.plugin->clone(plugins_[s]));
       KILN_RETURN_IF_ERROR(plugins_[s]->attachToContext(resources_->pluginResources()));
+      // Sized once, so that a shape change inside enqueue() allocates nothing.
+      heard_[s].dims.resize(step.inputs.size() + step.outputs.size());
     }
     return Status::ok();
   }
@@ -254,11 +257,17 @@ class ExecutionContext final : public IExecutionContext {
       outs.clear();
       for (int32_t i : step.inputs) ins.push_back(address(i));
       for (int32_t o : step.outputs) outs.push_back(address(o));
-      const Status status =
-          engineStep.kernel
-              ? engineStep.kernel->run(ins.data(), outs.data(), workspace, context)
-              : plugins_[s]->enqueue(engineStep.inputs.data(), engineStep.outputs.data(),
-                                     ins.data(), outs.data(), workspace, stream);
+      Status status;
+      if (engineStep.kernel) {
+        status = engineStep.kernel->run(ins.data(), outs.data(), workspace, context);
+      } else {
+        status = tellShapes(s, engineStep);
+        if (status)
+          status = plugins_[s]->enqueue(
+              engineStep.inputs.data(), static_cast<int32_t>(engineStep.inputs.size()),
+              engineStep.outputs.data(), static_cast<int32_t>(engineStep.outputs.size()),
+              ins.data(), outs.data(), workspace, stream);
+      }
       if (!status) {
         return status.withContext("enqueue: layer '" + step.layerName + "' (" +
                                   layerTypeName(step.type) + ")");
@@ -269,6 +278,28 @@ class ExecutionContext final : public IExecutionContext {
   }
 
   bool dynamic() const { return !engine_->plan.profiles.empty(); }
+
+  // Guarantee 9 (DESIGN.md §7): a context object hears its tensors' concrete shapes through
+  // onShapeChange() before its first enqueue and before the first one after they change; once
+  // per change, and again after a failed call.
+  Status tellShapes(size_t s, const EngineStep& step) {
+    HeardShapes& heard = heard_[s];
+    const size_t nIn = step.inputs.size();
+    bool same = heard.valid && heard.dims.size() == nIn + step.outputs.size();
+    for (size_t i = 0; same && i < heard.dims.size(); ++i)
+      same = heard.dims[i] == (i < nIn ? step.inputs[i].dims : step.outputs[i - nIn].dims);
+    if (same) return Status::ok();
+    heard.valid = false;
+    const PluginRange& range =
+        engine_->pluginRanges[static_cast<size_t>(dynamic() ? profile_ : 0)][s];
+    KILN_RETURN_IF_ERROR(plugins_[s]->onShapeChange(
+        step.inputs.data(), static_cast<int32_t>(nIn), step.outputs.data(),
+        static_cast<int32_t>(step.outputs.size()), range.min.data(), range.max.data()));
+    for (size_t i = 0; i < heard.dims.size(); ++i)
+      heard.dims[i] = i < nIn ? step.inputs[i].dims : step.outputs[i - nIn].dims;
+    heard.valid = true;
+    return Status::ok();
+  }
 
   const Dims& dimsOf(int32_t t) const {
     return dynamic() ? spec_->dims[t] : engine_->plan.tensors[t].dims;
@@ -414,6 +445,12 @@ class ExecutionContext final : public IExecutionContext {
   // Declared last so that context objects are detached and destroyed before the resources
   // they were given.
   std::vector<std::shared_ptr<PluginObject>> plugins_;  // per step; context objects
+  // Per plugin step, the shapes its context object last heard through onShapeChange().
+  struct HeardShapes {
+    std::vector<Dims> dims;  // inputs then outputs
+    bool valid = false;
+  };
+  std::vector<HeardShapes> heard_;
   std::atomic<bool> busy_{false};
   IProfiler* profiler_ = nullptr;
   std::vector<std::unique_ptr<IDeviceEvent>> events_;  // with a profiler: steps + 1

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ops/op_table.h"
+#include "plugin/plugin_object.h"
 #include "runtime/engine_state.h"
 #include "runtime/plan_validate.h"
 
@@ -23,9 +24,23 @@ std::string shapeKey(int32_t profile, const std::vector<Dims>& inputs) {
   return key;
 }
 
-// Every tensor's dims from the inputs' by the steps' shape rules.
-Status inferDims(const plan::Plan& plan, const std::vector<Dims>& inputDims,
+// A plugin step's output dims from its engine object's getOutputDimensions() at these input dims.
+Status inferPluginOutputs(const EngineState& state, size_t s, const std::vector<Dims>& inputs,
+                          std::vector<Dims>& outputs) {
+  const plan::Step& step = state.plan.steps[s];
+  const std::shared_ptr<PluginObject>& plugin = state.steps[s].plugin;
+  if (!plugin) return internalError("layer '" + step.layerName + "': no plugin engine object");
+  std::lock_guard<std::mutex> lock(state.pluginShapeMutex);
+  outputs.resize(step.outputs.size());
+  for (size_t o = 0; o < step.outputs.size(); ++o)
+    KILN_RETURN_IF_ERROR(plugin->getOutputDimensions(static_cast<int32_t>(o), inputs, outputs[o]));
+  return Status::ok();
+}
+
+// Every tensor's dims from the inputs' by the steps' shape rules (plugins: their own).
+Status inferDims(const EngineState& state, const std::vector<Dims>& inputDims,
                  std::vector<Dims>& dims) {
+  const plan::Plan& plan = state.plan;
   dims.clear();
   for (const plan::Tensor& t : plan.tensors) dims.push_back(t.dims);
   for (size_t k = 0; k < plan.inputs.size(); ++k) dims[plan.inputs[k]] = inputDims[k];
@@ -35,6 +50,16 @@ Status inferDims(const plan::Plan& plan, const std::vector<Dims>& inputDims,
     if (step.type == LayerType::kCONSTANT) continue;
     in.clear();
     out.clear();
+    if (step.type == LayerType::kPLUGIN) {
+      std::vector<Dims> pluginIn, pluginOut;
+      for (int32_t i : step.inputs) pluginIn.push_back(dims[i]);
+      Status st = inferPluginOutputs(state, s, pluginIn, pluginOut);
+      if (!st)
+        return invalidArgument("layer '" + step.layerName +
+                               "' (a plugin) does not accept these input shapes: " + st.message());
+      for (size_t o = 0; o < pluginOut.size(); ++o) dims[step.outputs[o]] = pluginOut[o];
+      continue;
+    }
     for (int32_t i : step.inputs) in.push_back({dims[i], plan.tensors[i].type});
     Status st = inferLayerOutputs(step.type, step.params, in, out);
     if (!st)
@@ -57,7 +82,7 @@ Status makeSpecialization(const EngineState& state, int32_t profile,
   const plan::Plan& plan = state.plan;
   auto spec = std::make_shared<Specialization>();
   spec->profile = profile;
-  KILN_RETURN_IF_ERROR(inferDims(plan, inputDims, spec->dims));
+  KILN_RETURN_IF_ERROR(inferDims(state, inputDims, spec->dims));
   if (checkMemory) {
     for (size_t t = 0; t < plan.tensors.size(); ++t) {
       if (plan.tensors[t].kind != plan::TensorKind::kACTIVATION) continue;
@@ -75,6 +100,17 @@ Status makeSpecialization(const EngineState& state, int32_t profile,
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const plan::Step& step = plan.steps[s];
     if (step.type == LayerType::kCONSTANT) continue;
+    if (step.type == LayerType::kPLUGIN) {
+      // The engine object serves every shape; a context object runs it with these descriptions.
+      EngineStep& e = spec->steps[s];
+      const DeviceKind device = state.backend->getKind();
+      for (int32_t i : step.inputs)
+        e.inputs.push_back({spec->dims[i], plan.tensors[i].type, plan.tensors[i].format, device});
+      for (int32_t o : step.outputs)
+        e.outputs.push_back({spec->dims[o], plan.tensors[o].type, plan.tensors[o].format, device});
+      e.plugin = state.steps[s].plugin;
+      continue;
+    }
     KILN_RETURN_IF_ERROR(
         makeStepKernel(plan, *state.backend, step, s, spec->dims, prof.tactics[s], spec->steps[s]));
     const Kernel& k = *spec->steps[s].kernel;
@@ -177,6 +213,36 @@ Status prepareProfiles(EngineState& state) {
     for (const auto* spec : {atMin.get(), atOpt.get(), atMax.get()}) {
       state.workspaceBytes = std::max(state.workspaceBytes, spec->workspaceBytes);
       state.usesLibraries = state.usesLibraries || spec->usesLibraries;
+    }
+    // Plugins: their range in this profile, and the workspace they ask for over all of it.
+    std::vector<PluginRange>& ranges = state.pluginRanges.emplace_back(plan.steps.size());
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const plan::Step& step = plan.steps[i];
+      if (step.type != LayerType::kPLUGIN) continue;
+      std::vector<int32_t> all = step.inputs;
+      all.insert(all.end(), step.outputs.begin(), step.outputs.end());
+      std::vector<DynamicPluginTensorDesc> descs;
+      for (int32_t t : all) {
+        DynamicPluginTensorDesc d{{state.dynamicDims[t], plan.tensors[t].type,
+                                   plan.tensors[t].format, state.backend->getKind()},
+                                  atMin->dims[t],
+                                  atOpt->dims[t],
+                                  atMax->dims[t]};
+        for (int32_t k = 0; k < d.desc.dims.nbDims; ++k)
+          d.desc.dims.d[k] = d.min.d[k] == d.max.d[k] ? d.min.d[k] : -1;
+        descs.push_back(d);
+        ranges[i].min.push_back(d.min);
+        ranges[i].max.push_back(d.max);
+      }
+      const std::vector<DynamicPluginTensorDesc> in(descs.begin(),
+                                                    descs.begin() + step.inputs.size());
+      const std::vector<DynamicPluginTensorDesc> out(descs.begin() + step.inputs.size(),
+                                                     descs.end());
+      size_t bytes = 0;
+      PhaseScope phase(TracePhase::kDeserialize);
+      s = state.steps[i].plugin->getWorkspaceSize(in, out, bytes);
+      if (!s) return s.withContext(where);
+      state.workspaceBytes = std::max<uint64_t>(state.workspaceBytes, bytes);
     }
     // Opt and max are the shapes most runs use: their kernels, made anyway, start the cache.
     std::lock_guard<std::mutex> lock(state.cacheMutex);

@@ -22,6 +22,7 @@
 
 #include "kiln/float16.h"
 #include "kiln/plugin.h"
+#include "kiln/plugin_utils.h"
 #include "kiln/registry.h"
 
 namespace {
@@ -235,6 +236,12 @@ TEST_F(ExamplePlugin, BadLibrariesGiveClearErrors) {
   EXPECT_TRUE(contains(s.message(), std::to_string(kiln::kPluginAbiVersion + 1000)))
       << "the error should give the library's ABI version: " << s.toString();
 
+  s = registry.loadLibrary(KILN_OLD_ABI_LIBRARY);
+  EXPECT_FALSE(s.isOk());
+  EXPECT_TRUE(contains(s.message(), "was built for plugin ABI version 1, this kiln has version 2"))
+      << s.toString();
+  EXPECT_TRUE(contains(s.message(), "onShapeChange")) << s.toString();
+
   s = registry.loadLibrary(KILN_NULL_INFO_LIBRARY);
   EXPECT_FALSE(s.isOk());
   EXPECT_TRUE(contains(s.message(), fs::path(KILN_NULL_INFO_LIBRARY).filename().string()))
@@ -287,10 +294,14 @@ void runLifecycle(IPluginCreator& c, PluginPtr definition, DataType type, const 
   PluginTensorDesc io[2] = {desc(type, dims), desc(type, dims)};
   EXPECT_TRUE(build->supportsFormatCombination(0, io, 1, 1));
   EXPECT_TRUE(build->supportsFormatCombination(1, io, 1, 1));
-  ASSERT_EQ(build->configurePlugin(&io[0], 1, &io[1], 1), kiln::kPLUGIN_SUCCESS)
+  ASSERT_EQ(build->configurePlugin(kiln::staticPluginTensorDescs(&io[0], 1).data(), 1,
+                                   kiln::staticPluginTensorDescs(&io[1], 1).data(), 1),
+            kiln::kPLUGIN_SUCCESS)
       << build->getLastError();
   size_t workspace = 123;
-  ASSERT_EQ(build->getWorkspaceSize(&io[0], 1, &io[1], 1, &workspace), kiln::kPLUGIN_SUCCESS);
+  ASSERT_EQ(build->getWorkspaceSize(kiln::staticPluginTensorDescs(&io[0], 1).data(), 1,
+                                    kiln::staticPluginTensorDescs(&io[1], 1).data(), 1, &workspace),
+            kiln::kPLUGIN_SUCCESS);
   EXPECT_EQ(workspace, 0u);
   ASSERT_EQ(build->initialize(), kiln::kPLUGIN_SUCCESS);
 
@@ -496,7 +507,9 @@ TEST_F(ExamplePlugin, RefusesUnsupportedTypesFormatsAndDevices) {
 
   PluginTensorDesc io[2] = {desc(DataType::kINT8, dims), desc(DataType::kINT8, dims)};
   EXPECT_FALSE(p->supportsFormatCombination(0, io, 1, 1));
-  EXPECT_NE(p->configurePlugin(&io[0], 1, &io[1], 1), kiln::kPLUGIN_SUCCESS);
+  EXPECT_NE(p->configurePlugin(kiln::staticPluginTensorDescs(&io[0], 1).data(), 1,
+                               kiln::staticPluginTensorDescs(&io[1], 1).data(), 1),
+            kiln::kPLUGIN_SUCCESS);
   EXPECT_NE(p->getLastError(), nullptr);
 
   io[0] = desc(DataType::kFLOAT, dims);

@@ -1,7 +1,8 @@
 // The plugin contract end to end: every flow (build, save, load, several contexts on several
 // threads, teardown) and a failure injected into each plugin method, each checked three ways:
 // the error names what failed, the probe counts no leaked or still-initialized object, and the
-// trace of the whole test satisfies guarantees 1-8 under the checker.
+// trace of the whole test satisfies guarantees 1-9 under the checker. The dynamic flow (a batch
+// profile, shape changes at run time) is here too.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -9,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "kiln/builder.h"
 #include "kiln/kiln.h"
 #include "lifecycle/probe_plugin.h"
 #include "plugin/trace_checker.h"
@@ -64,10 +66,11 @@ class LifecycleTest : public ::testing::Test {
     std::remove(tracePath_.c_str());
   }
 
-  // input x -> relu -> Probe -> output "y"
-  Status buildPlan(const ProbeOptions& o, std::vector<uint8_t>& plan) {
+  // input x -> relu -> Probe -> output "y"; with `profile`, x is [-1,C,H,W] and the plan serves
+  // batches 1..4 (opt 2).
+  Status buildPlan(const ProbeOptions& o, std::vector<uint8_t>& plan, bool profile = false) {
     auto net = createNetwork();
-    ITensor* x = net->addInput("x", DataType::kFLOAT, makeDims({kN, kC, kH, kW}));
+    ITensor* x = net->addInput("x", DataType::kFLOAT, makeDims({profile ? -1 : kN, kC, kH, kW}));
     ILayer* relu = net->addActivation(*x, ActivationParams{ActivationType::kRELU});
     if (!relu) return net->getLastError();
     std::vector<PluginField> fields = {
@@ -91,6 +94,13 @@ class LifecycleTest : public ::testing::Test {
     KILN_RETURN_IF_ERROR(net->markOutput(*probe->getOutput(0)));
     BuilderConfig config;
     config.timingRuns = 2;
+    if (profile) {
+      OptimizationProfile p;
+      p.setDimensions("x", OptProfileSelector::kMIN, makeDims({1, kC, kH, kW}));
+      p.setDimensions("x", OptProfileSelector::kOPT, makeDims({2, kC, kH, kW}));
+      p.setDimensions("x", OptProfileSelector::kMAX, makeDims({4, kC, kH, kW}));
+      config.profiles.push_back(p);
+    }
     return createBuilder()->buildSerializedNetwork(*net, config, plan);
   }
 
@@ -240,7 +250,72 @@ INSTANTIATE_TEST_SUITE_P(
                       LoadCase{"getOutputDimensions", "deserialize"},
                       LoadCase{"getWorkspaceSize", "deserialize"},
                       LoadCase{"initialize", "deserialize"}, LoadCase{"clone", "context"},
-                      LoadCase{"attachToContext", "context"}, LoadCase{"enqueue", "infer"}));
+                      LoadCase{"attachToContext", "context"}, LoadCase{"onShapeChange", "infer"},
+                      LoadCase{"enqueue", "infer"}));
+
+// Lines of the trace so far whose call is `call`.
+int countCalls(const std::string& path, const std::string& call) {
+  flushTrace();
+  std::vector<std::string> lines;
+  EXPECT_TRUE(readTraceFile(path, lines).isOk());
+  int n = 0;
+  for (const std::string& line : lines)
+    n += line.find("\"call\":\"" + call + "\"") != std::string::npos;
+  return n;
+}
+
+// The dynamic form (DESIGN.md §7): a plugin in a profile plan is configured once per profile with
+// the box, and each context object hears every shape change once, before the enqueue that needs
+// it. The whole trace then holds guarantees 1-9 (TearDown).
+TEST_F(LifecycleTest, DynamicBatchTellsEachContextObjectItsShapes) {
+  std::vector<uint8_t> plan;
+  ASSERT_TRUE(buildPlan({}, plan, true).isOk());
+  std::unique_ptr<IEngine> engine;
+  ASSERT_TRUE(createRuntime()->deserializeEngine(plan.data(), plan.size(), engine).isOk());
+  std::vector<std::unique_ptr<IExecutionContext>> ctx(2);
+  for (auto& c : ctx) ASSERT_TRUE(engine->createExecutionContext(c).isOk());
+  const int before = countCalls(tracePath_, "onShapeChange");
+  EXPECT_EQ(before, 0);
+  // Context 0: batches 2, 3, 3, 1 (three changes); context 1: 4, 4 (one).
+  const std::vector<std::vector<int64_t>> batches = {{2, 3, 3, 1}, {4, 4}};
+  for (size_t c = 0; c < ctx.size(); ++c) {
+    for (int64_t n : batches[c]) {
+      ASSERT_TRUE(ctx[c]->setInputShape("x", makeDims({n, kC, kH, kW})).isOk());
+      std::vector<float> x = randomInput();
+      x.resize(static_cast<size_t>(n * kC * kH * kW), 0.5f);
+      std::vector<float> y(x.size(), -1.f);
+      ASSERT_TRUE(ctx[c]->setTensorAddress("x", x.data()).isOk());
+      ASSERT_TRUE(ctx[c]->setTensorAddress("y", y.data()).isOk());
+      const Status s = ctx[c]->enqueue(nullptr);
+      ASSERT_TRUE(s.isOk()) << s.toString();
+      for (size_t i = 0; i < x.size(); ++i)
+        ASSERT_EQ(y[i], std::max(x[i], 0.f) + 0.75f) << "batch " << n << " element " << i;
+    }
+  }
+  EXPECT_EQ(countCalls(tracePath_, "onShapeChange"), 4);
+  // Build objects were configured (once per profile: one here) and never told shapes.
+  EXPECT_GE(countCalls(tracePath_, "configurePlugin"), 1);
+}
+
+// A failing onShapeChange fails that enqueue, naming everything; the next enqueue tries again.
+TEST_F(LifecycleTest, FailingOnShapeChangeFailsTheEnqueueEachTime) {
+  ProbeOptions o;
+  o.failAt = "onShapeChange";
+  o.failDeserialized = 1;
+  std::vector<uint8_t> plan;
+  ASSERT_TRUE(buildPlan(o, plan, true).isOk());
+  std::unique_ptr<IEngine> engine;
+  ASSERT_TRUE(createRuntime()->deserializeEngine(plan.data(), plan.size(), engine).isOk());
+  std::unique_ptr<IExecutionContext> ctx;
+  ASSERT_TRUE(engine->createExecutionContext(ctx).isOk());
+  ASSERT_TRUE(ctx->setInputShape("x", makeDims({3, kC, kH, kW})).isOk());
+  std::vector<float> x(3 * kC * kH * kW, 1.f), y(x.size());
+  ASSERT_TRUE(ctx->setTensorAddress("x", x.data()).isOk());
+  ASSERT_TRUE(ctx->setTensorAddress("y", y.data()).isOk());
+  for (int attempt = 0; attempt < 2; ++attempt)
+    expectNamesEverything(ctx->enqueue(nullptr), "infer", "onShapeChange");
+  EXPECT_EQ(countCalls(tracePath_, "onShapeChange"), 2);
+}
 
 // Failures in teardown calls cannot fail anything any more: they are logged, and the pairing
 // still holds.

@@ -57,12 +57,16 @@ class ProbePlugin final : public IPlugin {
     // fp32 linear only: the builder must convert whatever else it has.
     return io[pos].type == DataType::kFLOAT && io[pos].format == TensorFormat::kLINEAR;
   }
-  int32_t configurePlugin(const PluginTensorDesc*, int32_t, const PluginTensorDesc*,
+  int32_t configurePlugin(const DynamicPluginTensorDesc*, int32_t, const DynamicPluginTensorDesc*,
                           int32_t) noexcept override {
     return fails("configurePlugin") ? kPLUGIN_FAILURE : kPLUGIN_SUCCESS;
   }
-  int32_t getWorkspaceSize(const PluginTensorDesc*, int32_t, const PluginTensorDesc*, int32_t,
-                           size_t* bytes) const noexcept override {
+  int32_t onShapeChange(const PluginTensorDesc*, int32_t, const PluginTensorDesc*,
+                        int32_t) noexcept override {
+    return fails("onShapeChange") ? kPLUGIN_FAILURE : kPLUGIN_SUCCESS;
+  }
+  int32_t getWorkspaceSize(const DynamicPluginTensorDesc*, int32_t, const DynamicPluginTensorDesc*,
+                           int32_t, size_t* bytes) const noexcept override {
     if (fails("getWorkspaceSize")) return kPLUGIN_FAILURE;
     *bytes = 64;
     return kPLUGIN_SUCCESS;

@@ -485,6 +485,59 @@ TEST(TraceChecker, Guarantee8FailedEnqueueLeaksTheContextObject) {
   });
 }
 
+TEST(TraceChecker, Guarantee9EnqueueWithoutOnShapeChange) {
+  withFlows([](GoodFlow& g, std::mt19937& rng) {
+    const int64_t x = pickOne(pickOne(g.layers, rng).contexts, rng);
+    Flow& f = g.flow;
+    f.events.erase(f.events.begin() + f.find(x, "onShapeChange"));
+    find(check(f), 9, "without a successful onShapeChange");
+  });
+}
+
+TEST(TraceChecker, Guarantee9FailedOnShapeChangeThenEnqueue) {
+  withFlows([](GoodFlow& g, std::mt19937& rng) {
+    const int64_t x = pickOne(pickOne(g.layers, rng).contexts, rng);
+    Flow& f = g.flow;
+    f.events[f.find(x, "onShapeChange")].status = 1;
+    find(check(f), 9, "without a successful onShapeChange");
+  });
+}
+
+TEST(TraceChecker, Guarantee9EnqueueWithOtherShapesThanHeard) {
+  withFlows([](GoodFlow& g, std::mt19937& rng) {
+    const int64_t x = pickOne(pickOne(g.layers, rng).contexts, rng);
+    Flow& f = g.flow;
+    f.events[f.find(x, "enqueue")].shapes.shapes = "9x3;9x3";
+    find(check(f), 9, "with shapes 9x3;9x3, but its last onShapeChange");
+  });
+}
+
+TEST(TraceChecker, Guarantee9RepeatedAndOutOfRangeAndMisdirectedShapeChanges) {
+  withFlows([](GoodFlow& g, std::mt19937& rng) {
+    const auto& l = pickOne(g.layers, rng);
+    const int64_t x = pickOne(l.contexts, rng);
+    Flow& f = g.flow;
+    const int at = f.find(x, "onShapeChange");
+    FlowEvent again = f.events[at];
+    f.events.insert(f.events.begin() + at + 1, again);
+    find(check(f), 9, "repeats the shapes");
+    f.events.erase(f.events.begin() + at + 1);
+
+    f.events[at].shapes.shapes = "5x3;5x3";
+    f.events[f.find(x, "enqueue")].shapes.shapes = "5x3;5x3";
+    find(check(f), 9, "not inside the profile's range");
+  });
+  // On an engine object (no context object may be the one told).
+  Flow f;
+  int64_t d = f.make(P::kParse, "P", "", "l", "createPlugin");
+  f.call(P::kParse, d, "setPluginNamespace");
+  FlowEvent& e = f.call(P::kInfer, d, "onShapeChange");
+  e.hasShapes = true;
+  e.shapes = {"2x3;2x3", "1x3;1x3", "4x3;4x3"};
+  f.call(P::kTeardown, d, "destroy");
+  find(check(f), 9, "only context objects hear shape changes");
+}
+
 // ---- messages and malformed traces --------------------------------------------------------------
 
 TEST(TraceChecker, ViolationsNameObjectCallAndExpectation) {

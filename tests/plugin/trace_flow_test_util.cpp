@@ -13,6 +13,7 @@ TraceEvent FlowEvent::view() const {
   e.object = object;
   e.result = result;
   e.status = status;
+  e.shapes = hasShapes ? &shapes : nullptr;
   return e;
 }
 
@@ -149,7 +150,14 @@ GoodFlow makeGoodFlow(std::mt19937& rng) {
       f.call(P::kContext, x, "attachToContext");
     }
   }
-  // Contexts run on their own threads, so their enqueues interleave.
+  // Contexts run on their own threads, so their enqueues interleave. Each context object hears its
+  // shapes before its first enqueue and after each change (guarantee 9); shapes change at random
+  // inside the range [1..4]x3.
+  std::vector<std::vector<int>> heard(nbContexts, std::vector<int>(g.layers.size(), 0));
+  auto shapesText = [](int n) {
+    const std::string d = std::to_string(n) + "x3";
+    return d + ";" + d;
+  };
   std::vector<int> left(nbContexts);
   for (int& n : left) n = pick(1, 4);
   while (true) {
@@ -159,7 +167,20 @@ GoodFlow makeGoodFlow(std::mt19937& rng) {
     int c = pick(0, nbContexts - 1);
     if (left[c] == 0) continue;
     --left[c];
-    for (LayerIds& l : g.layers) f.call(P::kInfer, l.contexts[c], "enqueue", 0, c + 2);
+    for (size_t k = 0; k < g.layers.size(); ++k) {
+      const int64_t x = g.layers[k].contexts[c];
+      int& n = heard[c][k];
+      if (n == 0 || pick(0, 3) == 0) {
+        const int next = n == 0 ? pick(1, 4) : n % 4 + 1;  // a real change
+        FlowEvent& e = f.call(P::kInfer, x, "onShapeChange", 0, c + 2);
+        e.hasShapes = true;
+        e.shapes = {shapesText(next), shapesText(1), shapesText(4)};
+        n = next;
+      }
+      FlowEvent& e = f.call(P::kInfer, x, "enqueue", 0, c + 2);
+      e.hasShapes = true;
+      e.shapes.shapes = shapesText(n);
+    }
   }
   for (int c = 0; c < nbContexts; ++c) {
     for (LayerIds& l : g.layers) {

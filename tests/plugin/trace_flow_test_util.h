@@ -24,6 +24,8 @@ struct FlowEvent {
   int64_t result = -1;
   int32_t status = 0;
   int64_t thread = 1;
+  bool hasShapes = false;  // onShapeChange and enqueue lines carry shapes
+  TraceShapes shapes;
 
   TraceEvent view() const;  // points into this event's strings
 };

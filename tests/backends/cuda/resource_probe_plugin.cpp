@@ -35,12 +35,16 @@ class ResourceProbe final : public IPlugin {
     return io[pos].type == DataType::kFLOAT && io[pos].format == TensorFormat::kLINEAR &&
            io[pos].device == DeviceKind::kCUDA;
   }
-  int32_t configurePlugin(const PluginTensorDesc*, int32_t, const PluginTensorDesc*,
+  int32_t configurePlugin(const DynamicPluginTensorDesc*, int32_t, const DynamicPluginTensorDesc*,
                           int32_t) noexcept override {
     return kPLUGIN_SUCCESS;
   }
-  int32_t getWorkspaceSize(const PluginTensorDesc*, int32_t, const PluginTensorDesc*, int32_t,
-                           size_t* bytes) const noexcept override {
+  int32_t onShapeChange(const PluginTensorDesc*, int32_t, const PluginTensorDesc*,
+                        int32_t) noexcept override {
+    return kPLUGIN_SUCCESS;
+  }
+  int32_t getWorkspaceSize(const DynamicPluginTensorDesc*, int32_t, const DynamicPluginTensorDesc*,
+                           int32_t, size_t* bytes) const noexcept override {
     *bytes = 0;
     return kPLUGIN_SUCCESS;
   }

@@ -22,6 +22,7 @@
 
 #include "crop_and_resize_problem_test_util.h"
 #include "kiln/logger.h"
+#include "kiln/plugin_utils.h"
 
 namespace kiln::testing {
 namespace {
@@ -121,7 +122,9 @@ PluginPtr configured(const Problem& p, const Tensors& t) {
   for (int32_t pos = 0; pos <= p.nbInputs; ++pos)
     EXPECT_TRUE(plugin->supportsFormatCombination(pos, all.data(), p.nbInputs, 1))
         << "position " << pos;
-  const int32_t status = plugin->configurePlugin(t.inDescs.data(), p.nbInputs, &t.outDesc, 1);
+  const int32_t status =
+      plugin->configurePlugin(kiln::staticPluginTensorDescs(t.inDescs.data(), p.nbInputs).data(),
+                              p.nbInputs, kiln::staticPluginTensorDescs(&t.outDesc, 1).data(), 1);
   EXPECT_EQ(status, kPLUGIN_SUCCESS) << lastError(plugin.get());
   if (status != kPLUGIN_SUCCESS) plugin.reset();
   return plugin;
@@ -198,7 +201,9 @@ void runCuda(IPlugin& plugin, const Problem& p, const CudaRunOptions& options,
   void* outs[] = {static_cast<char*>(out.ptr) + outOffset};
   DeviceBuffer workspace;
   size_t workspaceBytes = 0;
-  ASSERT_EQ(plugin.getWorkspaceSize(t.inDescs.data(), p.nbInputs, &t.outDesc, 1, &workspaceBytes),
+  ASSERT_EQ(plugin.getWorkspaceSize(
+                kiln::staticPluginTensorDescs(t.inDescs.data(), p.nbInputs).data(), p.nbInputs,
+                kiln::staticPluginTensorDescs(&t.outDesc, 1).data(), 1, &workspaceBytes),
             kPLUGIN_SUCCESS);
   if (options.workspace && workspaceBytes > 0) {
     ASSERT_CUDA(cudaMalloc(&workspace.ptr, workspaceBytes));
@@ -476,7 +481,9 @@ TEST_F(CropAndResizeCudaTest, MixedDevicesRefused) {
   Fields fields = cropFields(p.ch, p.cw);
   PluginPtr plugin = create(fields);
   ASSERT_TRUE(plugin);
-  EXPECT_NE(plugin->configurePlugin(t.inDescs.data(), 3, &t.outDesc, 1), kPLUGIN_SUCCESS);
+  EXPECT_NE(plugin->configurePlugin(kiln::staticPluginTensorDescs(t.inDescs.data(), 3).data(), 3,
+                                    kiln::staticPluginTensorDescs(&t.outDesc, 1).data(), 1),
+            kPLUGIN_SUCCESS);
   EXPECT_NE(lastError(plugin.get()).find("same device"), std::string::npos)
       << lastError(plugin.get());
 }

@@ -11,6 +11,7 @@
 
 #include "crop_and_resize_problem_test_util.h"
 #include "kiln/logger.h"
+#include "kiln/plugin_utils.h"
 
 namespace kiln::testing {
 namespace {
@@ -218,10 +219,15 @@ class CropAndResizeKernelTest : public SeededTest {
     all.push_back(t.outDesc);
     for (int32_t pos = 0; pos <= p.nbInputs; ++pos)
       ASSERT_TRUE(build->supportsFormatCombination(pos, all.data(), p.nbInputs, 1)) << pos;
-    ASSERT_EQ(build->configurePlugin(t.inDescs.data(), p.nbInputs, &t.outDesc, 1), kPLUGIN_SUCCESS)
+    ASSERT_EQ(
+        build->configurePlugin(kiln::staticPluginTensorDescs(t.inDescs.data(), p.nbInputs).data(),
+                               p.nbInputs, kiln::staticPluginTensorDescs(&t.outDesc, 1).data(), 1),
+        kPLUGIN_SUCCESS)
         << lastError(build.get());
     size_t workspace = 123;
-    ASSERT_EQ(build->getWorkspaceSize(t.inDescs.data(), p.nbInputs, &t.outDesc, 1, &workspace),
+    ASSERT_EQ(build->getWorkspaceSize(
+                  kiln::staticPluginTensorDescs(t.inDescs.data(), p.nbInputs).data(), p.nbInputs,
+                  kiln::staticPluginTensorDescs(&t.outDesc, 1).data(), 1, &workspace),
               kPLUGIN_SUCCESS);
     EXPECT_EQ(workspace, 0u);
     ASSERT_EQ(build->initialize(), kPLUGIN_SUCCESS);
@@ -322,7 +328,10 @@ TEST(CropAndResizePlugin, HandWorkedValues) {
                                  desc(makeDims({2, 4}), DataType::kFLOAT),
                                  desc(makeDims({2}), DataType::kINT32)};
   const PluginTensorDesc out = desc(makeDims({2, 1, 3, 3}), DataType::kFLOAT);
-  ASSERT_EQ(plugin->configurePlugin(in, 3, &out, 1), kPLUGIN_SUCCESS) << lastError(plugin.get());
+  ASSERT_EQ(plugin->configurePlugin(kiln::staticPluginTensorDescs(in, 3).data(), 3,
+                                    kiln::staticPluginTensorDescs(&out, 1).data(), 1),
+            kPLUGIN_SUCCESS)
+      << lastError(plugin.get());
   const float image[] = {1, 2, 3, 4};
   const float boxes[] = {0, 0, 1, 1, 0, 0, 2, 1};  // the second reaches past the bottom border
   const int32_t indices[] = {0, 0};

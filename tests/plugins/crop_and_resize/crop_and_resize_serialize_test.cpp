@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "crop_and_resize_test_util.h"
+#include "kiln/plugin_utils.h"
 
 namespace kiln::testing {
 namespace {
@@ -44,7 +45,10 @@ class CropAndResizeSerializeTest : public SeededTest {
     }
     out.dims.d[out.dims.nbDims - 2] = -1;  // unknown dims (a dynamic build) are accepted
     out.dims.d[out.dims.nbDims - 1] = -1;
-    EXPECT_EQ(p->configurePlugin(in, nbInputs, &out, 1), kPLUGIN_SUCCESS) << lastError(p.get());
+    EXPECT_EQ(p->configurePlugin(kiln::staticPluginTensorDescs(in, nbInputs).data(), nbInputs,
+                                 kiln::staticPluginTensorDescs(&out, 1).data(), 1),
+              kPLUGIN_SUCCESS)
+        << lastError(p.get());
     return p;
   }
 };
@@ -149,7 +153,10 @@ TEST(CropAndResizeSerialize, CloneKeepsNamespaceAndConfiguration) {
   const PluginTensorDesc in[] = {desc(makeDims({1, 2, 4, 4}), DataType::kHALF),
                                  desc(makeDims({1, 3, 4}), DataType::kHALF)};
   const PluginTensorDesc out = desc(makeDims({1, 3, 2, 2, 3}), DataType::kHALF);
-  ASSERT_EQ(p->configurePlugin(in, 2, &out, 1), kPLUGIN_SUCCESS) << lastError(p.get());
+  ASSERT_EQ(p->configurePlugin(kiln::staticPluginTensorDescs(in, 2).data(), 2,
+                               kiln::staticPluginTensorDescs(&out, 1).data(), 1),
+            kPLUGIN_SUCCESS)
+      << lastError(p.get());
   PluginPtr c(p->clone());
   ASSERT_TRUE(c);
   EXPECT_STREQ(c->getPluginNamespace(), "my.ns");

@@ -6,6 +6,7 @@
 
 #include "core/dim_expr.h"
 #include "crop_and_resize_test_util.h"
+#include "kiln/plugin_utils.h"
 
 namespace kiln::testing {
 namespace {
@@ -154,16 +155,27 @@ TEST(CropAndResizeShape, ConfigureChecksEverything) {
                                  desc(makeDims({9, 4}), DataType::kFLOAT),
                                  desc(makeDims({9}), DataType::kINT32)};
   PluginTensorDesc out = desc(makeDims({9, 7, 3, 4}), DataType::kFLOAT);
-  EXPECT_NE(p->configurePlugin(in, 3, &out, 1), kPLUGIN_SUCCESS);
+  EXPECT_NE(p->configurePlugin(kiln::staticPluginTensorDescs(in, 3).data(), 3,
+                               kiln::staticPluginTensorDescs(&out, 1).data(), 1),
+            kPLUGIN_SUCCESS);
   EXPECT_NE(lastError(p.get()).find("[9,7,3,5]"), std::string::npos) << lastError(p.get());
   out = desc(makeDims({9, 7, 3, 5}), DataType::kHALF);
-  EXPECT_NE(p->configurePlugin(in, 3, &out, 1), kPLUGIN_SUCCESS);
+  EXPECT_NE(p->configurePlugin(kiln::staticPluginTensorDescs(in, 3).data(), 3,
+                               kiln::staticPluginTensorDescs(&out, 1).data(), 1),
+            kPLUGIN_SUCCESS);
   EXPECT_NE(lastError(p.get()).find("output"), std::string::npos) << lastError(p.get());
-  EXPECT_NE(p->configurePlugin(in, 3, &out, 2), kPLUGIN_SUCCESS);
+  EXPECT_NE(p->configurePlugin(kiln::staticPluginTensorDescs(in, 3).data(), 3,
+                               kiln::staticPluginTensorDescs(&out, 2).data(), 2),
+            kPLUGIN_SUCCESS);
   out = desc(makeDims({9, 7, 3, 5}), DataType::kFLOAT);
-  EXPECT_EQ(p->configurePlugin(in, 3, &out, 1), kPLUGIN_SUCCESS) << lastError(p.get());
+  EXPECT_EQ(p->configurePlugin(kiln::staticPluginTensorDescs(in, 3).data(), 3,
+                               kiln::staticPluginTensorDescs(&out, 1).data(), 1),
+            kPLUGIN_SUCCESS)
+      << lastError(p.get());
   size_t bytes = 1;
-  EXPECT_EQ(p->getWorkspaceSize(in, 3, &out, 1, &bytes), kPLUGIN_SUCCESS);
+  EXPECT_EQ(p->getWorkspaceSize(kiln::staticPluginTensorDescs(in, 3).data(), 3,
+                                kiln::staticPluginTensorDescs(&out, 1).data(), 1, &bytes),
+            kPLUGIN_SUCCESS);
   EXPECT_EQ(bytes, 0u);
 }
 
@@ -182,7 +194,10 @@ TEST(CropAndResizeShape, EnqueueChecksTensors) {
   // Never configured: it cannot know its form.
   EXPECT_NE(p->enqueue(in, &out, ins, outs, nullptr, nullptr), kPLUGIN_SUCCESS);
   EXPECT_NE(lastError(p.get()).find("configured"), std::string::npos) << lastError(p.get());
-  ASSERT_EQ(p->configurePlugin(in, 3, &out, 1), kPLUGIN_SUCCESS) << lastError(p.get());
+  ASSERT_EQ(p->configurePlugin(kiln::staticPluginTensorDescs(in, 3).data(), 3,
+                               kiln::staticPluginTensorDescs(&out, 1).data(), 1),
+            kPLUGIN_SUCCESS)
+      << lastError(p.get());
   ASSERT_EQ(p->enqueue(in, &out, ins, outs, nullptr, nullptr), kPLUGIN_SUCCESS);
   EXPECT_EQ(result[0], 2.5f);
   // A tensor that differs from the configuration.
