@@ -21,6 +21,8 @@ constexpr const char* kUsage =
     "                         [--contexts N] [--iterations N] [--max-combinations N] [--seed N]\n"
     "                         [--tolerance KIND=ABS[:REL]]... [--no-empty] [--trace PATH] "
     "[--verbose]\n"
+    "                         [--profile MIN:MAX]... [--dim-name INPUT.AXIS=NAME]... "
+    "[--profile-shapes N]\n"
     "  --plugin    the plugin as registered (version defaults to 1, namespace to \"\")\n"
     "  --field     a creator field, read in the type the creator lists for it (lists: 1,2,3;\n"
     "              dims: 2x3x4)\n"
@@ -32,7 +34,12 @@ constexpr const char* kUsage =
     "  --tolerance agreement tolerance; KIND fp32, fp16, bf16 (combinations by their narrowest\n"
     "              type, and CUDA vs CPU) or reference (defaults 1e-5:1e-5, 3e-2:1e-2, 2e-1:5e-2,\n"
     "              1e-5:1e-5)\n"
-    "  --trace     keep the lifecycle trace of the run in PATH\n";
+    "  --trace     keep the lifecycle trace of the run in PATH\n"
+    "  --profile   the dynamic form: one per --input, in order, the min and max shapes of an\n"
+    "              optimization profile (the --input shape is its opt), e.g. 1x3x9x11:3x3x9x11;\n"
+    "              the plugin is built once for the range and run at min, opt, max and\n"
+    "              --profile-shapes random shapes (default 3), each against a static plan\n"
+    "  --dim-name  axes that must be equal share a name: 1.0=K 2.0=K (boxes and box_indices)\n";
 
 Status parseDims(const std::string& text, Dims& dims) {
   dims = Dims();
@@ -130,6 +137,56 @@ Status parseTolerance(const std::string& text, PluginCheckSpec& spec) {
   return Status::ok();
 }
 
+Status parseCount(const Args& args, const char* name, int low, int high, int& value);
+
+// --profile MIN:MAX (one per --input), --dim-name INPUT.AXIS=NAME, --profile-shapes N.
+Status parseProfile(const Args& args, PluginCheckSpec& spec) {
+  const std::vector<std::string> ranges = args.all("profile");
+  if (ranges.empty()) {
+    if (args.has("dim-name") || args.has("profile-shapes"))
+      return invalidArgument("--dim-name and --profile-shapes need --profile");
+    return Status::ok();
+  }
+  if (ranges.size() != spec.inputs.size())
+    return invalidArgument("--profile: give one MIN:MAX per --input (" +
+                           std::to_string(spec.inputs.size()) + "), got " +
+                           std::to_string(ranges.size()));
+  for (const std::string& r : ranges) {
+    const size_t colon = r.find(':');
+    if (colon == std::string::npos)
+      return invalidArgument("--profile expects MIN:MAX shapes, got '" + r + "'");
+    Dims lo, hi;
+    KILN_RETURN_IF_ERROR(parseDims(r.substr(0, colon), lo));
+    KILN_RETURN_IF_ERROR(parseDims(r.substr(colon + 1), hi));
+    spec.profileMin.push_back(lo);
+    spec.profileMax.push_back(hi);
+  }
+  spec.profileDimNames.assign(spec.inputs.size(), {});
+  for (const std::string& n : args.all("dim-name")) {
+    const size_t dot = n.find('.'), eq = n.find('=');
+    int input = -1, axis = -1;
+    try {
+      size_t a = 0, b = 0;
+      input = std::stoi(n.substr(0, dot), &a);
+      axis = std::stoi(n.substr(dot + 1, eq - dot - 1), &b);
+      if (dot == std::string::npos || eq == std::string::npos || a != dot || b != eq - dot - 1)
+        throw 0;
+    } catch (...) {
+      input = -1;
+    }
+    if (input < 0 || input >= static_cast<int>(spec.inputs.size()) || axis < 0 ||
+        axis >= spec.inputs[static_cast<size_t>(input)].dims.nbDims || eq + 1 >= n.size())
+      return invalidArgument(
+          "--dim-name expects INPUT.AXIS=NAME with an existing input and axis, "
+          "got '" +
+          n + "'");
+    auto& names = spec.profileDimNames[static_cast<size_t>(input)];
+    names.resize(static_cast<size_t>(spec.inputs[static_cast<size_t>(input)].dims.nbDims));
+    names[static_cast<size_t>(axis)] = n.substr(eq + 1);
+  }
+  return parseCount(args, "profile-shapes", 0, 1000, spec.profileRandomShapes);
+}
+
 Status parseCount(const Args& args, const char* name, int low, int high, int& value) {
   if (!args.has(name)) return Status::ok();
   try {
@@ -210,6 +267,7 @@ Status checkPlugin(const Args& args, bool& allPassed) {
     }
   }
   for (const std::string& t : args.all("tolerance")) KILN_RETURN_IF_ERROR(parseTolerance(t, spec));
+  KILN_RETURN_IF_ERROR(parseProfile(args, spec));
   spec.checkEmptyTensors = !args.has("no-empty");
   spec.tracePath = args.get("trace");
 
@@ -224,10 +282,11 @@ Status checkPlugin(const Args& args, bool& allPassed) {
 
 int checkPluginCommand(int argc, char** argv) {
   Args args;
-  Status s = parseArgs(argc, argv, 2,
-                       {"plugins", "plugin", "field", "input", "device", "contexts", "iterations",
-                        "max-combinations", "seed", "trace", "tolerance"},
-                       {"no-empty", "verbose", "help"}, args);
+  Status s = parseArgs(
+      argc, argv, 2,
+      {"plugins", "plugin", "field", "input", "device", "contexts", "iterations",
+       "max-combinations", "seed", "trace", "tolerance", "profile", "dim-name", "profile-shapes"},
+      {"no-empty", "verbose", "help"}, args);
   if (s && args.has("help")) {
     std::fputs(kUsage, stdout);
     return 0;

@@ -10,10 +10,13 @@
 //   execution contexts concurrently (one thread each on the CPU, one stream each on CUDA), many
 //   times, and requires identical outputs; on CUDA, captures one enqueue in a CUDA graph and
 //   requires its replay to equal a direct enqueue;
+// with a profile (PluginCheckSpec::profileMin/profileMax), it also builds the plugin for a range
+// of shapes and runs one context through min, opt, max and random shapes between, each against a
+// static plan of that shape (the dynamic form, DESIGN.md §7);
 // then compares every combination with the FP32/linear one (tolerance by the narrowest type),
 // the CUDA outputs with the CPU ones, and everything with the reference when one is given; tries
 // each input with a zero dimension (a clean build and run, or a clean error: never a crash); and
-// checks the lifecycle trace of the whole run against guarantees 1-8.
+// checks the lifecycle trace of the whole run against guarantees 1-9.
 //
 // Typical use from a plugin author's test:
 //
@@ -122,6 +125,18 @@ struct PluginCheckSpec {
   int maxCombinations = 32;
   // Try each input with its first dimension 0.
   bool checkEmptyTensors = true;
+
+  // The dynamic form: per input, the min and max of an optimization profile (each input's `dims`
+  // is its opt). Empty: static shapes only. Axes whose min and max differ become -1 in the
+  // network; axes given the same name in `profileDimNames` (per input, per axis; "" for none)
+  // must be equal and take one value in every run. Per device, the harness builds one plan with
+  // that profile and runs one execution context through min, opt, max and `profileRandomShapes`
+  // random shapes between (shape changes the plugin hears through onShapeChange), each on fresh
+  // inputs and compared with a plan built for that shape alone, in the FP32/linear combination.
+  std::vector<Dims> profileMin;
+  std::vector<Dims> profileMax;
+  std::vector<std::vector<std::string>> profileDimNames;
+  int profileRandomShapes = 3;
 
   // Optional reference; its tolerance applies to FP32 combinations, the type tolerances below
   // are added for reduced-precision ones.

@@ -37,7 +37,14 @@ std::string renderTraceRecords(const std::vector<TraceRecord>& records) {
     } else {
       out += "Plugin#" + std::to_string(r.object);
     }
-    out += "::" + r.call + "()";
+    // Shapes as the call's argument: "onShapeChange(2x3x8x8,5x4 -> 5x3x7x7)".
+    const auto arrow = [](std::string text) {
+      const size_t semi = text.find(';');
+      if (semi != std::string::npos) text.replace(semi, 1, " -> ");
+      return text;
+    };
+    out += "::" + r.call + "(" + arrow(r.shapes) + ")";
+    if (!r.min.empty()) out += " in [" + arrow(r.min) + " .. " + arrow(r.max) + "]";
     if (r.result >= 0) out += " --> " + std::to_string(r.result);
     if (r.status != 0) out += "  FAILED status=" + std::to_string(r.status);
     if (r.thread != mainThread) out += "  (thread " + std::to_string(r.thread) + ")";

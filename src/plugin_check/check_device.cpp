@@ -32,6 +32,8 @@ Status setUpContext(IEngine& engine, const std::vector<HostTensor>& inputs,
   for (size_t i = 0; i < inputs.size(); ++i) {
     const HostTensor& t = inputs[i];
     const std::string what = "input " + t.name;
+    // A static plan's inputs accept their own dims; a profile plan's need them set.
+    KILN_RETURN_IF_ERROR(context->setInputShape(t.name.c_str(), t.dims));
     KILN_RETURN_IF_ERROR(device.allocate(allocBytes(t), what.c_str(), buffers.inputs[i]));
     KILN_RETURN_IF_ERROR(
         device.copyFromHost(buffers.inputs[i]->data(), t.bytes.data(), t.bytes.size()));
@@ -114,6 +116,43 @@ Status runContexts(IEngine& engine, const std::vector<HostTensor>& inputs,
   for (std::thread& t : threads) t.join();
   for (int c = 0; c < contexts; ++c)
     KILN_RETURN_IF_ERROR(results[c].withContext("context " + std::to_string(c)));
+  return Status::ok();
+}
+
+Status runShapes(IEngine& engine, const std::vector<std::vector<HostTensor>>& inputs,
+                 const std::vector<std::vector<HostTensor>>& outputShapes,
+                 std::vector<std::vector<std::vector<uint8_t>>>& outputs) {
+  const IDevice& device = engine.getDevice();
+  std::unique_ptr<IExecutionContext> ctx;
+  KILN_RETURN_IF_ERROR(engine.createExecutionContext(ctx));
+  std::unique_ptr<IDeviceStream> stream;
+  KILN_RETURN_IF_ERROR(device.createStream(stream));
+  outputs.assign(inputs.size(), {});
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    DeviceBuffers buffers;
+    buffers.inputs.resize(inputs[k].size());
+    for (size_t i = 0; i < inputs[k].size(); ++i) {
+      const HostTensor& t = inputs[k][i];
+      KILN_RETURN_IF_ERROR(ctx->setInputShape(t.name.c_str(), t.dims));
+      KILN_RETURN_IF_ERROR(device.allocate(allocBytes(t), t.name.c_str(), buffers.inputs[i]));
+      KILN_RETURN_IF_ERROR(
+          device.copyFromHost(buffers.inputs[i]->data(), t.bytes.data(), t.bytes.size()));
+      KILN_RETURN_IF_ERROR(ctx->setTensorAddress(t.name.c_str(), buffers.inputs[i]->data()));
+    }
+    buffers.outputs.resize(outputShapes[k].size());
+    for (size_t o = 0; o < outputShapes[k].size(); ++o) {
+      const HostTensor& t = outputShapes[k][o];
+      const Dims got = ctx->getTensorShape(t.name.c_str());
+      if (got != t.dims)
+        return internalError("output " + t.name + " has another shape in the profile plan");
+      KILN_RETURN_IF_ERROR(device.allocate(allocBytes(t), t.name.c_str(), buffers.outputs[o]));
+      KILN_RETURN_IF_ERROR(ctx->setTensorAddress(t.name.c_str(), buffers.outputs[o]->data()));
+    }
+    const std::string at = "shape " + std::to_string(k);
+    KILN_RETURN_IF_ERROR(poisonOutputs(device, buffers, stream->get()));
+    KILN_RETURN_IF_ERROR(ctx->enqueue(stream->get()).withContext(at));
+    KILN_RETURN_IF_ERROR(readOutputs(device, outputShapes[k], buffers, *stream, outputs[k]));
+  }
   return Status::ok();
 }
 

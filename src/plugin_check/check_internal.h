@@ -29,6 +29,12 @@ using RunOutputs = std::vector<std::vector<std::vector<uint8_t>>>;
 Status runContexts(IEngine& engine, const std::vector<HostTensor>& inputs,
                    const std::vector<HostTensor>& outputShapes, int contexts, int iterations,
                    std::vector<RunOutputs>& outputs);
+// Runs one execution context of `engine` through a list of input shapes in turn (inputs[k] and
+// outputShapes[k] are the tensors of shape k), one enqueue each, setting the shapes before each:
+// what a plan built with a profile sees from a user whose shapes change.
+Status runShapes(IEngine& engine, const std::vector<std::vector<HostTensor>>& inputs,
+                 const std::vector<std::vector<HostTensor>>& outputShapes,
+                 std::vector<std::vector<std::vector<uint8_t>>>& outputs);
 // Whether device `ordinal` of `kind` is there; false with `why` otherwise.
 bool deviceAvailable(DeviceKind kind, int ordinal, std::string& why);
 // Captures one enqueue of a fresh context in a graph, launches the graph, and returns its

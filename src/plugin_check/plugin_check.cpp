@@ -164,8 +164,14 @@ class Checker {
   }
 
   void makeInputs();
+  // Inputs at `dims` from each input's generator (fixed values only fit the declared dims).
+  std::vector<HostTensor> randomInputsAt(const std::vector<Dims>& dims, std::mt19937_64& rng) const;
+  // `names`: per input, per axis, a dimension name ("" none), for dynamic axes.
   Status buildNetwork(const std::vector<Dims>& inputDims, std::unique_ptr<INetworkDefinition>& net,
-                      std::vector<HostTensor>* outputShapes);
+                      std::vector<HostTensor>* outputShapes,
+                      const std::vector<std::vector<std::string>>* names = nullptr);
+  // The dynamic form on one device (PluginCheckSpec::profileMin/profileMax).
+  void checkProfile(const std::string& device, const Combination& combination);
   Status enumerate(DeviceKind device, std::vector<Combination>& out, std::string& note);
   Status buildPlan(const INetworkDefinition& net, const std::string& target,
                    const Combination& combination, std::vector<uint8_t>& plan);
@@ -194,42 +200,59 @@ class Checker {
 
 void Checker::makeInputs() {
   std::mt19937_64 rng(report_.seed);
+  std::vector<Dims> dims;
+  for (const PluginCheckInput& in : spec_.inputs) dims.push_back(in.dims);
+  inputs_ = randomInputsAt(dims, rng);
+  // The reference sees exactly what the plugin sees (values rounded to the declared type).
+  for (const HostTensor& t : inputs_)
+    referenceInputs_.push_back({t.dims, t.type, toValues(t.bytes, t.type)});
+}
+
+std::vector<HostTensor> Checker::randomInputsAt(const std::vector<Dims>& dims,
+                                                std::mt19937_64& rng) const {
+  std::vector<HostTensor> out;
   for (size_t i = 0; i < spec_.inputs.size(); ++i) {
     const PluginCheckInput& in = spec_.inputs[i];
     HostTensor t;
     t.name = "input" + std::to_string(i);
-    t.dims = in.dims;
+    t.dims = dims[i];
     t.type = in.type;
-    const int64_t n = std::max<int64_t>(volume(in.dims), 0);
-    std::vector<double> values = in.values;
-    if (values.size() != static_cast<size_t>(n)) {
-      values.assign(n, 0);
-      for (double& v : values) {
-        if (isFloatType(in.type)) {
-          v = std::uniform_real_distribution<double>(in.low, in.high)(rng);
-        } else {
-          v = std::floor(std::uniform_real_distribution<double>(in.low, in.high)(rng));
-          v = std::min(v, std::max(in.low, std::ceil(in.high) - 1));
-        }
-      }
-    }
+    const int64_t n = std::max<int64_t>(volume(dims[i]), 0);
+    const bool fixed = dims[i] == in.dims && in.values.size() == static_cast<size_t>(n);
     t.bytes.resize(static_cast<size_t>(n) * dataTypeSize(in.type));
-    for (int64_t k = 0; k < n; ++k) writeElement(t.bytes.data(), in.type, k, values[k]);
-    // The reference sees exactly what the plugin sees (values rounded to the declared type).
-    referenceInputs_.push_back({in.dims, in.type, toValues(t.bytes, in.type)});
-    inputs_.push_back(std::move(t));
+    for (int64_t k = 0; k < n; ++k) {
+      double v = 0;
+      if (fixed) {
+        v = in.values[static_cast<size_t>(k)];
+      } else if (isFloatType(in.type)) {
+        v = std::uniform_real_distribution<double>(in.low, in.high)(rng);
+      } else {
+        v = std::floor(std::uniform_real_distribution<double>(in.low, in.high)(rng));
+        v = std::min(v, std::max(in.low, std::ceil(in.high) - 1));
+      }
+      writeElement(t.bytes.data(), in.type, k, v);
+    }
+    out.push_back(std::move(t));
   }
+  return out;
 }
 
 Status Checker::buildNetwork(const std::vector<Dims>& inputDims,
                              std::unique_ptr<INetworkDefinition>& net,
-                             std::vector<HostTensor>* outputShapes) {
+                             std::vector<HostTensor>* outputShapes,
+                             const std::vector<std::vector<std::string>>* names) {
   net = createNetwork();
   std::vector<ITensor*> ins;
   for (size_t i = 0; i < inputDims.size(); ++i) {
     ITensor* t =
         net->addInput(("input" + std::to_string(i)).c_str(), spec_.inputs[i].type, inputDims[i]);
     if (!t) return net->getLastError();
+    for (int32_t k = 0; names && i < names->size() && k < static_cast<int32_t>((*names)[i].size());
+         ++k) {
+      const std::string& name = (*names)[i][static_cast<size_t>(k)];
+      if (!name.empty() && inputDims[i].d[k] < 0 && !t->setDimensionName(k, name.c_str()))
+        return net->getLastError();
+    }
     ins.push_back(t);
   }
   PluginSpec ps;
@@ -516,6 +539,179 @@ void Checker::checkEmpty(const std::string& device, bool cuda) {
   }
 }
 
+void Checker::checkProfile(const std::string& device, const Combination& combination) {
+  const size_t nbIn = inputs_.size();
+  const std::string label = comboLabel(combination, nbIn);
+  if (spec_.profileMin.size() != nbIn || spec_.profileMax.size() != nbIn) {
+    fail("profile", device, label,
+         "profileMin and profileMax need one entry per input (" + std::to_string(nbIn) + ")");
+    return;
+  }
+  // Declared dims: -1 where min and max differ. Named axes share one range (the intersection).
+  std::vector<Dims> declared, lo = spec_.profileMin, hi = spec_.profileMax;
+  const auto nameOf = [&](size_t i, int32_t k) -> std::string {
+    if (i >= spec_.profileDimNames.size() ||
+        static_cast<size_t>(k) >= spec_.profileDimNames[i].size())
+      return "";
+    return spec_.profileDimNames[i][static_cast<size_t>(k)];
+  };
+  std::map<std::string, std::pair<int64_t, int64_t>> named;
+  for (size_t i = 0; i < nbIn; ++i) {
+    const Dims& opt = inputs_[i].dims;
+    if (lo[i].nbDims != opt.nbDims || hi[i].nbDims != opt.nbDims) {
+      fail("profile", device, label,
+           "input" + std::to_string(i) + ": min, opt and max ranks differ");
+      return;
+    }
+    Dims d = opt;
+    for (int32_t k = 0; k < opt.nbDims; ++k) {
+      if (lo[i].d[k] > opt.d[k] || opt.d[k] > hi[i].d[k]) {
+        fail("profile", device, label,
+             "input" + std::to_string(i) + " axis " + std::to_string(k) +
+                 ": min <= opt <= max does not hold");
+        return;
+      }
+      if (lo[i].d[k] != hi[i].d[k]) d.d[k] = -1;
+      const std::string name = nameOf(i, k);
+      if (!name.empty() && d.d[k] < 0) {
+        auto [it, first] = named.emplace(name, std::make_pair(lo[i].d[k], hi[i].d[k]));
+        it->second.first = std::max(it->second.first, lo[i].d[k]);
+        it->second.second = std::min(it->second.second, hi[i].d[k]);
+      }
+    }
+    declared.push_back(d);
+  }
+  std::unique_ptr<INetworkDefinition> net;
+  Status s = buildNetwork(declared, net, nullptr, &spec_.profileDimNames);
+  OptimizationProfile profile;
+  for (size_t i = 0; s && i < nbIn; ++i) {
+    const std::string name = "input" + std::to_string(i);
+    profile.setDimensions(name.c_str(), OptProfileSelector::kMIN, lo[i]);
+    profile.setDimensions(name.c_str(), OptProfileSelector::kOPT, inputs_[i].dims);
+    profile.setDimensions(name.c_str(), OptProfileSelector::kMAX, hi[i]);
+  }
+  std::vector<uint8_t> plan;
+  std::unique_ptr<IEngine> engine;
+  if (s) {
+    BuilderConfig config;
+    config.target = device;
+    config.warmupRuns = 0;
+    config.timingRuns = 1;
+    config.pluginCombination = combination;
+    config.profiles.push_back(profile);
+    s = createBuilder()->buildSerializedNetwork(*net, config, plan);
+  }
+  if (s) s = createRuntime()->deserializeEngine(plan.data(), plan.size(), engine);
+  if (!s) {
+    fail("profile build", device, label, s.toString());
+    return;
+  }
+  std::string range;
+  for (size_t i = 0; i < nbIn; ++i)
+    range += (i ? ", " : "") + dimsString(lo[i]) + ".." + dimsString(hi[i]);
+  pass("profile build", device, label, "one plan for " + range);
+
+  // The shapes: min, opt, max, then random ones (named axes drawn once per shape).
+  std::mt19937_64 rng(report_.seed ^ 0x9e3779b97f4a7c15ULL);
+  std::vector<std::vector<Dims>> shapes = {lo, {}, hi};
+  for (const HostTensor& t : inputs_) shapes[1].push_back(t.dims);
+  for (int r = 0; r < std::max(spec_.profileRandomShapes, 0); ++r) {
+    std::map<std::string, int64_t> drawn;
+    for (const auto& [name, bounds] : named)
+      drawn[name] = std::uniform_int_distribution<int64_t>(bounds.first, bounds.second)(rng);
+    std::vector<Dims> shape = declared;
+    for (size_t i = 0; i < nbIn; ++i)
+      for (int32_t k = 0; k < shape[i].nbDims; ++k) {
+        if (shape[i].d[k] >= 0) continue;
+        const std::string name = nameOf(i, k);
+        shape[i].d[k] = !name.empty()
+                            ? drawn[name]
+                            : std::uniform_int_distribution<int64_t>(lo[i].d[k], hi[i].d[k])(rng);
+      }
+    shapes.push_back(shape);
+  }
+  // Named axes must agree at min and max too: those corners use the narrowed range.
+  for (auto* corner : {&shapes[0], &shapes[2]})
+    for (size_t i = 0; i < nbIn; ++i)
+      for (int32_t k = 0; k < (*corner)[i].nbDims; ++k) {
+        const std::string name = nameOf(i, k);
+        if (name.empty() || declared[i].d[k] >= 0) continue;
+        (*corner)[i].d[k] = corner == &shapes[0] ? named[name].first : named[name].second;
+      }
+
+  // The static plan of each shape, and that shape's inputs and output shapes.
+  std::vector<std::vector<HostTensor>> ins, outs;
+  std::vector<std::vector<std::vector<uint8_t>>> want;
+  std::vector<std::string> what;
+  for (const auto& shape : shapes) {
+    std::string text;
+    for (size_t i = 0; i < nbIn; ++i) text += (i ? ", " : "") + dimsString(shape[i]);
+    what.push_back(text);
+    std::unique_ptr<INetworkDefinition> fixed;
+    std::vector<HostTensor> outShapes;
+    std::vector<uint8_t> staticPlan;
+    std::unique_ptr<IEngine> staticEngine;
+    s = buildNetwork(shape, fixed, &outShapes);
+    if (s) s = buildPlan(*fixed, device, combination, staticPlan);
+    if (s)
+      s = createRuntime()->deserializeEngine(staticPlan.data(), staticPlan.size(), staticEngine);
+    ins.push_back(randomInputsAt(shape, rng));
+    std::vector<RunOutputs> result;
+    if (s) s = check::runContexts(*staticEngine, ins.back(), outShapes, 1, 1, result);
+    if (!s) {
+      fail("profile shapes", device, label, "the static plan at " + text + ": " + s.toString());
+      return;
+    }
+    outs.push_back(outShapes);
+    want.push_back(result[0][0]);
+  }
+  std::vector<std::vector<std::vector<uint8_t>>> got;
+  s = check::runShapes(*engine, ins, outs, got);
+  if (!s) {
+    fail("profile shapes", device, label, s.toString());
+    return;
+  }
+  const DataType narrow = narrowest(combination);
+  const PluginCheckTolerance tol = narrow == DataType::kBF16   ? spec_.bf16Tolerance
+                                   : narrow == DataType::kHALF ? spec_.fp16Tolerance
+                                                               : spec_.fp32Tolerance;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    const char* kind = k == 0 ? "min" : k == 1 ? "opt" : k == 2 ? "max" : "random";
+    std::string detail, bad;
+    for (size_t o = 0; o < outs[k].size() && bad.empty(); ++o) {
+      std::string d;
+      const DataType t = outs[k][o].type;
+      if (!agree(toValues(got[k][o], t), toValues(want[k][o], t), tol, d))
+        bad = "output " + std::to_string(o) + ": " + d;
+      detail += (detail.empty() ? "" : "; ") + d;
+    }
+    const std::string at = std::string(kind) + " " + what[k];
+    if (bad.empty())
+      pass("profile shapes", device, label, at + ": equals the static plan (" + detail + ")");
+    else
+      fail("profile shapes", device, label, at + ": differs from the static plan, " + bad);
+  }
+  // A shape outside the profile is refused before anything runs.
+  std::unique_ptr<IExecutionContext> ctx;
+  s = engine->createExecutionContext(ctx);
+  Dims beyond = hi[0];
+  bool dynamicAxis = false;
+  for (int32_t k = 0; k < beyond.nbDims && !dynamicAxis; ++k)
+    if (declared[0].d[k] < 0) {
+      ++beyond.d[k];
+      dynamicAxis = true;
+    }
+  if (s && dynamicAxis) {
+    s = ctx->setInputShape("input0", beyond);
+    if (s)
+      fail("profile bounds", device, label,
+           "input0 " + dimsString(beyond) + " lies outside the profile but was accepted");
+    else
+      pass("profile bounds", device, label,
+           "input0 " + dimsString(beyond) + " refused: " + s.message());
+  }
+}
+
 void Checker::checkDevice(const std::string& device) {
   bool cuda = false;
   int ordinal = -1;
@@ -575,6 +771,7 @@ void Checker::checkDevice(const std::string& device) {
     if (checkCombination(target, cuda, *net, c, r)) results_.push_back(std::move(r));
   }
   net.reset();
+  if (!spec_.profileMin.empty()) checkProfile(target, combinations.front());
   if (spec_.checkEmptyTensors) checkEmpty(target, cuda);
 }
 
@@ -723,8 +920,9 @@ void Checker::checkTrace(const std::string& path) {
                                       "enqueue only while attached",
                                       "serialize round trip",
                                       "namespace set first, kept by clones",
-                                      "failures keep 1-2"};
-  for (int g = 1; g <= 8; ++g) {
+                                      "failures keep 1-2",
+                                      "context objects hear each shape change before enqueue"};
+  for (int g = 1; g <= 9; ++g) {
     std::string detail;
     int n = 0;
     for (const TraceViolation& v : violations) {

@@ -53,7 +53,10 @@ TEST(TraceRender, GoodFlowRendersOneBlockPerPhase) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'),
             static_cast<long>(g.flow.events.size() + 7));
   // Contexts enqueue on their own threads, so lines say which.
-  EXPECT_NE(text.find("::enqueue()  (thread 2)"), std::string::npos) << text;
+  EXPECT_NE(text.find("x3)  (thread 2)"), std::string::npos) << text;
+  // Shape changes show their shapes and the profile's range.
+  EXPECT_NE(text.find("::onShapeChange("), std::string::npos) << text;
+  EXPECT_NE(text.find(" in [1x3 -> 1x3 .. 4x3 -> 4x3]"), std::string::npos) << text;
 }
 
 TEST(TraceRender, ExactSmallTrace) {

@@ -28,7 +28,22 @@ cp "$work/last.log" "$work/crop3.log"
 check "the table has the guarantee rows and a PASS summary" \
   grep -q "plugin check: .* 0 failed.*PASS" "$work/crop3.log"
 check "the table has a passing guarantee 8 row" grep -q "^pass  *guarantee 8" "$work/crop3.log"
-check "the kept trace satisfies guarantees 1-8" "$kiln" trace "$work/trace.jsonl"
+check "the kept trace satisfies guarantees 1-9" "$kiln" trace "$work/trace.jsonl"
+check "CropAndResize through a profile (batch 1..3, boxes 1..12)" "$kiln" check-plugin \
+  --plugin CropAndResize:1 --field crop_height=4 --field crop_width=3 \
+  --input 2x8x10x12 --input 5x4:fp32:0:1 --input 5:int32:0:2 --device "$device" \
+  --profile 1x8x10x12:3x8x10x12 --profile 1x4:12x4 --profile 1:12 \
+  --dim-name 1.0=K --dim-name 2.0=K --profile-shapes 2 --max-combinations 2 --no-empty \
+  --trace "$work/profile_trace.jsonl"
+cp "$work/last.log" "$work/profile.log"
+check "the profile rows: build, 5 shapes, bounds" bash -c \
+  "grep -q '^pass  *profile build' '$work/profile.log' &&
+   [ \$(grep -c '^pass  *profile shapes  *cpu' '$work/profile.log') -eq 5 ] &&
+   grep -q '^pass  *profile bounds' '$work/profile.log' &&
+   grep -q '^pass  *guarantee 9' '$work/profile.log'"
+check "the profile run's trace has shape changes and holds guarantees 1-9" bash -c \
+  "grep -q '\"call\":\"onShapeChange\"' '$work/profile_trace.jsonl' &&
+   '$kiln' trace '$work/profile_trace.jsonl'"
 check "CropAndResize, 2 inputs, nearest" "$kiln" check-plugin --plugin CropAndResize \
   --field crop_height=3 --field crop_width=5 --field method=nearest --field extrapolation_value=-1 \
   --input 2x3x8x8 --input 2x4x4:fp32:0:1 --device "$device" --contexts 4 --iterations 3 \
@@ -53,6 +68,8 @@ refuse "bad input shape" "bad shape" "$kiln" check-plugin --plugin CropAndResize
 refuse "a plugin that fails a check exits 1" "some checks failed" "$kiln" check-plugin \
   --plugin CropAndResize --field crop_height=0 --field crop_width=2 \
   --input 2x3x4x5 --input 3x4 --input 3:int32
+refuse "a --profile per --input" "one MIN:MAX per --input" "$kiln" check-plugin \
+  --plugin CropAndResize --input 2x3x4x5 --input 3x4 --input 3:int32 --profile 1x3x4x5:2x3x4x5
 refuse "an unknown device is refused" "--device takes" "$kiln" check-plugin \
   --plugin CropAndResize --input 2x3x4x5 --device nosuch
 

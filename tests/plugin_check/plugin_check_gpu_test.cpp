@@ -89,5 +89,31 @@ TEST_F(PluginCheckGpuTest, CropAndResizePassesWithCudaRequested) {
   EXPECT_TRUE(r.allPassed());
 }
 
+// The dynamic form on the GPU: a batch of 1..4 images and 1..40 boxes, one CUDA plan, run through
+// min, opt, max and random shapes (each against a static CUDA plan), the workspace sized over the
+// box (the linear feature map's channels-last copy at the largest batch).
+TEST_F(PluginCheckGpuTest, CropAndResizeThroughAProfileOnCuda) {
+  CropAndResizeParams p;
+  PluginCheckSpec spec;
+  spec.name = "CropAndResize";
+  spec.fields = {PluginCheckField::i32("crop_height", p.cropH),
+                 PluginCheckField::i32("crop_width", p.cropW)};
+  spec.inputs = {PluginCheckInput::random(makeDims({2, 16, 20, 24})),
+                 PluginCheckInput::random(makeDims({10, 4}), DataType::kFLOAT, 0.0, 1.0),
+                 PluginCheckInput::random(makeDims({10}), DataType::kINT32, 0, 2)};
+  spec.profileMin = {makeDims({1, 16, 20, 24}), makeDims({1, 4}), makeDims({1})};
+  spec.profileMax = {makeDims({4, 16, 20, 24}), makeDims({40, 4}), makeDims({40})};
+  spec.profileDimNames = {{}, {"K"}, {"K"}};
+  spec.profileRandomShapes = 4;
+  spec.devices = {"cuda:0"};
+  spec.maxCombinations = 3;
+  spec.checkEmptyTensors = false;
+  spec.reference = cropAndResizeReference(p);
+  PluginCheckReport r = runPluginCheck(spec);
+  r.print(std::cout);
+  EXPECT_TRUE(r.allPassed());
+  EXPECT_EQ(r.find("profile shapes", "cuda:0").size(), 7u);
+}
+
 }  // namespace
 }  // namespace kiln::testing

@@ -78,8 +78,45 @@ TEST_F(PluginCheckTest, CropAndResizeThreeInputsPassesEverything) {
   expectRows(r, "formats agree", PluginCheckOutcome::kPass, "cpu");
   expectRows(r, "reference", PluginCheckOutcome::kPass, "cpu");
   expectRows(r, "empty tensor", PluginCheckOutcome::kPass, "cpu");
-  for (int g = 1; g <= 8; ++g)
+  for (int g = 1; g <= 9; ++g)
     expectRows(r, "guarantee " + std::to_string(g), PluginCheckOutcome::kPass);
+}
+
+// The dynamic form: a batch of 1..3 images and 1..7 boxes (K named, shared by boxes and
+// box_indices), one plan for all, each shape against a static plan.
+TEST_F(PluginCheckTest, CropAndResizeThreeInputsPassesThroughAProfile) {
+  CropAndResizeParams p;
+  p.cropH = 3;
+  p.cropW = 4;
+  PluginCheckSpec spec = cropAndResizeSpec(3, p);
+  spec.maxCombinations = 2;
+  spec.checkEmptyTensors = false;
+  spec.profileMin = {makeDims({1, 3, 9, 11}), makeDims({1, 4}), makeDims({1})};
+  spec.profileMax = {makeDims({3, 3, 9, 11}), makeDims({7, 4}), makeDims({7})};
+  spec.profileDimNames = {{}, {"K"}, {"K"}};
+  spec.profileRandomShapes = 4;
+  PluginCheckReport r = check(spec);
+  EXPECT_TRUE(r.allPassed());
+  expectRows(r, "profile build", PluginCheckOutcome::kPass, "cpu");
+  // min, opt, max and 4 random shapes.
+  EXPECT_EQ(r.find("profile shapes", "cpu").size(), 7u);
+  expectRows(r, "profile shapes", PluginCheckOutcome::kPass, "cpu");
+  expectRows(r, "profile bounds", PluginCheckOutcome::kPass, "cpu");
+  expectRows(r, "guarantee 9", PluginCheckOutcome::kPass);
+}
+
+TEST_F(PluginCheckTest, CropAndResizeTwoInputsPassesThroughAProfile) {
+  PluginCheckSpec spec = cropAndResizeSpec(2, CropAndResizeParams{});
+  spec.maxCombinations = 2;
+  spec.checkEmptyTensors = false;
+  // N shared by feature maps and rois; B (boxes per image) and W vary on their own.
+  spec.profileMin = {makeDims({1, 3, 9, 5}), makeDims({1, 1, 4})};
+  spec.profileMax = {makeDims({4, 3, 9, 16}), makeDims({4, 6, 4})};
+  spec.profileDimNames = {{"N"}, {"N"}};
+  PluginCheckReport r = check(spec);
+  EXPECT_TRUE(r.allPassed());
+  EXPECT_EQ(r.find("profile shapes", "cpu").size(), 6u);
+  expectRows(r, "profile shapes", PluginCheckOutcome::kPass, "cpu");
 }
 
 TEST_F(PluginCheckTest, CropAndResizeTwoInputsNearestPassesEverything) {
@@ -131,6 +168,13 @@ TEST_F(PluginCheckTest, ExampleScaleBiasLibraryPasses) {
   // fp32 and fp16, linear only.
   EXPECT_EQ(r.find("build", "cpu").size(), 2u);
   expectRows(r, "reference", PluginCheckOutcome::kPass, "cpu");
+
+  // And in its dynamic form, every axis varying.
+  spec.profileMin = {makeDims({1, 1, 1, 1})};
+  spec.profileMax = {makeDims({4, 5, 6, 7})};
+  r = check(spec);
+  EXPECT_TRUE(r.allPassed());
+  expectRows(r, "profile shapes", PluginCheckOutcome::kPass, "cpu");
 }
 
 PluginCheckSpec badSpec(const std::string& mode) {
@@ -170,7 +214,7 @@ TEST_F(PluginCheckTest, DisagreeingContextsFail) {
   EXPECT_FALSE(r.allPassed());
   expectRows(r, "concurrent enqueue", PluginCheckOutcome::kPass, "cpu");
   expectRows(r, "contexts agree", PluginCheckOutcome::kFail, "cpu");
-  for (int g = 1; g <= 8; ++g)
+  for (int g = 1; g <= 9; ++g)
     expectRows(r, "guarantee " + std::to_string(g), PluginCheckOutcome::kPass);
 }
 

@@ -4,8 +4,10 @@
 // test (configure per profile, onShapeChange per shape change) must hold guarantees 1-9.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <tuple>
 
 #include "kiln/builder.h"
 #include "kiln/kiln.h"
@@ -188,12 +190,81 @@ TEST_P(CropAndResizeDynamic, OneProfilePlanMatchesStaticPlansAtEveryShape) {
       ASSERT_NEAR(got[i], want[i], 1e-6 * (1 + std::fabs(want[i]))) << "element " << i;
       nonzero += want[i] != 0.f;
     }
-    EXPECT_GT(nonzero, want.size() / 2);  // real crops, not an untouched or zero output
+    // Real crops: every element written (the output starts at -7) and not all extrapolated zeros.
+    EXPECT_EQ(std::count(got.begin(), got.end(), -7.f), 0);
+    EXPECT_GT(nonzero, 0u);
   }
   // Out of the profile: refused, naming the range.
   s = ctx->setInputShape("image", makeDims({4, kC, kH, kW}));
   EXPECT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("[1, 3]"), std::string::npos) << s.message();
+}
+
+// Two profiles: every build object is configured once per profile (in profile order), and a
+// context on profile 1 runs shapes only that profile accepts.
+TEST(CropAndResizeDynamicProfiles, EachProfileConfiguresThePluginAndServesItsShapes) {
+  (void)PluginRegistry::global().registerLibrary(*getBuiltinPluginLibrary(),
+                                                 getBuiltinPluginLibraryPath());
+  const std::string trace = ::testing::TempDir() + "kiln_crop_two_profiles.jsonl";
+  ASSERT_TRUE(setTracePath(trace).isOk());
+  const Form form{true};
+  auto net = makeNetwork(form, -1, -1);
+  BuilderConfig config;
+  config.timingRuns = 1;
+  config.warmupRuns = 0;
+  config.allowHalf = false;
+  for (int64_t base : {1, 5}) {  // boxes 1..4 and 5..9
+    OptimizationProfile p;
+    for (auto [which, n, k] : {std::tuple{OptProfileSelector::kMIN, int64_t{1}, base},
+                               std::tuple{OptProfileSelector::kOPT, int64_t{2}, base + 2},
+                               std::tuple{OptProfileSelector::kMAX, int64_t{2}, base + 4}}) {
+      p.setDimensions("image", which, makeDims({n, kC, kH, kW}));
+      p.setDimensions("boxes", which, makeDims({k, 4}));
+      p.setDimensions("box_indices", which, makeDims({k}));
+    }
+    config.profiles.push_back(p);
+  }
+  std::vector<uint8_t> plan;
+  Status s = createBuilder()->buildSerializedNetwork(*net, config, plan);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  std::unique_ptr<IEngine> engine;
+  ASSERT_TRUE(createRuntime()->deserializeEngine(plan.data(), plan.size(), engine).isOk());
+  std::unique_ptr<IExecutionContext> ctx;
+  ASSERT_TRUE(engine->createExecutionContext(ctx).isOk());
+  ASSERT_TRUE(ctx->setOptimizationProfile(1).isOk());
+  std::mt19937 rng(std::random_device{}());
+  for (int64_t k : {5, 9, 7}) {
+    ASSERT_TRUE(ctx->setInputShape("image", makeDims({2, kC, kH, kW})).isOk());
+    ASSERT_TRUE(ctx->setInputShape("boxes", makeDims({k, 4})).isOk());
+    ASSERT_TRUE(ctx->setInputShape("box_indices", makeDims({k})).isOk());
+    Inputs x = randomInputs(form, 2, k, rng);
+    std::vector<float> out;
+    s = run(*ctx, form, 2, k, x, out);
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    EXPECT_EQ(std::count(out.begin(), out.end(), -7.f), 0) << "every crop written";
+  }
+  ctx.reset();
+  engine.reset();
+  net.reset();  // the definition object goes with the network
+  flushTrace();
+  ASSERT_TRUE(setTracePath("").isOk());
+  std::vector<std::string> lines;
+  ASSERT_TRUE(readTraceFile(trace, lines).isOk());
+  // The chosen build object and every timed one: configurePlugin twice per clone made in build.
+  int clones = 0, configures = 0, changes = 0;
+  for (const std::string& line : lines) {
+    const bool build = line.find("\"phase\":\"build\"") != std::string::npos;
+    clones += build && line.find("\"call\":\"clone\"") != std::string::npos;
+    configures += line.find("\"call\":\"configurePlugin\"") != std::string::npos;
+    changes += line.find("\"call\":\"onShapeChange\"") != std::string::npos;
+  }
+  EXPECT_GT(clones, 0);
+  EXPECT_EQ(configures, 2 * clones);
+  EXPECT_EQ(changes, 3);
+  std::vector<TraceViolation> violations;
+  ASSERT_TRUE(checkTraceFile(trace, violations).isOk());
+  for (const TraceViolation& v : violations) ADD_FAILURE() << formatTraceViolation(v);
+  std::remove(trace.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Forms, CropAndResizeDynamic, ::testing::Values(true, false),
