@@ -161,6 +161,18 @@ record "kiln check-plugin CropAndResize --device all" "$(status $rc)" "$(grep -c
   --field bias=0.5 --input 2x3x4x5 --device all >"$logs/check_scale_bias.log" 2>&1
 rc=$?
 record "kiln check-plugin ScaleBias --device all" "$(status $rc)" "$(grep -c '^pass' "$logs/check_scale_bias.log") rows pass"
+# ... and both through an optimization profile on CUDA (the dynamic form, DESIGN.md §7)
+"$kiln" check-plugin --plugins "$plugins" --plugin CropAndResize:1 --field crop_height=7 \
+  --field crop_width=7 --input 2x16x20x24 --input 10x4:fp32:0:1 --input 10:int32:0:2 \
+  --profile 1x16x20x24:4x16x20x24 --profile 1x4:64x4 --profile 1:64 --dim-name 1.0=K \
+  --dim-name 2.0=K --profile-shapes 4 --no-empty --device cuda >"$logs/check_crop_profile.log" 2>&1
+rc=$?
+record "kiln check-plugin CropAndResize --profile --device cuda" "$(status $rc)" "$(grep -c '^pass  *profile shapes' "$logs/check_crop_profile.log") shapes pass"
+"$kiln" check-plugin --plugins "$KILN_CHECK_EXAMPLE_LIBRARY" --plugin ScaleBias --field scale=2 \
+  --field bias=0.5 --input 2x3x4x5 --profile 1x1x1x1:8x6x9x9 --no-empty --device cuda \
+  >"$logs/check_scale_bias_profile.log" 2>&1
+rc=$?
+record "kiln check-plugin ScaleBias --profile --device cuda" "$(status $rc)" "$(grep -c '^pass  *profile shapes' "$logs/check_scale_bias_profile.log") shapes pass"
 
 # 3. the demo network on CUDA against the CPU backend, and as CUDA graph replays
 for mode in "" "--fp16"; do
