@@ -149,3 +149,72 @@ TEST(OnnxPlugin, StringListAttributeIsRefused) {
 
 }  // namespace
 }  // namespace kiln::testing
+
+namespace kiln::testing {
+namespace {
+
+// A plugin node in a model with a dynamic batch (issue 10): parsed and built with one profile,
+// the plan runs batches it was not built at, CropAndResize in its dynamic form.
+TEST(OnnxPlugin, CropAndResizeFollowsADynamicBatch) {
+  registerBuiltins();
+  Rng rng;
+  Model m(13);
+  m.input("fm", {1, 2, 6, 5});
+  m.input("rois", {1, 3, 4});
+  symbolic(m, 0, 0, "N");
+  symbolic(m, 1, 0, "N");
+  m.node("Relu", {"fm"}, {"r"}, "relu");
+  auto& n = m.node("CropAndResize", {"r", "rois"}, {"y"}, "crop");
+  attrInt(n, "crop_height", 3);
+  attrInt(n, "crop_width", 4);
+  attrString(n, "plugin_version", "1");
+  m.output("y");
+  OptimizationProfile p;
+  for (auto [which, b] : {std::pair{OptProfileSelector::kMIN, 1},
+                          {OptProfileSelector::kOPT, 2},
+                          {OptProfileSelector::kMAX, 3}}) {
+    p.setDimensions("fm", which, makeDims({b, 2, 6, 5}));
+    p.setDimensions("rois", which, makeDims({b, 3, 4}));
+  }
+  OnnxParserOptions options;
+  options.profiles = {p};
+  std::unique_ptr<INetworkDefinition> net;
+  Status s = parse(m, net, options);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  BuilderConfig config;
+  config.profiles = {p};
+  config.allowHalf = false;
+  std::vector<uint8_t> plan;
+  s = createBuilder()->buildSerializedNetwork(*net, config, plan);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  std::unique_ptr<IEngine> engine;
+  ASSERT_TRUE(createRuntime()->deserializeEngine(plan.data(), plan.size(), engine).isOk());
+  std::unique_ptr<IExecutionContext> ctx;
+  ASSERT_TRUE(engine->createExecutionContext(ctx).isOk());
+  for (int64_t batch : {3, 1, 2}) {
+    auto fm = rng.values(static_cast<size_t>(batch * 60));
+    auto rois = rng.values(static_cast<size_t>(batch * 12), 0.05f, 0.95f);
+    std::vector<float> y(static_cast<size_t>(batch * 3 * 2 * 3 * 4), -7.f);
+    ASSERT_TRUE(ctx->setInputShape("fm", makeDims({batch, 2, 6, 5})).isOk());
+    ASSERT_TRUE(ctx->setInputShape("rois", makeDims({batch, 3, 4})).isOk());
+    EXPECT_EQ(ctx->getTensorShape("y"), makeDims({batch, 3, 2, 3, 4}));
+    ASSERT_TRUE(ctx->setTensorAddress("fm", fm.data()).isOk());
+    ASSERT_TRUE(ctx->setTensorAddress("rois", rois.data()).isOk());
+    ASSERT_TRUE(ctx->setTensorAddress("y", y.data()).isOk());
+    s = ctx->enqueue(nullptr);
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    std::vector<float> relu(fm.size()), ref;
+    for (size_t i = 0; i < fm.size(); ++i) relu[i] = std::max(fm[i], 0.f);
+    for (int64_t i = 0; i < batch; ++i)
+      for (int b = 0; b < 3; ++b)
+        for (int c = 0; c < 2; ++c)
+          for (int yy = 0; yy < 3; ++yy)
+            for (int x = 0; x < 4; ++x)
+              ref.push_back(cropSample(&relu[size_t(i * 60 + c * 30)], 6, 5,
+                                       &rois[size_t((i * 3 + b) * 4)], 3, 4, yy, x));
+    expectNear(y, ref, 1e-5f, rng.seed);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::testing
