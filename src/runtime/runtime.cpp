@@ -349,6 +349,8 @@ class ExecutionContext final : public IExecutionContext {
 
   // Once every input has a shape: the named-dimension rules, then kernels for those shapes.
   Status refresh() {
+    // Plugins' shape functions called for the new shapes are traced as inference work.
+    PhaseScope phase(TracePhase::kInfer);
     spec_.reset();
     specStatus_ = Status::ok();
     for (const Dims& d : inputShapes_)

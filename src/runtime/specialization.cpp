@@ -151,6 +151,8 @@ Status EngineState::specialize(int32_t profile, const std::vector<Dims>& inputDi
 }
 
 Status prepareProfiles(EngineState& state) {
+  // Plugin calls made here (output shapes at each corner, workspace per box) belong to the load.
+  PhaseScope phase(TracePhase::kDeserialize);
   const plan::Plan& plan = state.plan;
   state.dynamicDims.clear();
   for (const plan::Tensor& t : plan.tensors) state.dynamicDims.push_back(t.dims);
@@ -239,7 +241,6 @@ Status prepareProfiles(EngineState& state) {
       const std::vector<DynamicPluginTensorDesc> out(descs.begin() + step.inputs.size(),
                                                      descs.end());
       size_t bytes = 0;
-      PhaseScope phase(TracePhase::kDeserialize);
       s = state.steps[i].plugin->getWorkspaceSize(in, out, bytes);
       if (!s) return s.withContext(where);
       state.workspaceBytes = std::max<uint64_t>(state.workspaceBytes, bytes);

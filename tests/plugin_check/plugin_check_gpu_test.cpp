@@ -73,7 +73,8 @@ TEST_F(PluginCheckGpuTest, ScaleBiasAgreesAcrossCpuAndCuda) {
   }
 }
 
-TEST_F(PluginCheckGpuTest, CropAndResizePassesWithCudaRequested) {
+// CropAndResize's three-input form: 2 images of 16x20x24, 10 boxes.
+PluginCheckSpec cropSpec() {
   CropAndResizeParams p;
   PluginCheckSpec spec;
   spec.name = "CropAndResize";
@@ -82,8 +83,13 @@ TEST_F(PluginCheckGpuTest, CropAndResizePassesWithCudaRequested) {
   spec.inputs = {PluginCheckInput::random(makeDims({2, 16, 20, 24})),
                  PluginCheckInput::random(makeDims({10, 4}), DataType::kFLOAT, 0.0, 1.0),
                  PluginCheckInput::random(makeDims({10}), DataType::kINT32, 0, 2)};
-  spec.devices = {"cpu", "cuda:0"};
   spec.reference = cropAndResizeReference(p);
+  return spec;
+}
+
+TEST_F(PluginCheckGpuTest, CropAndResizePassesWithCudaRequested) {
+  PluginCheckSpec spec = cropSpec();
+  spec.devices = {"cpu", "cuda:0"};
   PluginCheckReport r = runPluginCheck(spec);
   r.print(std::cout);
   EXPECT_TRUE(r.allPassed());
@@ -93,14 +99,7 @@ TEST_F(PluginCheckGpuTest, CropAndResizePassesWithCudaRequested) {
 // min, opt, max and random shapes (each against a static CUDA plan), the workspace sized over the
 // box (the linear feature map's channels-last copy at the largest batch).
 TEST_F(PluginCheckGpuTest, CropAndResizeThroughAProfileOnCuda) {
-  CropAndResizeParams p;
-  PluginCheckSpec spec;
-  spec.name = "CropAndResize";
-  spec.fields = {PluginCheckField::i32("crop_height", p.cropH),
-                 PluginCheckField::i32("crop_width", p.cropW)};
-  spec.inputs = {PluginCheckInput::random(makeDims({2, 16, 20, 24})),
-                 PluginCheckInput::random(makeDims({10, 4}), DataType::kFLOAT, 0.0, 1.0),
-                 PluginCheckInput::random(makeDims({10}), DataType::kINT32, 0, 2)};
+  PluginCheckSpec spec = cropSpec();
   spec.profileMin = {makeDims({1, 16, 20, 24}), makeDims({1, 4}), makeDims({1})};
   spec.profileMax = {makeDims({4, 16, 20, 24}), makeDims({40, 4}), makeDims({40})};
   spec.profileDimNames = {{}, {"K"}, {"K"}};
@@ -108,7 +107,6 @@ TEST_F(PluginCheckGpuTest, CropAndResizeThroughAProfileOnCuda) {
   spec.devices = {"cuda:0"};
   spec.maxCombinations = 3;
   spec.checkEmptyTensors = false;
-  spec.reference = cropAndResizeReference(p);
   PluginCheckReport r = runPluginCheck(spec);
   r.print(std::cout);
   EXPECT_TRUE(r.allPassed());
