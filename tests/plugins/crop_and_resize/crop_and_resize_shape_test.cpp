@@ -164,8 +164,9 @@ TEST(CropAndResizeShape, ConfigureChecksEverything) {
                                kiln::staticPluginTensorDescs(&out, 1).data(), 1),
             kPLUGIN_SUCCESS);
   EXPECT_NE(lastError(p.get()).find("output"), std::string::npos) << lastError(p.get());
-  EXPECT_NE(p->configurePlugin(kiln::staticPluginTensorDescs(in, 3).data(), 3,
-                               kiln::staticPluginTensorDescs(&out, 2).data(), 2),
+  const DynamicPluginTensorDesc twoOutputs[] = {staticPluginTensorDesc(out),
+                                                staticPluginTensorDesc(out)};
+  EXPECT_NE(p->configurePlugin(kiln::staticPluginTensorDescs(in, 3).data(), 3, twoOutputs, 2),
             kPLUGIN_SUCCESS);
   out = desc(makeDims({9, 7, 3, 5}), DataType::kFLOAT);
   EXPECT_EQ(p->configurePlugin(kiln::staticPluginTensorDescs(in, 3).data(), 3,
