@@ -183,7 +183,7 @@ for mode in "" "--fp16"; do
 done
 "$kiln" run "$logs/demo/demo.plan" --contexts 4 --runs 20 --cuda-graph >"$logs/graph.log" 2>&1
 rc=$?
-record "kiln run --cuda-graph --contexts 4" "$(status $rc)" "$(head -1 "$logs/graph.log" | cut -c1-60)"
+record "kiln run --cuda-graph --contexts 4" "$(status $rc)" "$(head -1 "$logs/graph.log" | cut -c1-110)"
 
 # 3a. kiln bench on CUDA (tests/cli/bench_gpu_test.sh, the `gpu` ctest cli.bench_gpu): plain
 # enqueues, CUDA graph replays, 2 streams, profiled with a Chrome trace; --onnx --fp16 where the

@@ -48,8 +48,9 @@ struct Worker {
 Status timeContexts(IEngine& engine, std::vector<BoundContext>& contexts,
                     const BenchOptions& options, const BenchProgress& progress, TimedRuns& runs) {
   const IDevice& device = engine.getDevice();
-  if (options.cudaGraph && device.getKind() != DeviceKind::kCUDA)
-    return invalidArgument("--cuda-graph needs a CUDA plan (--device cuda)");
+  if ((options.cudaGraph || options.engineGraphs) && device.getKind() != DeviceKind::kCUDA)
+    return invalidArgument(std::string(options.cudaGraph ? "--cuda-graph" : "--engine-graphs") +
+                           " needs a CUDA plan (--device cuda)");
   std::vector<Worker> workers(contexts.size());
   // Graphs and events are made before any thread starts: neither belongs in timed work.
   for (size_t w = 0; w < workers.size(); ++w) {
@@ -61,6 +62,8 @@ Status timeContexts(IEngine& engine, std::vector<BoundContext>& contexts,
       KILN_RETURN_IF_ERROR(device.createEvent(worker.starts[k]));
       KILN_RETURN_IF_ERROR(device.createEvent(worker.ends[k]));
     }
+    // The engine's graphs: the warm-up's first enqueue runs layer by layer, its second captures.
+    if (options.engineGraphs) KILN_RETURN_IF_ERROR(worker.bound->context->setCudaGraphs(true));
     if (options.cudaGraph) {
       const Stream stream = worker.bound->stream->get();
       BoundContext& bound = *worker.bound;

@@ -45,8 +45,8 @@ const std::vector<std::string>& benchValueOptions() {
 }
 
 const std::vector<std::string>& benchFlags() {
-  static const std::vector<std::string> names = {"fp16", "cuda-graph", "profile", "no-progress",
-                                                 "verbose"};
+  static const std::vector<std::string> names = {"fp16",    "cuda-graph",  "engine-graphs",
+                                                 "profile", "no-progress", "verbose"};
   return names;
 }
 
@@ -65,6 +65,10 @@ Status benchOptionsFromArgs(const Args& args, BenchOptions& options) {
   options.seedGiven = args.has("seed");
   options.seed = static_cast<unsigned>(seed);
   options.cudaGraph = args.has("cuda-graph");
+  options.engineGraphs = args.has("engine-graphs");
+  if (options.cudaGraph && options.engineGraphs)
+    return invalidArgument(
+        "--cuda-graph and --engine-graphs are two ways to replay graphs: pick one");
   options.jsonPath = args.get("json");
   options.chromeTracePath = args.get("chrome-trace");
   options.profile = args.has("profile") || args.has("chrome-trace") || args.has("profile-runs");

@@ -15,10 +15,13 @@ struct BenchOptions {
   int64_t iterations = 10;  // --iterations: at least this many timed inferences per stream
   double durationS = 3;     // --duration: and for at least this many seconds
   bool cudaGraph = false;   // --cuda-graph: capture each context's enqueue once, then replay it
-  int streams = 1;          // --streams: contexts, each on its own stream and host thread
-  bool profile = false;     // --profile (implied by --chrome-trace): per-layer times
-  int profileRuns = 20;     // --profile-runs: profiled inferences after the timed ones
-  std::string jsonPath;     // --json FILE: the whole report as JSON
+  // --engine-graphs: each context keeps its own CUDA graphs (IExecutionContext::setCudaGraphs),
+  // so the timed enqueue is the engine's replay path, host checks included
+  bool engineGraphs = false;
+  int streams = 1;              // --streams: contexts, each on its own stream and host thread
+  bool profile = false;         // --profile (implied by --chrome-trace): per-layer times
+  int profileRuns = 20;         // --profile-runs: profiled inferences after the timed ones
+  std::string jsonPath;         // --json FILE: the whole report as JSON
   std::string chromeTracePath;  // --chrome-trace FILE: the profiled runs for chrome://tracing
   int64_t batchItems = 0;       // --batch-items: items per inference; 0 = first input's dim 0
   bool seedGiven = false;       // --seed: random inputs that are the same from run to run

@@ -62,7 +62,9 @@ std::string reportText(const BenchReport& r) {
   std::string out;
   out += format("kiln bench: %s (plan target %s) on %s, %d stream%s%s\n", r.plan.c_str(),
                 r.target.c_str(), r.device.c_str(), r.streams, r.streams == 1 ? "" : "s",
-                r.cudaGraph ? ", CUDA graph replays" : "");
+                r.cudaGraph      ? ", CUDA graph replays"
+                : r.engineGraphs ? ", the engine's CUDA graphs"
+                                 : "");
   out += format("batch: %lld item%s per inference (%s)\n", static_cast<long long>(r.batchItems),
                 r.batchItems == 1 ? "" : "s", r.batchFrom.c_str());
   out += format("warm-up: %.1f ms, %lld inferences\n", r.warmupMs,
@@ -110,6 +112,7 @@ std::string reportJson(const BenchReport& r) {
   j += "  \"device\": " + jsonString(r.device) + ",\n";
   j += "  \"streams\": " + std::to_string(r.streams) + ",\n";
   j += std::string("  \"cuda_graph\": ") + (r.cudaGraph ? "true" : "false") + ",\n";
+  j += std::string("  \"engine_graphs\": ") + (r.engineGraphs ? "true" : "false") + ",\n";
   j += "  \"batch_items\": " + std::to_string(r.batchItems) + ",\n";
   j += "  \"batch_from\": " + jsonString(r.batchFrom) + ",\n";
   j += "  \"warmup\": {\"ms\": " + number(r.warmupMs) +

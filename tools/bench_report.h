@@ -18,6 +18,7 @@ struct BenchReport {
   bool deviceEvents = false;  // latency from CUDA events (else the CPU's steady clock)
   int streams = 1;
   bool cudaGraph = false;
+  bool engineGraphs = false;
   int64_t batchItems = 1;
   std::string batchFrom;  // how batchItems was found: "--batch-items", "dim 0 of input 'x'"
   double warmupMs = 0;

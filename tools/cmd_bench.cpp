@@ -80,6 +80,7 @@ Status bench(const Args& args) {
   report.deviceEvents = device.getKind() == DeviceKind::kCUDA;
   report.streams = options.streams;
   report.cudaGraph = options.cudaGraph;
+  report.engineGraphs = options.engineGraphs;
   batchItems(*engine, options, report);
   const EngineMemory memory = engine->getMemory();
   report.weightBytes = memory.weightBytes;

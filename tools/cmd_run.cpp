@@ -71,6 +71,7 @@ Status run(const Args& args) {
     return invalidArgument("--contexts must be 1..256 and --runs at least 1");
   }
   std::vector<HostTensor> outputs;
+  CudaGraphStats graphStats;
   {
     auto runtime = createRuntime();
     std::unique_ptr<IEngine> engine;
@@ -81,10 +82,14 @@ Status run(const Args& args) {
     KILN_RETURN_IF_ERROR(shapesFromArgs(args, shapes));
     KILN_RETURN_IF_ERROR(prepareInputs(*engine, std::move(given), seed, inputs, shapes.fixed));
     KILN_RETURN_IF_ERROR(
-        runContexts(*engine, inputs, contexts, runs, outputs, args.has("cuda-graph")));
+        runContexts(*engine, inputs, contexts, runs, outputs, args.has("cuda-graph"), &graphStats));
   }
-  std::printf("ran %d context(s) x %d run(s)%s: outputs %s\n", contexts, runs,
-              args.has("cuda-graph") ? " as CUDA graph replays" : "",
+  std::string graphText;
+  if (args.has("cuda-graph"))
+    graphText = " with CUDA graphs (context 0: " + std::to_string(graphStats.captured) +
+                " captured, " + std::to_string(graphStats.replayed) + " replayed, " +
+                std::to_string(graphStats.direct) + " layer by layer)";
+  std::printf("ran %d context(s) x %d run(s)%s: outputs %s\n", contexts, runs, graphText.c_str(),
               contexts > 1 ? "agree bit for bit" : "computed");
   const std::string dir = args.get("output-dir");
   if (!dir.empty()) KILN_RETURN_IF_ERROR(makeDirectories(dir));

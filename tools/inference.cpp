@@ -241,29 +241,25 @@ Status readOutputs(const IEngine& engine, BoundContext& bound) {
 namespace {
 
 // Each context runs on its own thread; host data goes in before and comes back after, outside
-// the enqueues. With `graph`, each context's enqueue is captured once and replayed.
+// the enqueues. With `graph`, each context keeps CUDA graphs (setCudaGraphs): its first enqueue
+// runs layer by layer, the second captures, the rest replay; `graphStats` gets context 0's count.
 Status runOnDevice(IEngine& engine, const std::vector<HostTensor>& inputs, int contexts,
-                   int iterations, bool graph, std::vector<std::vector<HostTensor>>& all) {
-  const IDevice& device = engine.getDevice();
+                   int iterations, bool graph, std::vector<std::vector<HostTensor>>& all,
+                   CudaGraphStats* graphStats) {
   struct Run : BoundContext {
-    std::unique_ptr<IDeviceGraph> graph;
     Status status;
   };
   std::vector<Run> runs(contexts);
-  for (Run& run : runs) KILN_RETURN_IF_ERROR(bindContext(engine, inputs, run));
+  for (Run& run : runs) {
+    KILN_RETURN_IF_ERROR(bindContext(engine, inputs, run));
+    if (graph) KILN_RETURN_IF_ERROR(run.context->setCudaGraphs(true));
+  }
   std::vector<std::thread> threads;
   for (Run& run : runs) {
-    threads.emplace_back([&run, &device, iterations, graph] {
+    threads.emplace_back([&run, iterations] {
       const Stream stream = run.stream->get();
-      if (graph) {
-        run.status = device.captureGraph(
-            stream, [&] { return run.context->enqueue(stream); }, run.graph);
-        for (int k = 0; k < iterations && run.status.isOk(); ++k)
-          run.status = run.graph->launch(stream);
-      } else {
-        for (int k = 0; k < iterations && run.status.isOk(); ++k)
-          run.status = run.context->enqueue(stream);
-      }
+      for (int k = 0; k < iterations && run.status.isOk(); ++k)
+        run.status = run.context->enqueue(stream);
       if (run.status) run.status = run.stream->synchronize();
     });
   }
@@ -274,18 +270,21 @@ Status runOnDevice(IEngine& engine, const std::vector<HostTensor>& inputs, int c
     KILN_RETURN_IF_ERROR(readOutputs(engine, run));
     all.push_back(std::move(run.outputs));
   }
+  if (graphStats && graph) *graphStats = runs[0].context->getCudaGraphStats();
   return Status::ok();
 }
 
 }  // namespace
 
 Status runContexts(IEngine& engine, const std::vector<HostTensor>& inputs, int contexts,
-                   int iterations, std::vector<HostTensor>& outputs, bool cudaGraph) {
+                   int iterations, std::vector<HostTensor>& outputs, bool cudaGraph,
+                   CudaGraphStats* graphStats) {
   if (contexts < 1 || iterations < 1) return invalidArgument("contexts and runs must be >= 1");
   std::vector<std::vector<HostTensor>> all;  // per context, its outputs
   if (cudaGraph && engine.getDevice().getKind() != DeviceKind::kCUDA)
     return invalidArgument("--cuda-graph needs a CUDA plan (--device cuda)");
-  KILN_RETURN_IF_ERROR(runOnDevice(engine, inputs, contexts, iterations, cudaGraph, all));
+  KILN_RETURN_IF_ERROR(
+      runOnDevice(engine, inputs, contexts, iterations, cudaGraph, all, graphStats));
   for (int c = 1; c < contexts; ++c) {
     for (size_t o = 0; o < all[0].size(); ++o) {
       if (all[c][o].data != all[0][o].data) {

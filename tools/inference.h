@@ -60,9 +60,11 @@ Status readOutputs(const IEngine& engine, BoundContext& bound);
 // Runs `iterations` inferences on each of `contexts` contexts, each on its own thread, all at
 // once. `outputs` are context 0's; any difference from another context is an error.
 // CUDA plans: each context runs on its own stream over device copies of the data; with
-// `cudaGraph`, each context's enqueue is captured once in a CUDA graph and the graph replayed.
+// `cudaGraph`, each context keeps CUDA graphs (IExecutionContext::setCudaGraphs): the second
+// enqueue captures, the later ones replay; `graphStats` (if given) gets context 0's counts.
 Status runContexts(IEngine& engine, const std::vector<HostTensor>& inputs, int contexts,
-                   int iterations, std::vector<HostTensor>& outputs, bool cudaGraph = false);
+                   int iterations, std::vector<HostTensor>& outputs, bool cudaGraph = false,
+                   CudaGraphStats* graphStats = nullptr);
 
 // The values of an fp32/fp16/bf16 tensor as floats (for printing).
 std::vector<float> asFloats(const HostTensor& t);

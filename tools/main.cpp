@@ -44,6 +44,8 @@ void usage(FILE* out) {
       "      --duration S            and at least S seconds of them (default 3)\n"
       "      --streams N             N contexts on N streams and threads at once (default 1)\n"
       "      --cuda-graph            CUDA plans: replay each context's enqueue as a CUDA graph\n"
+      "      --engine-graphs         CUDA plans: each context keeps its own graphs "
+      "(setCudaGraphs)\n"
       "      --profile               per-layer times (--profile-runs N, default 20)\n"
       "      --json FILE             the report as JSON\n"
       "      --chrome-trace FILE     the profiled runs for chrome://tracing or Perfetto\n"

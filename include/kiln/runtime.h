@@ -44,6 +44,15 @@ struct EngineMemory {
                               // persistent allocations come on top)
 };
 
+// What a context's CUDA graphs did (IExecutionContext::setCudaGraphs), counted since it was made.
+struct CudaGraphStats {
+  int64_t captured = 0;  // graphs captured (one per input shapes and addresses seen twice)
+  int64_t replayed = 0;  // enqueues that launched a captured graph
+  int64_t direct = 0;    // enqueues that ran layer by layer while graphs were on
+  int64_t failed = 0;    // captures that failed: those shapes and addresses then run directly
+  int32_t held = 0;      // graphs the context holds now (at most 8, least recently used dropped)
+};
+
 class IExecutionContext {
  public:
   virtual ~IExecutionContext() = default;
@@ -78,6 +87,16 @@ class IExecutionContext {
   // context is enqueuing on another thread.
   virtual Status setProfiler(IProfiler* profiler) = 0;
   virtual IProfiler* getProfiler() const = 0;
+  // CUDA graphs kept by the context (CUDA engines; off by default). On, enqueue() replays a graph
+  // of the whole network for the selected profile, input shapes and tensor addresses: the first
+  // enqueue of such a combination runs layer by layer (kernels may set themselves up lazily), the
+  // second captures a graph and launches it, later ones only launch it. Changing a shape or an
+  // address picks or makes another graph; nothing is allocated on the device for one. A
+  // combination whose capture fails (a plugin that synchronizes, say) runs layer by layer from
+  // then on, and the log says why once. Enqueues on stream 0, or with a profiler set, run layer
+  // by layer. kUnsupported on the CPU. Not while this context is enqueuing on another thread.
+  virtual Status setCudaGraphs(bool enabled) = 0;
+  virtual CudaGraphStats getCudaGraphStats() const = 0;
 };
 
 class IEngine {

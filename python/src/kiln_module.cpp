@@ -1112,6 +1112,25 @@ NB_MODULE(_kiln, m) {
           "have the tensor's dtype and shape and be contiguous; kiln keeps a reference to it "
           "while it is bound.")
       .def(
+          "set_cuda_graphs",
+          [](BoundContext& c, bool enabled) { check(c.context->setCudaGraphs(enabled)); },
+          "enabled"_a,
+          "CUDA engines: keep CUDA graphs, one per profile, input shapes and addresses (made the "
+          "second time they are seen, replayed after); UnsupportedError on the CPU.")
+      .def(
+          "cuda_graph_stats",
+          [](const BoundContext& c) {
+            const CudaGraphStats g = c.context->getCudaGraphStats();
+            nb::dict d;
+            d["captured"] = g.captured;
+            d["replayed"] = g.replayed;
+            d["direct"] = g.direct;
+            d["failed"] = g.failed;
+            d["held"] = g.held;
+            return d;
+          },
+          "What set_cuda_graphs did: captured, replayed, direct (layer by layer), failed, held.")
+      .def(
           "set_input_shape",
           [](BoundContext& c, const std::string& name, const std::vector<int64_t>& shape) {
             Status s;

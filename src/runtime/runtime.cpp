@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "core/integer_values.h"
+#include "core/log.h"
 #include "core/plan.h"
 #include "runtime/engine_device.h"
 #include "runtime/engine_state.h"
@@ -89,6 +90,7 @@ class ExecutionContext final : public IExecutionContext {
       KILN_RETURN_IF_ERROR(
           engine_->backend->allocate(profile.arenaBytes, "the activation arena", arena));
       arena_ = std::move(arena);
+      graphs_.clear();  // they wrote into the old arena
     }
     profile_ = index;
     arenaOffsets_ = &profile.arenaOffsets;
@@ -171,6 +173,25 @@ class ExecutionContext final : public IExecutionContext {
   }
   IProfiler* getProfiler() const override { return profiler_; }
 
+  Status setCudaGraphs(bool enabled) override {
+    if (busy_.load())
+      return invalidArgument(
+          "setCudaGraphs: this execution context is enqueuing on another thread");
+    if (enabled && engine_->backend->getKind() != DeviceKind::kCUDA)
+      return unsupported(std::string("setCudaGraphs: CUDA graphs need a CUDA engine; this one runs "
+                                     "on the ") +
+                         engine_->backend->name());
+    graphsOn_ = enabled;
+    if (!enabled) graphs_.clear();
+    return Status::ok();
+  }
+  CudaGraphStats getCudaGraphStats() const override {
+    CudaGraphStats stats = graphStats_;
+    stats.held = 0;
+    for (const GraphEntry& e : graphs_) stats.held += e.graph != nullptr;
+    return stats;
+  }
+
   Status enqueue(Stream stream) override {
     // One thread at a time per context: a second caller would share the arena.
     if (busy_.exchange(true)) {
@@ -228,7 +249,6 @@ class ExecutionContext final : public IExecutionContext {
     PhaseScope phase(TracePhase::kInfer);
     const plan::Plan& plan = engine_->plan;
     if (dynamic()) KILN_RETURN_IF_ERROR(readyToRun());
-    const std::vector<EngineStep>& steps = dynamic() ? spec_->steps : engine_->steps;
     for (int32_t t : plan.inputs) {
       if (!bindings_[t] && plan::tensorBytes(dimsOf(t), plan.tensors[t].type) > 0) {
         return invalidArgument("enqueue: input '" + plan.tensors[t].name +
@@ -243,6 +263,17 @@ class ExecutionContext final : public IExecutionContext {
       }
     }
     KILN_RETURN_IF_ERROR(engine_->backend->activate(engine_->deviceIndex));
+    if (graphsOn_) {
+      if (!profiler_ && stream) return runGraph(stream);
+      ++graphStats_.direct;
+    }
+    return runSteps(stream);
+  }
+
+  // The steps one by one: kernels and plugins launched on `stream` (or captured from it).
+  Status runSteps(Stream stream) {
+    const plan::Plan& plan = engine_->plan;
+    const std::vector<EngineStep>& steps = dynamic() ? spec_->steps : engine_->steps;
     const RunContext context = resources_->runContext(stream);
     void* workspace = workspace_->data();
     // Profiling costs one test per step when off; on, an event before each step and after the last.
@@ -275,6 +306,72 @@ class ExecutionContext final : public IExecutionContext {
       if (profiler) KILN_RETURN_IF_ERROR(events_[s + 1]->record(stream));
     }
     return profiler ? report(*profiler) : Status::ok();
+  }
+
+  // CUDA graphs (setCudaGraphs): the graph of this enqueue's profile, input shapes and addresses,
+  // made the second time they are seen, replayed after.
+  Status runGraph(Stream stream) {
+    makeGraphKey();
+    size_t i = 0;
+    while (i < graphs_.size() && graphs_[i].key != graphKey_) ++i;
+    if (i == graphs_.size()) {
+      // First sight: run directly (lazy set-up stays out of the capture), remember the key.
+      GraphEntry fresh;
+      fresh.key = graphKey_;
+      graphs_.insert(graphs_.begin(), std::move(fresh));
+      if (graphs_.size() > kMaxGraphs) graphs_.pop_back();
+      ++graphStats_.direct;
+      return runSteps(stream);
+    }
+    std::rotate(graphs_.begin(), graphs_.begin() + static_cast<std::ptrdiff_t>(i),
+                graphs_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    GraphEntry& entry = graphs_.front();
+    if (entry.failed) {
+      ++graphStats_.direct;
+      return runSteps(stream);
+    }
+    if (!entry.graph) {
+      std::unique_ptr<IDeviceGraph> graph;
+      const Status captured = engine_->backend->captureGraph(
+          stream, [&] { return runSteps(stream); }, graph);
+      if (!captured) {
+        entry.failed = true;
+        ++graphStats_.failed;
+        ++graphStats_.direct;
+        logMessage(Severity::kWarning,
+                   "enqueue: these input shapes and addresses run layer by layer, as a CUDA "
+                   "graph could not be captured: " +
+                       captured.message());
+        return runSteps(stream);
+      }
+      entry.graph = std::move(graph);
+      entry.spec = spec_;  // its kernels must outlive the graph that launches them
+      ++graphStats_.captured;
+    }
+    // A plugin's context object hears again the shapes this graph was captured with, should
+    // another graph's have come in between (its per-shape state is what the graph reads).
+    const std::vector<EngineStep>& steps = dynamic() ? spec_->steps : engine_->steps;
+    for (size_t s = 0; s < steps.size(); ++s)
+      if (plugins_[s]) KILN_RETURN_IF_ERROR(tellShapes(s, steps[s]));
+    ++graphStats_.replayed;
+    return entry.graph->launch(stream).withContext("enqueue: launching the CUDA graph");
+  }
+
+  // Profile, each input's dims, every I/O address and the arena's and workspace's: what a graph
+  // bakes in. No allocation once the key has been made once.
+  void makeGraphKey() {
+    const plan::Plan& plan = engine_->plan;
+    graphKey_.clear();
+    graphKey_.push_back(static_cast<uint64_t>(profile_));
+    for (int32_t t : plan.inputs) {
+      const Dims& d = dimsOf(t);
+      graphKey_.push_back(static_cast<uint64_t>(d.nbDims));
+      for (int32_t k = 0; k < d.nbDims; ++k) graphKey_.push_back(static_cast<uint64_t>(d.d[k]));
+    }
+    for (int32_t t : plan.inputs) graphKey_.push_back(reinterpret_cast<uintptr_t>(bindings_[t]));
+    for (int32_t t : plan.outputs) graphKey_.push_back(reinterpret_cast<uintptr_t>(bindings_[t]));
+    graphKey_.push_back(reinterpret_cast<uintptr_t>(arena_->data()));
+    graphKey_.push_back(reinterpret_cast<uintptr_t>(workspace_->data()));
   }
 
   bool dynamic() const { return !engine_->plan.profiles.empty(); }
@@ -453,6 +550,18 @@ class ExecutionContext final : public IExecutionContext {
     bool valid = false;
   };
   std::vector<HeardShapes> heard_;
+  // CUDA graphs, most recently used first.
+  struct GraphEntry {
+    std::vector<uint64_t> key;
+    std::unique_ptr<IDeviceGraph> graph;         // null until the key is seen a second time
+    std::shared_ptr<const Specialization> spec;  // the kernels the graph launches
+    bool failed = false;                         // capture failed: run layer by layer
+  };
+  static constexpr size_t kMaxGraphs = 8;
+  bool graphsOn_ = false;
+  std::vector<GraphEntry> graphs_;
+  std::vector<uint64_t> graphKey_;
+  CudaGraphStats graphStats_;
   std::atomic<bool> busy_{false};
   IProfiler* profiler_ = nullptr;
   std::vector<std::unique_ptr<IDeviceEvent>> events_;  // with a profiler: steps + 1

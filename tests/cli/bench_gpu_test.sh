@@ -38,6 +38,10 @@ check "bench with CUDA graph replays" "$kiln" bench "$plan" "${quick[@]}" --cuda
   --json "$work/graph.json"
 cp "$work/last.log" "$work/graph.log"
 check "the graph run says so" grep -q "CUDA graph replays" "$work/graph.log"
+check "bench with the engine's own CUDA graphs (the plugin inside them), 2 streams" "$kiln" bench \
+  "$plan" "${quick[@]}" --engine-graphs --streams 2 --json "$work/engine_graphs.json"
+cp "$work/last.log" "$work/engine_graphs.log"
+check "the engine-graph run says so" grep -q "the engine's CUDA graphs" "$work/engine_graphs.log"
 check "bench on 2 streams" "$kiln" bench "$plan" "${quick[@]}" --streams 2 --json "$work/streams.json"
 check "bench profiled, with a Chrome trace" "$kiln" bench "$plan" "${quick[@]}" --profile \
   --json "$work/profile.json" --chrome-trace "$work/trace.json"

@@ -159,6 +159,8 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   refuse "--device cuda without a GPU" "no CUDA device 0\\|without the CUDA backend" "$kiln" demo --device cuda --out "$work/d"
   refuse "--cuda-graph on a CPU plan" "--cuda-graph needs a CUDA plan" "$kiln" run "$plan" --cuda-graph
   refuse "bench --cuda-graph on a CPU plan" "--cuda-graph needs a CUDA plan" "$kiln" bench "$plan" --cuda-graph
+  refuse "bench --engine-graphs on a CPU plan" "--engine-graphs needs a CUDA plan" "$kiln" bench \
+    "$plan" --engine-graphs
 fi
 refuse "missing plan file" "cannot open" "$kiln" run "$work/nope.plan"
 head -c 1000 "$plan" >"$work/truncated.plan"

@@ -187,6 +187,27 @@ TEST(DynamicShapes, SeveralProfilesAndContexts) {
   }
 }
 
+// CUDA graphs are a CUDA engine's (tests/backends/cuda/cuda_graph_cache_test.cpp runs them);
+// a CPU context refuses them clearly and runs as before.
+TEST(DynamicShapes, CudaGraphsAreRefusedOnTheCpu) {
+  const Weights4 w;
+  auto net = makeNetwork(-1, w);
+  std::unique_ptr<IEngine> engine;
+  ASSERT_TRUE(build(*net, {batchProfile(1, 2, 4)}, engine).isOk());
+  std::unique_ptr<IExecutionContext> ctx;
+  ASSERT_TRUE(engine->createExecutionContext(ctx).isOk());
+  const Status s = ctx->setCudaGraphs(true);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_NE(s.message().find("need a CUDA engine"), std::string::npos) << s.toString();
+  EXPECT_TRUE(ctx->setCudaGraphs(false).isOk());
+  std::mt19937 rng(11);
+  const auto x = Weights4::random(size_t(3) * 3 * 64, rng()),
+             y = Weights4::random(size_t(3) * 4 * 64, rng());
+  expectClose(runAt(*ctx, 3, x, y, true), staticRun(w, 3, x, y));
+  const CudaGraphStats stats = ctx->getCudaGraphStats();
+  EXPECT_EQ(stats.captured + stats.replayed + stats.direct + stats.failed + stats.held, 0);
+}
+
 TEST(DynamicShapes, RunTimeRefusalsNameInputAxisValueAndRange) {
   const Weights4 w;
   auto net = makeNetwork(-1, w);
