@@ -122,11 +122,15 @@ class OnnxParser:
     input_shapes ({name: shape}) gives the shape to build for where a graph input has symbolic
     dims (torch.onnx.export's dynamic_axes); dims the model fixes must match it. profiles keeps
     those dims dynamic instead: a list, per optimization profile, of {name: (min, opt, max)}
-    shapes; give the builder config the same (BuilderConfig.profiles)."""
+    shapes; give the builder config the same (BuilderConfig.profiles). shape_values ({name:
+    [int, ...]}) builds an INT32/INT64 input that a node reads as a shape operand (a Reshape's
+    shape, Slice bounds, ...) for those values: it stays an input, read from host memory, and
+    must hold them at run time."""
 
     def __init__(self, network: INetworkDefinition, logger: Optional[Logger] = None,
                  input_shapes: Optional[Dict[str, Sequence[int]]] = None,
-                 profiles: Optional[Sequence[Dict[str, Sequence[Sequence[int]]]]] = None):
+                 profiles: Optional[Sequence[Dict[str, Sequence[Sequence[int]]]]] = None,
+                 shape_values: Optional[Dict[str, Sequence[int]]] = None):
         if not _kiln.HAVE_ONNX:
             raise _kiln.UnsupportedError(
                 "this kiln was built without the ONNX parser (it needs Debian's libonnx-dev and "
@@ -135,6 +139,7 @@ class OnnxParser:
         self.network = network
         self.input_shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
         self.profiles = _profiles(profiles)
+        self.shape_values = {k: [int(v) for v in vs] for k, vs in (shape_values or {}).items()}
         self.errors: List[_kiln.Error] = []
 
     def _done(self, error: Optional[_kiln.Error]) -> bool:
@@ -146,11 +151,12 @@ class OnnxParser:
     def parse_from_file(self, path: PathLike) -> bool:
         return self._done(
             _kiln._parse_onnx_file(self.network, os.fspath(path), self.input_shapes,
-                                   self.profiles))
+                                   self.profiles, self.shape_values))
 
     def parse(self, model: bytes, path: str = "<bytes>") -> bool:
         return self._done(
-            _kiln._parse_onnx_bytes(self.network, model, path, self.input_shapes, self.profiles))
+            _kiln._parse_onnx_bytes(self.network, model, path, self.input_shapes, self.profiles,
+                                    self.shape_values))
 
     @property
     def num_errors(self) -> int:

@@ -169,7 +169,10 @@ class InferenceSession:
     profiles=[{name: (min, opt, max)}, ...] builds it once for every shape in those ranges (one
     optimization profile per dict, TensorRT's rules): run() then takes inputs of any shape inside
     one profile, picks the profile, and gives outputs of the shapes that follow; get_inputs()
-    shows -1 where a dim varies.
+    shows -1 where a dim varies. shape_values={name: [int, ...]} builds an integer input that a
+    node reads as a shape operand (Reshape's shape, Slice's bounds, ...) for those values, as
+    kiln run --onnx --shape-values does: run() must then feed those values (kiln reads them on
+    the host; others raise).
 
     get_inputs()/get_outputs() describe the I/O tensors (name, shape, type).
     run(output_names, {name: array}) runs the model and returns the outputs named (all when
@@ -197,6 +200,7 @@ class InferenceSession:
         timing_cache: Optional[str] = None,
         input_shapes: Optional[Dict[str, Sequence[int]]] = None,
         profiles: Optional[Sequence[Dict[str, Sequence[Sequence[int]]]]] = None,
+        shape_values: Optional[Dict[str, Sequence[int]]] = None,
         verbose: bool = False,
         progress: Any = None,
         logger: Optional[Logger] = None,
@@ -219,7 +223,7 @@ class InferenceSession:
             self.plan = data
         else:
             self.plan = self._build(data, source, device, fp16, timing_cache, verbose, progress,
-                                    input_shapes, profiles)
+                                    input_shapes, profiles, shape_values)
         self._engine = Runtime().deserialize_engine(self.plan)
         self._cuda = self._engine.device.kind == DeviceKind.CUDA
         if device.startswith("cuda") != self._cuda:
@@ -236,6 +240,8 @@ class InferenceSession:
         self._output_args = {a.name: a for a in self._outputs}
         self._output_names = [a.name for a in self._outputs]
         self._input_keys = set(self._input_args)
+        # Shape-value inputs: read by kiln from host memory on every device.
+        self._host_inputs = {a.name for a in self._inputs if e.is_shape_value_input(a.name)}
         # name -> (shape, NumPy dtype) for outputs NumPy can hold through DLPack (not bf16).
         self._output_specs = {
             a.name: (tuple(a.shape), a.dtype if a.dtype is not None and
@@ -248,10 +254,11 @@ class InferenceSession:
 
     @staticmethod
     def _build(data, source, device, fp16, timing_cache, verbose, progress,
-               input_shapes, profiles) -> bytes:
+               input_shapes, profiles, shape_values) -> bytes:
         builder = Builder()
         network = builder.create_network()
-        parser = OnnxParser(network, input_shapes=input_shapes, profiles=profiles)
+        parser = OnnxParser(network, input_shapes=input_shapes, profiles=profiles,
+                            shape_values=shape_values)
         if not parser.parse(data, source):
             raise parser.get_error(0)
         config = builder.create_builder_config()
@@ -480,7 +487,16 @@ class InferenceSession:
                     value, on_host = np.from_dlpack(value), True
             elif not on_host and not hasattr(value, "__cuda_array_interface__"):
                 value, on_host = self._foreign(name, value), True
-            if on_host:
+            if name in self._host_inputs:
+                # Kiln reads these on the host: bind the host array itself, never a device copy.
+                if not on_host:
+                    raise _kiln.InvalidArgumentError(
+                        f"input '{name}' is a shape-value input, which kiln reads on the host: "
+                        "give it as a NumPy array")
+                value = np.ascontiguousarray(value)
+                self._check_host(name, value, self._shape(slot, name))
+                ctx._bind_address(name, value.ctypes.data)
+            elif on_host:
                 value = np.ascontiguousarray(value)
                 shape = self._shape(slot, name)
                 self._check_host(name, value, shape)

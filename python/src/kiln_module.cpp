@@ -197,10 +197,13 @@ std::vector<OptimizationProfile> toProfiles(const PyProfiles& profiles) {
 // {input name: shape} from Python, for models with symbolic input dims (OnnxParserOptions), or
 // the profiles that keep them dynamic.
 using InputShapes = std::map<std::string, std::vector<int64_t>>;
-OnnxParserOptions parserOptions(const InputShapes& shapes, const PyProfiles& profiles) {
+// Shape-value inputs' values ({name: [int, ...]}, OnnxParserOptions::shapeValues) ride along.
+OnnxParserOptions parserOptions(const InputShapes& shapes, const PyProfiles& profiles,
+                                const InputShapes& shapeValues) {
   OnnxParserOptions options;
   for (const auto& [name, shape] : shapes) options.inputShapes[name] = toDims(shape);
   options.profiles = toProfiles(profiles);
+  options.shapeValues = shapeValues;
   return options;
 }
 #endif
@@ -931,8 +934,8 @@ NB_MODULE(_kiln, m) {
   m.def(
       "_parse_onnx_file",
       [](PyNetwork& n, const std::string& path, const InputShapes& shapes,
-         const PyProfiles& profiles) {
-        const OnnxParserOptions options = parserOptions(shapes, profiles);
+         const PyProfiles& profiles, const InputShapes& shapeValues) {
+        const OnnxParserOptions options = parserOptions(shapes, profiles, shapeValues);
         Status s;
         {
           nb::gil_scoped_release release;
@@ -940,12 +943,12 @@ NB_MODULE(_kiln, m) {
         }
         return s.isOk() ? nb::none() : errorObject(s);
       },
-      "network"_a, "path"_a, "input_shapes"_a, "profiles"_a);
+      "network"_a, "path"_a, "input_shapes"_a, "profiles"_a, "shape_values"_a);
   m.def(
       "_parse_onnx_bytes",
       [](PyNetwork& n, nb::handle data, const std::string& name, const InputShapes& shapes,
-         const PyProfiles& profiles) {
-        const OnnxParserOptions options = parserOptions(shapes, profiles);
+         const PyProfiles& profiles, const InputShapes& shapeValues) {
+        const OnnxParserOptions options = parserOptions(shapes, profiles, shapeValues);
         Buffer b(data);
         Status s;
         {
@@ -954,7 +957,7 @@ NB_MODULE(_kiln, m) {
         }
         return s.isOk() ? nb::none() : errorObject(s);
       },
-      "network"_a, "data"_a, "name"_a, "input_shapes"_a, "profiles"_a);
+      "network"_a, "data"_a, "name"_a, "input_shapes"_a, "profiles"_a, "shape_values"_a);
   m.def(
       "onnx_supported_ops", []() { return onnxSupportedOps(); },
       "The ONNX op types kiln imports itself (others go to the plugin registry).");
@@ -1233,6 +1236,23 @@ NB_MODULE(_kiln, m) {
           "name"_a)
       .def_prop_ro("num_optimization_profiles",
                    [](const PyEngine& e) { return e.engine->getNbOptimizationProfiles(); })
+      .def(
+          "is_shape_value_input",
+          [](const PyEngine& e, const std::string& n) {
+            ioDesc(*e.engine, n);
+            return e.engine->isShapeValueInput(n.c_str());
+          },
+          "name"_a,
+          "Whether the input is a shape-value input (ITensor.setShapeValues; the parser's "
+          "shape_values): its memory is host memory on every device, and it must hold the values "
+          "the plan was built for (get_shape_values).")
+      .def(
+          "get_shape_values",
+          [](const PyEngine& e, const std::string& n) {
+            ioDesc(*e.engine, n);
+            return e.engine->getShapeValues(n.c_str());
+          },
+          "name"_a, "The values a shape-value input's plan was built for; [] for other inputs.")
       .def(
           "get_tensor_profile_shape",
           [](const PyEngine& e, const std::string& n, int32_t profile) {

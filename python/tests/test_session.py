@@ -454,3 +454,28 @@ def test_profiles_through_the_tensorrt_style_api(tmp_path, r):
         ctx.set_cuda_graphs(True)
     assert ctx.cuda_graph_stats() == {"captured": 0, "replayed": 0, "direct": 0, "failed": 0,
                                       "held": 0}
+
+
+@needs_onnx
+def test_shape_value_inputs_are_built_for_their_values(tmp_path, r):
+    """A Reshape whose shape is a graph input (what onnxruntime runs with the values fed): built
+    for shape_values, the input stays one, read on the host, and other values are refused."""
+    from conftest import TensorProto, helper, save
+    g = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"])], "reshape",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4]),
+         helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+                 tmp_path / "reshape.onnx")
+    with pytest.raises(kiln.Error, match="shape"):
+        kiln.InferenceSession(model)  # without values there is nothing to build for
+    sess = kiln.InferenceSession(model, shape_values={"shape": [4, -1]})
+    assert sess.engine.is_shape_value_input("shape")
+    assert not sess.engine.is_shape_value_input("x")
+    assert sess.engine.get_shape_values("shape") == [4, -1]
+    x = r.standard_normal((2, 3, 4)).astype(np.float32)
+    (y,) = sess.run(None, {"x": x, "shape": np.array([4, -1], np.int64)})
+    np.testing.assert_array_equal(y, x.reshape(4, 6))
+    with pytest.raises(kiln.InvalidArgumentError, match="holds 6 at index 0"):
+        sess.run(None, {"x": x, "shape": np.array([6, -1], np.int64)})
