@@ -465,7 +465,7 @@ def test_shape_value_inputs_are_built_for_their_values(tmp_path, r):
         [helper.make_node("Reshape", ["x", "shape"], ["y"])], "reshape",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4]),
          helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 6])])
     model = save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
                  tmp_path / "reshape.onnx")
     with pytest.raises(kiln.Error, match="shape"):
