@@ -112,6 +112,29 @@ def check_tensorrt_shape_with_torch_buffers():
     return "set_tensor_address(torch) + execute_async(torch.cuda.Stream)"
 
 
+def check_the_contexts_own_cuda_graphs():
+    import torch
+    engine = kiln.Runtime().deserialize_engine(conv_net("cuda"))
+    ctx = engine.create_execution_context()
+    ctx.set_cuda_graphs(True)
+    x = torch.empty(2, 3, 16, 16, device="cuda")
+    y = torch.empty(2, 4, 8, 8, device="cuda")
+    ctx.set_tensor_address("x", x)
+    ctx.set_tensor_address("y", y)
+    s = torch.cuda.Stream()
+    cpu = kiln.InferenceSession(conv_net("cpu"))
+    for _ in range(4):  # layer by layer, captured, then replayed twice: fresh inputs each time
+        x.copy_(torch.randn(2, 3, 16, 16))
+        s.wait_stream(torch.cuda.current_stream())
+        ctx.execute_async(s)
+        s.synchronize()
+        (want,) = cpu.run(None, {"x": x.cpu().numpy()})
+        np.testing.assert_allclose(y.cpu().numpy(), want, rtol=1e-4, atol=1e-4)
+    stats = ctx.cuda_graph_stats()
+    assert stats == {"captured": 1, "replayed": 3, "direct": 1, "failed": 0, "held": 1}, stats
+    return f"set_cuda_graphs(True): {stats}"
+
+
 def check_every_type_round_trips_through_torch():
     import torch
     kinds = {kiln.float32: torch.float32, kiln.float16: torch.float16, kiln.bfloat16: torch.bfloat16,
@@ -157,7 +180,8 @@ def check_overhead():
 
 
 CHECKS = [check_torch_in_and_out_on_a_user_stream, check_default_stream_and_numpy,
-          check_tensorrt_shape_with_torch_buffers, check_every_type_round_trips_through_torch,
+          check_tensorrt_shape_with_torch_buffers, check_the_contexts_own_cuda_graphs,
+          check_every_type_round_trips_through_torch,
           check_cross_stream_use_is_refused, check_overhead]
 
 
