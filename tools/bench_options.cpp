@@ -38,9 +38,10 @@ Status number(const Args& args, const std::string& name, double min, double max,
 
 const std::vector<std::string>& benchValueOptions() {
   static const std::vector<std::string> names = {
-      "onnx",         "device", "warmup-ms",    "iterations",  "duration",  "streams",
-      "profile-runs", "json",   "chrome-trace", "batch-items", "seed",      "plugins",
-      "trace",        "shapes", "shape-values", "minShapes",   "optShapes", "maxShapes"};
+      "onnx",      "device",       "warmup-ms", "iterations",   "duration",
+      "streams",   "profile-runs", "json",      "chrome-trace", "batch-items",
+      "seed",      "plugins",      "trace",     "shapes",       "shape-values",
+      "minShapes", "optShapes",    "maxShapes", "timing-cache"};
   return names;
 }
 

@@ -126,6 +126,8 @@ Status builderConfigFromArgs(const Args& args, BuilderConfig& config) {
     return invalidArgument("--fp16 applies to CUDA builds (--device cuda)");
   }
   config.verbose = args.has("verbose");
+  // Tactic timings reused from (and added to) a file, as TensorRT's timing cache.
+  config.timingCachePath = args.get("timing-cache");
   // A progress line on a terminal (never in logs or pipes): the tactic phase is where builds
   // spend their time, so it says how far, how many candidates were timed and about how long is
   // left at the pace so far.

@@ -39,7 +39,7 @@ int buildCommand(int argc, char** argv) {
   Args args;
   Status s = parseArgs(argc, argv, 2,
                        {"onnx", "save", "plugins", "trace", "device", "shapes", "shape-values",
-                        "minShapes", "optShapes", "maxShapes"},
+                        "minShapes", "optShapes", "maxShapes", "timing-cache"},
                        {"verbose", "fp16"}, args);
   if (s) s = build(args);
   return s ? 0 : fail("build", s);

@@ -122,11 +122,11 @@ Status run(const Args& args) {
 
 int runCommand(int argc, char** argv) {
   Args args;
-  Status s =
-      parseArgs(argc, argv, 2,
-                {"input", "output-dir", "contexts", "runs", "seed", "plugins", "trace", "onnx",
-                 "device", "shapes", "shape-values", "minShapes", "optShapes", "maxShapes"},
-                {"verbose", "fp16", "cuda-graph"}, args);
+  Status s = parseArgs(
+      argc, argv, 2,
+      {"input", "output-dir", "contexts", "runs", "seed", "plugins", "trace", "onnx", "device",
+       "shapes", "shape-values", "minShapes", "optShapes", "maxShapes", "timing-cache"},
+      {"verbose", "fp16", "cuda-graph"}, args);
   if (s) s = run(args);
   return s ? 0 : fail("run", s);
 }

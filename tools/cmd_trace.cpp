@@ -1,4 +1,4 @@
-// kiln trace FILE: render a lifecycle trace, then check it against guarantees 1-8.
+// kiln trace FILE: render a lifecycle trace, then check it against guarantees 1-9.
 #include <cstdio>
 
 #include "cli_common.h"
@@ -17,7 +17,7 @@ bool printTraceReport(const std::vector<std::string>& lines, Status& status) {
   status = checkTrace(lines, violations);
   if (!status) return false;
   if (violations.empty()) {
-    std::printf("checked %zu calls: guarantees 1-8 hold\n", lines.size());
+    std::printf("checked %zu calls: guarantees 1-9 hold\n", lines.size());
     return true;
   }
   for (const TraceViolation& v : violations)

@@ -28,7 +28,7 @@ refuse() {  # description, expected message fragment, then a command that must e
 
 check "demo builds, reloads, runs two contexts, traces" "$kiln" demo --out "$work/demo"
 cp "$work/last.log" "$work/demo.log"
-check "demo trace says the guarantees hold" grep -q "guarantees 1-8 hold" "$work/demo.log"
+check "demo trace says the guarantees hold" grep -q "guarantees 1-9 hold" "$work/demo.log"
 check "demo wrote the plan and the trace" test -s "$work/demo/demo.plan" -a -s "$work/demo/trace.jsonl"
 plan=$work/demo/demo.plan
 
@@ -74,6 +74,12 @@ check "trace shows the clone in the rendered form" grep -q "CropAndResizePlugin#
 
 if [ -n "$onnx_model" ]; then
   check "build --onnx writes a plan" "$kiln" build --onnx "$onnx_model" --save "$work/onnx.plan"
+  check "build --timing-cache writes the cache" bash -c "rm -f '$work/timing.cache' &&
+    '$kiln' build --onnx '$onnx_model' --save '$work/cached.plan' --timing-cache '$work/timing.cache' &&
+    [ -s '$work/timing.cache' ]"
+  check "a second build reads it back" bash -c "'$kiln' build --onnx '$onnx_model' \
+    --save '$work/cached.plan' --timing-cache '$work/timing.cache' --verbose 2>&1 |
+    grep -q 'from the timing cache'"
   check "run the ONNX plan on 3 contexts" "$kiln" run "$work/onnx.plan" --contexts 3 --output-dir "$work/onnx_out"
   check "run --onnx builds in memory and runs" "$kiln" run --onnx "$onnx_model" --output-dir "$work/onnx_out2"
   check "ONNX run wrote class_scores.npy" test -s "$work/onnx_out2/class_scores.npy"
