@@ -23,9 +23,15 @@ namespace kiln::cuda {
 std::unique_ptr<Kernel> createCudnnConvolution(const ConvGeometry& g, bool deconv,
                                                std::string* whyNot);
 
-// The "cudnn_graph" tactic of convolution: cuDNN's graph API, an execution plan made at creation
-// (cudnn_graph_convolution.cpp); channels-last FP32/FP16 only.
+// The "cudnn_graph" tactics of convolution: cuDNN's graph API, an execution plan made at creation
+// (cudnn_graph_convolution.cpp); channels-last FP32/FP16 only. `rank` picks which usable engine
+// configuration of the heuristic's list (in its order) the plan is made from: "cudnn_graph" is
+// rank 0, "cudnn_graph_1".."cudnn_graph_3" the next ones, so that the builder times the best few
+// engines instead of trusting the first. A plan records the tactic, so the same rank is made
+// again at load (the heuristic's order is cuDNN's, fixed for a version and GPU).
 std::unique_ptr<Kernel> createCudnnGraphConvolution(const KernelConfig& c, std::string* whyNot);
+std::unique_ptr<Kernel> createCudnnGraphConvolutionRank(const KernelConfig& c, int rank,
+                                                        const char* tactic, std::string* whyNot);
 
 // The process-wide cuDNN handle for queries at kernel creation (algorithms, engine heuristics,
 // plans), created on first use; f(handle) runs under its mutex. unsupported() without a GPU.

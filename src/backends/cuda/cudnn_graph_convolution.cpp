@@ -6,10 +6,11 @@
 // Decisions:
 // - Everything is made at create(): the tensor, convolution and operation descriptors, the
 //   operation graph, the heuristic's engine configurations (mode A) and one finalized execution
-//   plan, the first in the heuristic's order that finalizes, whose numerics kiln allows and whose
-//   workspace fits kMaxWorkspace. run() only fills a variant pack with this call's pointers and
-//   executes the plan; the plan is read-only, so several contexts run it at once, each with its
-//   own cuDNN handle (a plan may run on any handle of its device).
+//   plan: of the configurations in the heuristic's order that finalize, whose numerics kiln
+//   allows and whose workspace fits kMaxWorkspace, the one of the tactic's rank (0: the first).
+//   Ranks 0-3 are four tactics, all timed by the builder. run() only fills a variant pack with this
+//   call's pointers and executes the plan; the plan is read-only, so several contexts run it at
+//   once, each with its own cuDNN handle (a plan may run on any handle of its device).
 // - Numerics: FP32 never on tensor cores (that would be TF32) nor with down-converted inputs;
 //   FP16 on tensor cores with FP32 accumulation (no reduced-precision reduction); never a
 //   nondeterministic engine.
@@ -117,7 +118,7 @@ std::string numericsRefusal(cudnnBackendDescriptor_t cfg, DataType type) {
 
 class GraphConvolution final : public Kernel {
  public:
-  explicit GraphConvolution(const ConvGeometry& g) : g_(g) {}
+  GraphConvolution(const ConvGeometry& g, int rank) : g_(g), rank_(rank) {}
 
   // Descriptors, graph and plan; unsupported() says why not.
   Status init() {
@@ -191,6 +192,7 @@ class GraphConvolution final : public Kernel {
         KILN_CUDNN_CHECK(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, desc,
                                                   wanted, &returned, raw.data()));
       std::string tried;
+      int usable = 0;
       for (int64_t i = 0; i < returned; ++i) {
         const std::string refusal = numericsRefusal(raw[size_t(i)], g_.type);
         if (!refusal.empty()) {
@@ -216,10 +218,15 @@ class GraphConvolution final : public Kernel {
                    " bytes of workspace;";
           continue;
         }
+        if (usable++ < rank_) continue;  // a lower rank's tactic takes that one
         workspace_ = static_cast<size_t>(bytes);
         std::swap(*plan_.address(), *candidate.address());
         return Status::ok();
       }
+      if (usable > 0)
+        return unsupported("cuDNN's heuristic offers " + std::to_string(usable) +
+                           " usable engine(s), this tactic takes the one of rank " +
+                           std::to_string(rank_));
       return unsupported("cuDNN's heuristic offers no usable engine among " +
                          std::to_string(returned) + (tried.empty() ? "" : ":" + tried));
     });
@@ -257,6 +264,7 @@ class GraphConvolution final : public Kernel {
 
  private:
   ConvGeometry g_;
+  int rank_;
   Descriptor plan_;
   size_t workspace_ = 0;
 };
@@ -264,7 +272,11 @@ class GraphConvolution final : public Kernel {
 }  // namespace
 
 std::unique_ptr<Kernel> createCudnnGraphConvolution(const KernelConfig& c, std::string* whyNot) {
-  constexpr const char* kTactic = "cudnn_graph";
+  return createCudnnGraphConvolutionRank(c, 0, "cudnn_graph", whyNot);
+}
+
+std::unique_ptr<Kernel> createCudnnGraphConvolutionRank(const KernelConfig& c, int rank,
+                                                        const char* kTactic, std::string* whyNot) {
   ConvGeometry g;
   if (!readConvGeometry<ConvolutionParams>(c, kTactic, &g, whyNot, true)) return nullptr;
   auto decline = [&](const std::string& why) {
@@ -276,7 +288,7 @@ std::unique_ptr<Kernel> createCudnnGraphConvolution(const KernelConfig& c, std::
   if (!g.channelsLast || !g.weightsChannelsLast)
     return decline("needs x, y and the weights channels-last (linear NCHW takes \"cudnn\")");
   if (deviceCount() == 0) return decline("no CUDA GPU to make a plan on: " + noDeviceReason());
-  auto kernel = std::make_unique<GraphConvolution>(g);
+  auto kernel = std::make_unique<GraphConvolution>(g, rank);
   const Status s = kernel->init();
   if (!s) return decline(s.message());
   return kernel;

@@ -5,7 +5,8 @@
 //                 bottleneck convolutions, most of its time, are these).
 //   cudnn_graph   cuDNN's graph API, one execution plan made at creation
 //                 (backends/cuda/cudnn_graph_convolution.cpp), then kiln's epilogue kernel;
-//                 channels-last only.
+//                 channels-last only. The heuristic's first usable engine; cudnn_graph_1..3 its
+//                 next three, so that timing, not the heuristic, picks among them.
 //   cudnn         the legacy cudnnConvolutionForward (backends/cuda/cudnn_convolution.cpp), then
 //                 kiln's epilogue kernel.
 //   reference     kiln's own per-element kernel (convolution_cuda.cu).
@@ -49,11 +50,19 @@ std::unique_ptr<Kernel> createCublasLt1x1(const KernelConfig& c, std::string* wh
   return createLinearCublasLt(lg, kTactic, whyNot);
 }
 
+template <int Rank>
+std::unique_ptr<Kernel> createCudnnGraphRank(const KernelConfig& c, std::string* whyNot) {
+  static constexpr const char* kNames[] = {"cudnn_graph", "cudnn_graph_1", "cudnn_graph_2",
+                                           "cudnn_graph_3"};
+  return createCudnnGraphConvolutionRank(c, Rank, kNames[Rank], whyNot);
+}
+
 // Fastest first, kiln's reference last; plans and timing caches record these names.
-constexpr Tactic kTactics[] = {{"cublaslt_1x1", &createCublasLt1x1},
-                               {"cudnn_graph", &createCudnnGraphConvolution},
-                               {"cudnn", &createCudnnTactic<ConvolutionParams>},
-                               {"reference", &createConvolutionReference}};
+constexpr Tactic kTactics[] = {
+    {"cublaslt_1x1", &createCublasLt1x1},        {"cudnn_graph", &createCudnnGraphConvolution},
+    {"cudnn_graph_1", &createCudnnGraphRank<1>}, {"cudnn_graph_2", &createCudnnGraphRank<2>},
+    {"cudnn_graph_3", &createCudnnGraphRank<3>}, {"cudnn", &createCudnnTactic<ConvolutionParams>},
+    {"reference", &createConvolutionReference}};
 
 }  // namespace
 }  // namespace kiln::cuda
