@@ -1,5 +1,8 @@
 // The CUDA backend: device memory, streams, CUDA graphs, event timing on a builder stream, and
 // per-context cuBLAS/cuDNN handles and plugin resources. Kernels are the ops' CUDA tactics.
+#include <cublasLt.h>
+#include <cudnn.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -194,7 +197,11 @@ class CudaBackend final : public Backend {
     std::string name = info.name;
     for (char& c : name)
       if (c == '\t' || c == ' ') c = '_';
-    return "cuda:" + name + ":sm_" + std::to_string(info.major) + std::to_string(info.minor);
+    // The libraries' versions too: a cached choice among cuDNN engines (cudnn_graph_1 is "the
+    // heuristic's second") or cuBLASLt algorithms holds for the version it was timed with.
+    return "cuda:" + name + ":sm_" + std::to_string(info.major) + std::to_string(info.minor) +
+           ":cudnn" + std::to_string(cudnnGetVersion()) + ":cublaslt" +
+           std::to_string(cublasLtGetVersion());
   }
   bool usesHostMemory() const override { return false; }
   bool isHostReadable(const void* address) const override { return cuda::isHostReadable(address); }
