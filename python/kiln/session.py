@@ -136,8 +136,10 @@ class _Slot:
     """One execution context of a session and what it keeps between runs: its stream, and
     scratch memory for outputs nobody asked for and for staging host data on a GPU."""
 
-    def __init__(self, engine: _kiln.ICudaEngine, cuda: bool):
+    def __init__(self, engine: _kiln.ICudaEngine, cuda: bool, cuda_graphs: bool = False):
         self.context = engine.create_execution_context()
+        if cuda_graphs:
+            self.context.set_cuda_graphs(True)
         self.stream = engine.device.create_stream() if cuda else None
         self.stream_handle = self.stream.handle if cuda else 0
         self.scratch: Dict[str, Any] = {}
@@ -172,7 +174,10 @@ class InferenceSession:
     shows -1 where a dim varies. shape_values={name: [int, ...]} builds an integer input that a
     node reads as a shape operand (Reshape's shape, Slice's bounds, ...) for those values, as
     kiln run --onnx --shape-values does: run() must then feed those values (kiln reads them on
-    the host; others raise).
+    the host; others raise). cuda_graphs=True (CUDA) has each execution context keep a CUDA
+    graph per input shapes and buffers (IExecutionContext.set_cuda_graphs). NumPy runs, whose
+    device buffers the session keeps, go layer by layer the first time, capture the graph the
+    second and replay it after.
 
     get_inputs()/get_outputs() describe the I/O tensors (name, shape, type).
     run(output_names, {name: array}) runs the model and returns the outputs named (all when
@@ -201,6 +206,7 @@ class InferenceSession:
         input_shapes: Optional[Dict[str, Sequence[int]]] = None,
         profiles: Optional[Sequence[Dict[str, Sequence[Sequence[int]]]]] = None,
         shape_values: Optional[Dict[str, Sequence[int]]] = None,
+        cuda_graphs: bool = False,
         verbose: bool = False,
         progress: Any = None,
         logger: Optional[Logger] = None,
@@ -226,6 +232,11 @@ class InferenceSession:
                                     input_shapes, profiles, shape_values)
         self._engine = Runtime().deserialize_engine(self.plan)
         self._cuda = self._engine.device.kind == DeviceKind.CUDA
+        if cuda_graphs and not self._cuda:
+            raise _kiln.UnsupportedError(
+                "cuda_graphs=True needs a CUDA session (device='cuda'): CUDA graphs are a CUDA "
+                "engine's")
+        self._cuda_graphs = cuda_graphs
         if device.startswith("cuda") != self._cuda:
             raise _kiln.InvalidArgumentError(
                 f"the plan is for '{self._engine.target}' but device='{device}' was asked for; a "
@@ -328,7 +339,7 @@ class InferenceSession:
         try:
             slot = self._free.pop()
         except IndexError:
-            slot = _Slot(self._engine, self._cuda)
+            slot = _Slot(self._engine, self._cuda, self._cuda_graphs)
         try:
             if self._dynamic:
                 self._set_shapes(slot, input_feed)

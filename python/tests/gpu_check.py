@@ -135,6 +135,20 @@ def check_the_contexts_own_cuda_graphs():
     return f"set_cuda_graphs(True): {stats}"
 
 
+def check_a_session_with_cuda_graphs():
+    gpu = kiln.InferenceSession(conv_net("cuda"), device="cuda", cuda_graphs=True)
+    cpu = kiln.InferenceSession(conv_net("cpu"))
+    r = np.random.default_rng(5)
+    for _ in range(4):  # NumPy runs: the session's own device buffers, so the graph replays
+        x = r.standard_normal((2, 3, 16, 16)).astype(np.float32)
+        (got,) = gpu.run(None, {"x": x})
+        (want,) = cpu.run(None, {"x": x})
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    stats = gpu._free[0].context.cuda_graph_stats()
+    assert stats["captured"] == 1 and stats["replayed"] == 3, stats
+    return f"InferenceSession(cuda_graphs=True), NumPy in and out: {stats}"
+
+
 def check_every_type_round_trips_through_torch():
     import torch
     kinds = {kiln.float32: torch.float32, kiln.float16: torch.float16, kiln.bfloat16: torch.bfloat16,
@@ -181,6 +195,7 @@ def check_overhead():
 
 CHECKS = [check_torch_in_and_out_on_a_user_stream, check_default_stream_and_numpy,
           check_tensorrt_shape_with_torch_buffers, check_the_contexts_own_cuda_graphs,
+          check_a_session_with_cuda_graphs,
           check_every_type_round_trips_through_torch,
           check_cross_stream_use_is_refused, check_overhead]
 

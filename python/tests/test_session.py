@@ -479,3 +479,8 @@ def test_shape_value_inputs_are_built_for_their_values(tmp_path, r):
     np.testing.assert_array_equal(y, x.reshape(4, 6))
     with pytest.raises(kiln.InvalidArgumentError, match="holds 6 at index 0"):
         sess.run(None, {"x": x, "shape": np.array([6, -1], np.int64)})
+
+
+def test_cuda_graphs_need_a_cuda_session(mlp):
+    with pytest.raises(kiln.UnsupportedError, match="cuda_graphs=True needs a CUDA session"):
+        kiln.InferenceSession(mlp, cuda_graphs=True)
