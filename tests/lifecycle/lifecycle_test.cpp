@@ -297,6 +297,41 @@ TEST_F(LifecycleTest, DynamicBatchTellsEachContextObjectItsShapes) {
   EXPECT_GE(countCalls(tracePath_, "configurePlugin"), 1);
 }
 
+// Contexts on their own threads change shapes at once: the engine object's shape function is
+// called from several setInputShape()s (kiln serializes those calls), each context object hears
+// its own shapes, and the whole trace still holds guarantees 1-9.
+TEST_F(LifecycleTest, ContextsOnThreadsChangeShapesConcurrently) {
+  std::vector<uint8_t> plan;
+  ASSERT_TRUE(buildPlan({}, plan, true).isOk());
+  std::unique_ptr<IEngine> engine;
+  ASSERT_TRUE(createRuntime()->deserializeEngine(plan.data(), plan.size(), engine).isOk());
+  constexpr int kThreads = 4;
+  std::vector<std::unique_ptr<IExecutionContext>> ctx(kThreads);
+  for (auto& c : ctx) ASSERT_TRUE(engine->createExecutionContext(c).isOk());
+  std::vector<Status> status(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t) * 7919u + 1u);
+      for (int run = 0; run < 12 && status[t].isOk(); ++run) {
+        const int64_t n = 1 + static_cast<int64_t>(rng() % 4);
+        std::vector<float> x(static_cast<size_t>(n * kC * kH * kW)), y(x.size(), -1.f);
+        for (float& v : x) v = static_cast<float>(rng() % 1000) / 250.f - 2.f;
+        Status s = ctx[t]->setInputShape("x", makeDims({n, kC, kH, kW}));
+        if (s) s = ctx[t]->setTensorAddress("x", x.data());
+        if (s) s = ctx[t]->setTensorAddress("y", y.data());
+        if (s) s = ctx[t]->enqueue(nullptr);
+        for (size_t i = 0; s && i < x.size(); ++i)
+          if (y[i] != std::max(x[i], 0.f) + 0.75f)
+            s = internalError("thread " + std::to_string(t) + " element " + std::to_string(i));
+        status[t] = s;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_TRUE(status[t].isOk()) << status[t].toString();
+}
+
 // A failing onShapeChange fails that enqueue, naming everything; the next enqueue tries again.
 TEST_F(LifecycleTest, FailingOnShapeChangeFailsTheEnqueueEachTime) {
   ProbeOptions o;
