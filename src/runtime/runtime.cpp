@@ -7,10 +7,10 @@
 #include <atomic>
 
 #include "core/integer_values.h"
-#include "core/log.h"
 #include "core/plan.h"
 #include "runtime/engine_device.h"
 #include "runtime/engine_state.h"
+#include "runtime/graph_cache.h"
 
 namespace kiln {
 namespace {
@@ -185,12 +185,7 @@ class ExecutionContext final : public IExecutionContext {
     if (!enabled) graphs_.clear();
     return Status::ok();
   }
-  CudaGraphStats getCudaGraphStats() const override {
-    CudaGraphStats stats = graphStats_;
-    stats.held = 0;
-    for (const GraphEntry& e : graphs_) stats.held += e.graph != nullptr;
-    return stats;
-  }
+  CudaGraphStats getCudaGraphStats() const override { return graphs_.stats(); }
 
   Status enqueue(Stream stream) override {
     // One thread at a time per context: a second caller would share the arena.
@@ -265,7 +260,7 @@ class ExecutionContext final : public IExecutionContext {
     KILN_RETURN_IF_ERROR(engine_->backend->activate(engine_->deviceIndex));
     if (graphsOn_) {
       if (!profiler_ && stream) return runGraph(stream);
-      ++graphStats_.direct;
+      graphs_.countDirect();
     }
     return runSteps(stream);
   }
@@ -308,53 +303,19 @@ class ExecutionContext final : public IExecutionContext {
     return profiler ? report(*profiler) : Status::ok();
   }
 
-  // CUDA graphs (setCudaGraphs): the graph of this enqueue's profile, input shapes and addresses,
-  // made the second time they are seen, replayed after.
+  // CUDA graphs (setCudaGraphs, graph_cache.h): this enqueue's graph, made or replayed.
   Status runGraph(Stream stream) {
     makeGraphKey();
-    size_t i = 0;
-    while (i < graphs_.size() && graphs_[i].key != graphKey_) ++i;
-    if (i == graphs_.size()) {
-      // First sight: run directly (lazy set-up stays out of the capture), remember the key.
-      GraphEntry fresh;
-      fresh.key = graphKey_;
-      graphs_.insert(graphs_.begin(), std::move(fresh));
-      if (graphs_.size() > kMaxGraphs) graphs_.pop_back();
-      ++graphStats_.direct;
-      return runSteps(stream);
-    }
-    std::rotate(graphs_.begin(), graphs_.begin() + static_cast<std::ptrdiff_t>(i),
-                graphs_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-    GraphEntry& entry = graphs_.front();
-    if (entry.failed) {
-      ++graphStats_.direct;
-      return runSteps(stream);
-    }
-    if (!entry.graph) {
-      std::unique_ptr<IDeviceGraph> graph;
-      const Status captured = engine_->backend->captureGraph(
-          stream, [&] { return runSteps(stream); }, graph);
-      if (!captured) {
-        entry.failed = true;
-        ++graphStats_.failed;
-        ++graphStats_.direct;
-        logMessage(Severity::kWarning,
-                   "enqueue: these input shapes and addresses run layer by layer, as a CUDA "
-                   "graph could not be captured: " +
-                       captured.message());
-        return runSteps(stream);
-      }
-      entry.graph = std::move(graph);
-      entry.spec = spec_;  // its kernels must outlive the graph that launches them
-      ++graphStats_.captured;
-    }
-    // A plugin's context object hears again the shapes this graph was captured with, should
-    // another graph's have come in between (its per-shape state is what the graph reads).
     const std::vector<EngineStep>& steps = dynamic() ? spec_->steps : engine_->steps;
-    for (size_t s = 0; s < steps.size(); ++s)
-      if (plugins_[s]) KILN_RETURN_IF_ERROR(tellShapes(s, steps[s]));
-    ++graphStats_.replayed;
-    return entry.graph->launch(stream).withContext("enqueue: launching the CUDA graph");
+    return graphs_.enqueue(
+        *engine_->backend, stream, graphKey_, spec_, [&] { return runSteps(stream); },
+        [&]() -> Status {
+          // A plugin's context object hears again the shapes this graph was captured with,
+          // should another graph's have come in between (its per-shape state is what it reads).
+          for (size_t s = 0; s < steps.size(); ++s)
+            if (plugins_[s]) KILN_RETURN_IF_ERROR(tellShapes(s, steps[s]));
+          return Status::ok();
+        });
   }
 
   // Profile, each input's dims, every I/O address and the arena's and workspace's: what a graph
@@ -550,18 +511,10 @@ class ExecutionContext final : public IExecutionContext {
     bool valid = false;
   };
   std::vector<HeardShapes> heard_;
-  // CUDA graphs, most recently used first.
-  struct GraphEntry {
-    std::vector<uint64_t> key;
-    std::unique_ptr<IDeviceGraph> graph;         // null until the key is seen a second time
-    std::shared_ptr<const Specialization> spec;  // the kernels the graph launches
-    bool failed = false;                         // capture failed: run layer by layer
-  };
-  static constexpr size_t kMaxGraphs = 8;
+  // CUDA graphs (setCudaGraphs); the key buffer is reused so that making a key allocates nothing.
   bool graphsOn_ = false;
-  std::vector<GraphEntry> graphs_;
+  GraphCache graphs_;
   std::vector<uint64_t> graphKey_;
-  CudaGraphStats graphStats_;
   std::atomic<bool> busy_{false};
   IProfiler* profiler_ = nullptr;
   std::vector<std::unique_ptr<IDeviceEvent>> events_;  // with a profiler: steps + 1

@@ -1,0 +1,45 @@
+// The CUDA graphs an execution context keeps (IExecutionContext::setCudaGraphs): one per key
+// (profile, input dims, I/O addresses, arena and workspace: what a graph bakes in), most recently
+// used first, at most kMaxGraphs. The first enqueue of a key runs layer by layer, so that kernels
+// that set themselves up lazily do it outside any capture; the second captures and launches;
+// later ones only launch. A key whose capture failed runs layer by layer from then on (logged
+// once).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "backends/backend.h"
+#include "kiln/runtime.h"
+
+namespace kiln {
+
+class GraphCache {
+ public:
+  static constexpr size_t kMaxGraphs = 8;
+
+  // One enqueue of `key` on `stream`: `runSteps()` enqueues the layers (directly, or into the
+  // capture), `beforeLaunch()` runs before a graph is launched, and `keep` is held with a captured
+  // graph for as long as it lives (the kernels it launches).
+  Status enqueue(const Backend& backend, Stream stream, const std::vector<uint64_t>& key,
+                 std::shared_ptr<const void> keep, const std::function<Status()>& runSteps,
+                 const std::function<Status()>& beforeLaunch);
+  // An enqueue that ran layer by layer without asking (stream 0, a profiler).
+  void countDirect() { ++stats_.direct; }
+  void clear() { entries_.clear(); }
+  CudaGraphStats stats() const;
+
+ private:
+  struct Entry {
+    std::vector<uint64_t> key;
+    std::unique_ptr<IDeviceGraph> graph;  // null until the key is seen a second time
+    std::shared_ptr<const void> keep;
+    bool failed = false;  // capture failed: layer by layer
+  };
+  std::vector<Entry> entries_;
+  CudaGraphStats stats_;
+};
+
+}  // namespace kiln
