@@ -4,15 +4,18 @@
 // tactics would otherwise repeat is here once: the checks of the configuration, the dispatch over
 // the float types (fp16 and bf16 taken as they are, through backends/cpu/float_elements.h, so
 // that a half network keeps its bytes and the FP32 statistics can be tested on the host) and the
-// loop over the rows.
+// loop over the rows, on the caller or ("split" tactics) over the CPU thread pool: every row is
+// computed the same way either way, so the results are bitwise the same.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "backends/cpu/float_elements.h"
 #include "backends/cpu/tactic_checks.h"
+#include "backends/cpu/thread_pool.h"
 
 namespace kiln::cpu::row_normalization {
 
@@ -39,8 +42,8 @@ const P* validate(const KernelConfig& c, const char* layer, int nbInputs, InferF
 template <class Row, class Geometry>
 class RowKernel final : public Kernel {
  public:
-  RowKernel(const char* layer, const Geometry& g, DataType type, bool hasBias)
-      : layer_(layer), g_(g), type_(type), hasBias_(hasBias) {}
+  RowKernel(const char* layer, const Geometry& g, DataType type, bool hasBias, bool split)
+      : layer_(layer), g_(g), type_(type), hasBias_(hasBias), split_(split) {}
 
   Status run(const void* const* in, void* const* out, void*) const override {
     switch (type_) {
@@ -63,8 +66,18 @@ class RowKernel final : public Kernel {
     const auto* scale = static_cast<const S*>(in[1]);
     const auto* bias = hasBias_ ? static_cast<const S*>(in[2]) : nullptr;
     auto* y = static_cast<S*>(out);
-    for (int64_t r = 0; r < g_.rows; ++r)
-      Row::template normalize<E>(g_, r, x + r * g_.len, scale, bias, y + r * g_.len);
+    auto rowsFrom = [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r)
+        Row::template normalize<E>(g_, r, x + r * g_.len, scale, bias, y + r * g_.len);
+    };
+    if (!split_) {
+      rowsFrom(0, g_.rows);
+      return Status::ok();
+    }
+    // A few tasks per thread, so that uneven threads even out.
+    const int64_t tasks = std::min<int64_t>(g_.rows, 4 * int64_t{cpuThreadCount()});
+    parallelFor(tasks, cpuThreadCount(),
+                [&](int64_t t, int) { rowsFrom(t * g_.rows / tasks, (t + 1) * g_.rows / tasks); });
     return Status::ok();
   }
 
@@ -72,12 +85,15 @@ class RowKernel final : public Kernel {
   Geometry g_;
   DataType type_;
   bool hasBias_;
+  bool split_;
 };
 
+// `split`: the rows over the thread pool (a "split" tactic), else on the caller.
 template <class Row, class Geometry>
-KernelPtr makeKernel(const KernelConfig& c, const char* layer, const Geometry& g) {
+KernelPtr makeKernel(const KernelConfig& c, const char* layer, const Geometry& g,
+                     bool split = false) {
   return std::make_unique<RowKernel<Row, Geometry>>(layer, g, c.inputs[0].type,
-                                                    c.inputs.size() == 3);
+                                                    c.inputs.size() == 3, split);
 }
 
 }  // namespace kiln::cpu::row_normalization

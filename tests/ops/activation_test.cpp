@@ -5,6 +5,7 @@
 
 #include <limits>
 
+#include "backends/cpu/thread_pool.h"
 #include "ops/op_test_util.h"
 
 namespace kiln::testing {
@@ -149,6 +150,37 @@ TEST(Activation, Refusals) {
   auto unknown =
       config(LayerType::kACTIVATION, act(static_cast<ActivationType>(40)), {desc(d)}, {desc(d)});
   declines(ref, unknown);
+}
+
+// "split" runs the reference's loop over chunks on the thread pool: bitwise its results, on one
+// thread or all, for a size that is not a multiple of the chunk; too small a tensor is declined.
+TEST(Activation, SplitIsBitwiseTheReference) {
+  const auto& ref = tacticNamed(ops::Activation::cpuTactics(), "reference");
+  const auto& split = tacticNamed(ops::Activation::cpuTactics(), "split");
+  Rng rng;
+  const Dims d = makeDims({3, 17, 1001});  // 51051 elements: three chunks and a bit
+  std::vector<float> x(static_cast<size_t>(volume(d)));
+  for (float& v : x) v = rng.uniformFloat(-4.f, 4.f);
+  for (ActivationType t :
+       {ActivationType::kGELU, ActivationType::kSIGMOID, ActivationType::kRELU}) {
+    const KernelConfig c = config(LayerType::kACTIVATION, act(t), {desc(d)}, {desc(d)});
+    auto r = ref.create(c, nullptr);
+    auto s = split.create(c, nullptr);
+    ASSERT_TRUE(r && s);
+    std::vector<float> want(x.size()), got(x.size(), -1.f), one(x.size(), -1.f);
+    ASSERT_TRUE(runKernel(*r, {x.data()}, {want.data()}).isOk());
+    ASSERT_TRUE(runKernel(*s, {x.data()}, {got.data()}).isOk());
+    {
+      cpu::ScopedThreadLimit limit(1);
+      ASSERT_TRUE(runKernel(*s, {x.data()}, {one.data()}).isOk());
+    }
+    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float))) << int(t);
+    EXPECT_EQ(0, std::memcmp(one.data(), want.data(), want.size() * sizeof(float))) << int(t);
+  }
+  const Dims small = makeDims({2, 3});
+  EXPECT_MENTIONS(declines(split, config(LayerType::kACTIVATION, act(ActivationType::kRELU),
+                                         {desc(small)}, {desc(small)})),
+                  "nothing to split");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "backends/cpu/thread_pool.h"
 #include "kiln/float16.h"
 #include "ops/op_test_util.h"
 
@@ -258,6 +259,41 @@ TEST(LayerNormalization, HalfRowsOfLargeActivationsStayFiniteAndAccurate) {
           << dataTypeName(t) << " element " << e << ", " << rng.trace();
     }
   }
+}
+
+// "split" normalises the rows on the thread pool: bitwise the reference's results, on one thread
+// or all, with and without a bias; one row is declined.
+TEST(LayerNormalization, SplitIsBitwiseTheReference) {
+  const auto& ref = tacticNamed(ops::LayerNormalization::cpuTactics(), "reference");
+  const auto& split = tacticNamed(ops::LayerNormalization::cpuTactics(), "split");
+  Rng rng;
+  const Dims x = makeDims({7, 13, 96}), c = makeDims({96});
+  std::vector<float> in(static_cast<size_t>(volume(x))), scale(96), bias(96);
+  for (float& v : in) v = rng.uniformFloat(-3.f, 3.f);
+  for (float& v : scale) v = rng.uniformFloat(0.5f, 1.5f);
+  for (float& v : bias) v = rng.uniformFloat(-1.f, 1.f);
+  for (bool withBias : {true, false}) {
+    std::vector<PluginTensorDesc> ins = {desc(x), desc(c)};
+    if (withBias) ins.push_back(desc(c));
+    const KernelConfig cfg = config(kLN, params(-1), ins, {desc(x)});
+    auto r = ref.create(cfg, nullptr);
+    auto s = split.create(cfg, nullptr);
+    ASSERT_TRUE(r && s);
+    std::vector<const void*> args = {in.data(), scale.data()};
+    if (withBias) args.push_back(bias.data());
+    std::vector<float> want(in.size()), got(in.size(), -1.f), one(in.size(), -1.f);
+    ASSERT_TRUE(runKernel(*r, args, {want.data()}).isOk());
+    ASSERT_TRUE(runKernel(*s, args, {got.data()}).isOk());
+    {
+      cpu::ScopedThreadLimit limit(1);
+      ASSERT_TRUE(runKernel(*s, args, {one.data()}).isOk());
+    }
+    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)));
+    EXPECT_EQ(0, std::memcmp(one.data(), want.data(), want.size() * sizeof(float)));
+  }
+  const Dims row = makeDims({1, 96});
+  EXPECT_MENTIONS(declines(split, config(kLN, params(-1), {desc(row), desc(c)}, {desc(row)})),
+                  "nothing to split");
 }
 
 TEST(LayerNormalization, ReferenceRefusesMixedTypes) {

@@ -1,11 +1,16 @@
-// Activations on the CPU. One tactic: "reference", a loop the compiler can vectorise for the
-// simple types. fp32 for every type; neg and abs also on int32/int64 (two's complement wrap:
-// neg(MIN) and abs(MIN) are MIN, as in numpy); not on bool (any non-zero byte counts as true and
-// the result is 0 or 1). NaN passes through every fp32 activation (relu(NaN) is NaN, as in numpy).
-// The formulas are activation_semantics.h, which the CUDA kernel applies too.
+// Activations on the CPU. Two tactics: "split", the same loop over chunks of at least kChunk
+// elements on the CPU thread pool (bitwise the reference's results: each element is computed the
+// same way), for tensors of at least two chunks; "reference", one loop the compiler can vectorise
+// for the simple types. fp32 for every type; neg and abs also on int32/int64 (two's complement
+// wrap: neg(MIN) and abs(MIN) are MIN, as in numpy); not on bool (any non-zero byte counts as true
+// and the result is 0 or 1). NaN passes through every fp32 activation (relu(NaN) is NaN, as in
+// numpy). The formulas are activation_semantics.h, which the CUDA kernel applies too.
+#include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "backends/cpu/tactic_checks.h"
+#include "backends/cpu/thread_pool.h"
 #include "ops/activation/activation_semantics.h"
 #include "ops/op.h"
 
@@ -83,6 +88,31 @@ class ActivationKernel final : public Kernel {
   float alpha_, beta_;
 };
 
+// 64 KiB of fp32: big enough that handing a chunk to a thread costs little beside it.
+constexpr int64_t kChunk = 16384;
+
+class SplitActivationKernel final : public Kernel {
+ public:
+  SplitActivationKernel(ActivationLoop loop, int64_t n, size_t elementSize, float alpha, float beta)
+      : loop_(loop), n_(n), es_(elementSize), alpha_(alpha), beta_(beta) {}
+  Status run(const void* const* in, void* const* out, void*) const override {
+    const auto* x = static_cast<const uint8_t*>(in[0]);
+    auto* y = static_cast<uint8_t*>(out[0]);
+    const int64_t chunks = (n_ + kChunk - 1) / kChunk;
+    parallelFor(chunks, cpuThreadCount(), [&](int64_t t, int) {
+      const int64_t begin = t * kChunk, count = std::min(kChunk, n_ - begin);
+      loop_(x + begin * es_, y + begin * es_, count, alpha_, beta_);
+    });
+    return Status::ok();
+  }
+
+ private:
+  ActivationLoop loop_;
+  int64_t n_;
+  size_t es_;
+  float alpha_, beta_;
+};
+
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   const ActivationParams* p =
       validate<ActivationParams>(c, "activation", 1, &ops::Activation::infer, whyNot);
@@ -97,7 +127,23 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   return std::make_unique<ActivationKernel>(loop, volume(c.inputs[0].dims), p->alpha, p->beta);
 }
 
-constexpr Tactic kTactics[] = {{"reference", &createReference}};
+KernelPtr createSplit(const KernelConfig& c, std::string* whyNot) {
+  const ActivationParams* p =
+      validate<ActivationParams>(c, "activation", 1, &ops::Activation::infer, whyNot);
+  if (!p || !allLinear(c, "activation", whyNot)) return nullptr;
+  const int64_t n = volume(c.inputs[0].dims);
+  if (n < 2 * kChunk) {
+    setWhyNot(whyNot, "activation: split: fewer than " + std::to_string(2 * kChunk) +
+                          " elements, nothing to split");
+    return nullptr;
+  }
+  const ActivationLoop loop = loopFor(p->type, c.inputs[0].type);
+  if (!loop) return createReference(c, whyNot);  // says why
+  return std::make_unique<SplitActivationKernel>(loop, n, dataTypeSize(c.inputs[0].type), p->alpha,
+                                                 p->beta);
+}
+
+constexpr Tactic kTactics[] = {{"split", &createSplit}, {"reference", &createReference}};
 
 }  // namespace
 }  // namespace kiln::cpu
