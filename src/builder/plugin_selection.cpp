@@ -149,10 +149,7 @@ std::vector<std::vector<DynamicPluginTensorDesc>> BuildSession::pluginProfileDes
     std::vector<DynamicPluginTensorDesc> descs;
     for (size_t i = 0; i < combination.descs.size() && i < profile.size(); ++i) {
       const auto& [min, opt, max] = profile[i];
-      DynamicPluginTensorDesc d{combination.descs[i], min, opt, max};
-      for (int32_t k = 0; k < d.desc.dims.nbDims; ++k)
-        d.desc.dims.d[k] = min.d[k] == max.d[k] ? min.d[k] : -1;
-      descs.push_back(d);
+      descs.push_back(boxDesc(combination.descs[i], min, opt, max));
     }
     out.push_back(std::move(descs));
   }

@@ -1,6 +1,5 @@
 #include "plugin/plugin_object.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "core/dim_expr.h"
@@ -330,16 +329,24 @@ Status PluginObject::detachFromContext() {
 
 namespace {
 
+// Only built when tracing is on.
 std::string descShapes(const PluginTensorDesc* inputs, int32_t nbInputs,
                        const PluginTensorDesc* outputs, int32_t nbOutputs) {
-  Dims dims[2 * kMaxPluginTensors];
-  int32_t n = 0;
-  for (int32_t i = 0; i < nbInputs && n < 2 * kMaxPluginTensors; ++i) dims[n++] = inputs[i].dims;
-  for (int32_t o = 0; o < nbOutputs && n < 2 * kMaxPluginTensors; ++o) dims[n++] = outputs[o].dims;
-  return traceShapesText(dims, std::min(nbInputs, n), n - std::min(nbInputs, n));
+  std::vector<Dims> dims;
+  for (int32_t i = 0; i < nbInputs; ++i) dims.push_back(inputs[i].dims);
+  for (int32_t o = 0; o < nbOutputs; ++o) dims.push_back(outputs[o].dims);
+  return traceShapesText(dims.data(), nbInputs, nbOutputs);
 }
 
 }  // namespace
+
+DynamicPluginTensorDesc boxDesc(const PluginTensorDesc& desc, const Dims& min, const Dims& opt,
+                                const Dims& max) {
+  DynamicPluginTensorDesc d{desc, min, opt, max};
+  for (int32_t k = 0; k < d.desc.dims.nbDims && k < Dims::kMaxDims; ++k)
+    d.desc.dims.d[k] = min.d[k] == max.d[k] ? min.d[k] : -1;
+  return d;
+}
 
 Status PluginObject::onShapeChange(const PluginTensorDesc* inputs, int32_t nbInputs,
                                    const PluginTensorDesc* outputs, int32_t nbOutputs,

@@ -26,9 +26,10 @@
 
 namespace kiln {
 
-// The most inputs, and the most outputs, kiln gives one plugin layer (the trace's shape text is
-// bounded by it).
-constexpr int32_t kMaxPluginTensors = 64;
+// A tensor's description for a profile's box (DESIGN.md §7): `desc` with -1 on every axis where
+// min and max differ. The builder configures plugins with it, the runtime asks their workspace.
+DynamicPluginTensorDesc boxDesc(const PluginTensorDesc& desc, const Dims& min, const Dims& opt,
+                                const Dims& max);
 
 // The phase that calls made on this thread belong to (for the trace and for error messages).
 TracePhase currentPhase();

@@ -225,13 +225,10 @@ Status prepareProfiles(EngineState& state) {
       all.insert(all.end(), step.outputs.begin(), step.outputs.end());
       std::vector<DynamicPluginTensorDesc> descs;
       for (int32_t t : all) {
-        DynamicPluginTensorDesc d{{state.dynamicDims[t], plan.tensors[t].type,
-                                   plan.tensors[t].format, state.backend->getKind()},
-                                  atMin->dims[t],
-                                  atOpt->dims[t],
-                                  atMax->dims[t]};
-        for (int32_t k = 0; k < d.desc.dims.nbDims; ++k)
-          d.desc.dims.d[k] = d.min.d[k] == d.max.d[k] ? d.min.d[k] : -1;
+        const DynamicPluginTensorDesc d =
+            boxDesc({state.dynamicDims[t], plan.tensors[t].type, plan.tensors[t].format,
+                     state.backend->getKind()},
+                    atMin->dims[t], atOpt->dims[t], atMax->dims[t]);
         descs.push_back(d);
         ranges[i].min.push_back(d.min);
         ranges[i].max.push_back(d.max);

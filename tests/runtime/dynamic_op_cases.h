@@ -43,24 +43,17 @@ inline std::vector<Case> allCases() {
                  p.strideH = p.strideW = 2;
                  return net.addLayer(p, {in[0], in[1], in[2]});
                }});
-  c.push_back({"deconvolution_weights_at_run_time",
-               {{{kN, 2, 3, 3}}, {{2, 3, 2, 2}}},
-               [](INetworkDefinition& net, T in) {
-                 DeconvolutionParams p;
-                 p.outChannels = 3;
-                 p.kernelH = p.kernelW = 2;
-                 p.strideH = p.strideW = 2;
-                 return net.addLayer(p, {in[0], in[1]});
-               }});
-  c.push_back({"deconvolution_2x2_stride_2",
-               {{{kN, 2, 3, 3}}, {{2, 3, 2, 2}, f, true}},
-               [](INetworkDefinition& net, T in) {
-                 DeconvolutionParams p;
-                 p.outChannels = 3;
-                 p.kernelH = p.kernelW = 2;
-                 p.strideH = p.strideW = 2;
-                 return net.addLayer(p, {in[0], in[1]});
-               }});
+  // One 2x2 stride-2 deconvolution, its weights fed at run time or a constant.
+  const auto deconv2x2 = [](INetworkDefinition& net, T in) {
+    DeconvolutionParams p;
+    p.outChannels = 3;
+    p.kernelH = p.kernelW = 2;
+    p.strideH = p.strideW = 2;
+    return net.addLayer(p, {in[0], in[1]});
+  };
+  c.push_back({"deconvolution_weights_at_run_time", {{{kN, 2, 3, 3}}, {{2, 3, 2, 2}}}, deconv2x2});
+  c.push_back(
+      {"deconvolution_2x2_stride_2", {{{kN, 2, 3, 3}}, {{2, 3, 2, 2}, f, true}}, deconv2x2});
   c.push_back({"pooling_average_2x2", {{{kN, 2, 6, 6}}}, [](INetworkDefinition& net, T in) {
                  PoolingParams p;
                  p.type = PoolingType::kAVERAGE;

@@ -200,16 +200,22 @@ inline Status runOnce(IEngine& engine, IExecutionContext& ctx, const Case& c,
   return Status::ok();
 }
 
+// The case's constant inputs, random; empty bytes for the others (fed per shape).
+inline Data randomConstants(const Case& c, std::mt19937& rng) {
+  Data constants;
+  for (const Input& in : c.inputs)
+    constants.bytes.push_back(in.constant ? randomBytes(in, dimsAt(in.dims, 0, 0), rng)
+                                          : std::vector<uint8_t>());
+  return constants;
+}
+
 // Builds `c` once for `target` with the profile and checks it at the corners and at `randomShapes`
 // random (N, S) inside, against static CPU plans of each shape. |got - want| <= tol * (1 + |want|).
 inline void checkCase(const Case& c, const std::string& target, int randomShapes, float tol) {
   const unsigned seed = std::random_device{}();
   SCOPED_TRACE("case " + c.name + " on " + target + ", seed " + std::to_string(seed));
   std::mt19937 rng(seed);
-  Data constants;
-  for (const Input& in : c.inputs)
-    constants.bytes.push_back(in.constant ? randomBytes(in, dimsAt(in.dims, 0, 0), rng)
-                                          : std::vector<uint8_t>());
+  const Data constants = randomConstants(c, rng);
   auto dynamicNet = makeNetwork(c, true, 0, 0, constants);
   std::unique_ptr<IEngine> engine;
   Status s = buildEngine(*dynamicNet, target, {profileOf(c)}, engine);

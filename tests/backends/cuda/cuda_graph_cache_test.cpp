@@ -29,10 +29,7 @@ TEST_P(CudaGraphCache, ReplaysPerShapeAndMatchesLayerByLayer) {
   KILN_SKIP_WITHOUT_GPU();
   const Case& c = caseNamed(GetParam());
   std::mt19937 rng(std::random_device{}());
-  Data constants;
-  for (const Input& in : c.inputs)
-    constants.bytes.push_back(in.constant ? randomBytes(in, dimsAt(in.dims, 0, 0), rng)
-                                          : std::vector<uint8_t>());
+  const Data constants = randomConstants(c, rng);
   auto net = makeNetwork(c, true, 0, 0, constants);
   std::unique_ptr<IEngine> engine;
   Status s = buildEngine(*net, "cuda:0", {profileOf(c)}, engine);
