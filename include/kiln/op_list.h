@@ -25,6 +25,7 @@
 #include "kiln/ops/normalization.h"
 #include "kiln/ops/padding.h"
 #include "kiln/ops/pooling.h"
+#include "kiln/ops/range.h"
 #include "kiln/ops/reduce.h"
 #include "kiln/ops/reformat.h"
 #include "kiln/ops/resize.h"
@@ -71,7 +72,8 @@
   X(RMS_NORMALIZATION, 27, RMSNormalization)     \
   X(GROUP_NORMALIZATION, 28, GroupNormalization) \
   X(SCATTER_ND, 29, ScatterND)                   \
-  X(LINEAR, 30, Linear)
+  X(LINEAR, 30, Linear)                          \
+  X(RANGE, 31, Range)
 
 // How many lines KILN_BUILTIN_OPS has; kiln/layers.h checks it.
-#define KILN_BUILTIN_OP_COUNT 29
+#define KILN_BUILTIN_OP_COUNT 30

@@ -32,6 +32,11 @@ struct GraphTensor {
   int32_t producer = -1;  // node index, -1 for inputs and constants
   // Non-null for constants (weights): the bytes in `shape.type`, linear format.
   std::shared_ptr<const std::vector<uint8_t>> constant;
+  // Profile builds: the tensor's dims at every corner of every profile, as the network is before
+  // any pass (empty in static builds and for tensors passes add). A pass that would rewrite a
+  // layer because of its dims at one corner (a transpose that only moves dims of 1) checks them
+  // at all, so that every corner's graph stays one list of steps.
+  std::vector<Dims> rangeDims;
 };
 
 struct GraphNode {

@@ -149,15 +149,32 @@ struct Corner {
   std::unique_ptr<BuildSession> session;
 };
 
-// The graph specialized at one corner and passed: its shapes, before lowering.
-Status prepareAt(const Graph& network, const BuilderConfig& config,
-                 std::span<const passes::Pass> passes, const BuildTarget& target,
-                 const ResolvedProfile& profile, int32_t c, const std::string& where, bool log,
-                 Corner& out) {
+// The graph specialized at one corner: its shapes, before any pass.
+Status specializeAt(const Graph& network, const ResolvedProfile& profile, int32_t c,
+                    const std::string& where, Corner& out) {
   std::map<std::string, Dims> dims;
   for (const auto& [name, d] : profile.inputs) dims[name] = d[static_cast<size_t>(c)];
   out.graph = std::make_unique<Graph>(network);
-  KILN_RETURN_IF_ERROR(specializeGraph(*out.graph, dims, where));
+  return specializeGraph(*out.graph, dims, where);
+}
+
+// Every tensor's dims at every corner (GraphTensor::rangeDims), given to each corner's graph.
+void shareRangeDims(std::vector<std::array<Corner, 3>>& corners) {
+  const size_t count = corners[0][0].graph->tensors.size();
+  std::vector<std::vector<Dims>> range(count);
+  for (const auto& profile : corners)
+    for (const Corner& corner : profile)
+      for (size_t t = 0; t < count && t < corner.graph->tensors.size(); ++t)
+        range[t].push_back(corner.graph->tensors[t].shape.dims);
+  for (auto& profile : corners)
+    for (Corner& corner : profile)
+      for (size_t t = 0; t < count && t < corner.graph->tensors.size(); ++t)
+        corner.graph->tensors[t].rangeDims = range[t];
+}
+
+// The specialized graph passed, and its build session made.
+Status passAt(const BuilderConfig& config, std::span<const passes::Pass> passes,
+              const BuildTarget& target, const std::string& where, bool log, Corner& out) {
   std::vector<std::string> lines;
   KILN_RETURN_IF_ERROR(passes::runPipeline(*out.graph, passes, passes::PassLimits{},
                                            log && config.verbose ? &lines : nullptr,
@@ -246,9 +263,15 @@ Status buildProfilePlan(const Graph& network, const BuilderConfig& config,
   std::vector<std::array<Corner, 3>> corners(profiles.size());
   for (size_t p = 0; p < profiles.size(); ++p)
     for (int32_t c : {1, 0, 2})
-      KILN_RETURN_IF_ERROR(prepareAt(network, config, passes, target, profiles[p], c,
-                                     profileName(p) + "'s " + kCornerNames[c] + " shapes",
-                                     p == 0 && c == 1, corners[p][static_cast<size_t>(c)]));
+      KILN_RETURN_IF_ERROR(specializeAt(network, profiles[p], c,
+                                        profileName(p) + "'s " + kCornerNames[c] + " shapes",
+                                        corners[p][static_cast<size_t>(c)]));
+  shareRangeDims(corners);
+  for (size_t p = 0; p < profiles.size(); ++p)
+    for (int32_t c : {1, 0, 2})
+      KILN_RETURN_IF_ERROR(passAt(config, passes, target,
+                                  profileName(p) + "'s " + kCornerNames[c] + " shapes",
+                                  p == 0 && c == 1, corners[p][static_cast<size_t>(c)]));
   PluginBoxes boxes;
   KILN_RETURN_IF_ERROR(pluginBoxes(corners, boxes));
   // Profile 0's opt lowering chooses each plugin's combination; every other lowering takes it.

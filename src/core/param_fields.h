@@ -3,8 +3,8 @@
 // bool checked, JSON for `kiln inspect`, and equality. A parameter struct describes its fields
 // once; nothing here names an op.
 //
-// Field kinds: bool, int32_t, uint32_t, int64_t, float, enums with an `enumCount(E)` overload
-// beside them, Dims, and fixed arrays of int32_t, int64_t or float.
+// Field kinds: bool, int32_t, uint32_t, int64_t, float, double, enums with an `enumCount(E)`
+// overload beside them, Dims, and fixed arrays of int32_t, int64_t or float.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +31,7 @@ struct Writer {
   void operator()(const char*, uint32_t v) { w.u32(v); }
   void operator()(const char*, int64_t v) { w.i64(v); }
   void operator()(const char*, float v) { w.f32(v); }
+  void operator()(const char*, double v) { w.f64(v); }
   void operator()(const char*, const Dims& v) { writeDims(w, v); }
   template <class E>
   requires std::is_enum_v<E>
@@ -67,6 +68,9 @@ struct Reader {
   void operator()(const char* f, float& v) {
     if (status) status = r.f32(v, name(f));
   }
+  void operator()(const char* f, double& v) {
+    if (status) status = r.f64(v, name(f));
+  }
   void operator()(const char* f, Dims& v) {
     if (status) status = readDims(r, v, name(f));
   }
@@ -97,6 +101,7 @@ struct JsonWriter {
   void value(uint32_t v) { out += std::to_string(v); }
   void value(int64_t v) { out += std::to_string(v); }
   void value(float v) { out += number(v); }
+  void value(double v) { out += number(v); }
   void value(const Dims& d);
   template <class E>
   requires std::is_enum_v<E>

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include "onnx/shape_corners.h"
+
 namespace kiln::onnx_import {
 
 ConstTensor ConstTensor::make(DataType type, const Dims& dims) {
@@ -76,12 +78,20 @@ ILayer* addReshape(INetworkDefinition& net, ITensor& in, const Dims& dims) {
   return net.addShuffle(in, p);
 }
 
+ITensor* sourceTensor(INetworkDefinition& net, const DimsSource& source) {
+  for (int32_t i = 0; i < net.getNbInputs(); ++i)
+    if (source.input == net.getInput(i)->getName()) return net.getInput(i);
+  return nullptr;
+}
+
+ITensor* NodeContext::sourceTensor(const DimsSource& source) const {
+  return onnx_import::sourceTensor(ctx.net, source);
+}
+
 ILayer* addReshape(INetworkDefinition& net, ITensor& in, const Dims& dims,
-                   const ReshapeSource& source) {
+                   const DimsSource& source) {
   if (source.input.empty()) return addReshape(net, in, dims);
-  ITensor* from = nullptr;
-  for (int32_t i = 0; i < net.getNbInputs() && !from; ++i)
-    if (source.input == net.getInput(i)->getName()) from = net.getInput(i);
+  ITensor* from = sourceTensor(net, source);
   if (!from) return nullptr;
   ShuffleParams p;
   p.hasReshape = true;
@@ -144,6 +154,7 @@ Status NodeContext::requireInputs(int32_t min, int32_t max) const {
 
 bool NodeContext::isConstant(int32_t i) const {
   if (!hasInput(i)) return false;
+  if (ctx.corners && ctx.corners->readsAsTensor(index, i)) return false;
   auto it = ctx.values.find(node.input(i));
   return it != ctx.values.end() && it->second.constant != nullptr;
 }

@@ -17,9 +17,10 @@
 
 namespace kiln::onnx_import {
 
-// Reshape dims taken from a dynamic graph input's dims (with profiles, onnx/shape_corners.h):
-// that input's name, and per reshape dim its axis + 1 (0: the dim is as the reshape dims say).
-struct ReshapeSource {
+// Dims of a layer (a reshape's dims, a slice's output dims, an expand's shape, a range's length)
+// taken from a dynamic graph input's dims (with profiles, onnx/shape_corners.h): that input's
+// name, and per dim its axis + 1 (0: the dim is as the layer's own dims say). Empty `input`: none.
+struct DimsSource {
   std::string input;
   int32_t dimsOf[Dims::kMaxDims] = {};
 };
@@ -87,6 +88,8 @@ class NodeContext {
   int32_t nbInputs() const { return node.input_size(); }
   bool hasInput(int32_t i) const { return i < node.input_size() && !node.input(i).empty(); }
   Status requireInputs(int32_t min, int32_t max) const;
+  // With profiles, false for a constant this node reads as a tensor (shape_corners.h:
+  // readsAsTensor).
   bool isConstant(int32_t i) const;
   // The constant behind input i, or an error saying the input must be a constant.
   Status constant(int32_t i, const ConstTensor*& out) const;
@@ -108,16 +111,29 @@ class NodeContext {
   // -1 (inferred) where they depend on the input shapes; with `source`, where more than one dim
   // does, a dim equal to a dynamic graph input's dim at every corner is taken from that input
   // (ShuffleParams::reshapeDimsOf).
-  Status reshapeDims(const Dims& in, Dims& dims, ReshapeSource* source = nullptr);
+  Status reshapeDims(const Dims& in, Dims& dims, DimsSource* source = nullptr);
   // A reshape layer of `in` to `dims` through reshapeDims (layerError when refused).
   Status reshape(ITensor& in, const Dims& dims, ILayer*& layer);
   // Expand's target `shape` for an input of dims `in`: 1 (keep the input's) where it depends on
   // the input shapes and equals the input's dim.
-  Status expandShape(const Dims& in, Dims& shape);
+  // With `source`, another dim that depends on them and is a dynamic graph input's dim at every
+  // corner is taken from that input (ExpandParams::shapeDimsOf).
+  Status expandShape(const Dims& in, Dims& shape, DimsSource* source = nullptr);
   // A slice of an input of dims `in`: an output dim that depends on the input shapes becomes -1
-  // (to the end) where it reads to the end of the axis at every corner; changing starts or steps,
-  // or any other changing dim, are refused. `whose` ("its", "output 1's") names the output.
-  Status sliceParams(const Dims& in, SliceParams& p, const std::string& whose);
+  // (to the end) where it reads to the end of the axis at every corner, or with `source` is
+  // taken from a dynamic graph input whose dim it is at every corner (SliceParams::outputDimsOf);
+  // changing starts or steps, or any other changing dim, are refused. `whose` ("its", "output
+  // 1's") names the output.
+  Status sliceParams(const Dims& in, SliceParams& p, const std::string& whose,
+                     DimsSource* source = nullptr);
+  // Dims a layer made from shape arithmetic has (a range's length, a ConstantOfShape's shape):
+  // in the final parse, each that depends on the input shapes is taken from the dynamic graph
+  // input whose dim it is at every corner (one input for all), else refused; `what` names them.
+  Status dimsFromInputs(const std::string& what, const Dims& dims, DimsSource& source);
+  // With profiles (shape_corners.h): the node computes, from constants, values that depend on the
+  // input shapes and are read as data, so it must make layers rather than fold (a Range of
+  // position ids, a causal mask's ConstantOfShape and Trilu); its data inputs read as tensors.
+  bool makesLayers() const;
   // Values a layer keeps literally (a slice's starts, a resize's output dims): refused when they
   // differ between the corners. `what` names them in the message.
   Status literal(const std::string& what, const std::vector<int64_t>& values);
@@ -127,6 +143,8 @@ class NodeContext {
     if (i >= 0 && i < 32) genericInputs_ |= uint32_t(1) << i;
   }
   bool isGeneric(int32_t i) const { return i >= 0 && i < 32 && (genericInputs_ >> i & 1u); }
+  // The network tensor of the graph input a DimsSource names, or nullptr.
+  ITensor* sourceTensor(const DimsSource& source) const;
   // Tells this node's calls above apart (in call order).
   std::string nextSiteKey(const char* kind) { return std::to_string(sites_++) + " " + kind; }
 
@@ -216,11 +234,13 @@ inline bool foldable(const Dims& d) {
 bool broadcast(const std::vector<Dims>& in, Dims& out);
 // Flat index into `d` (right-aligned, size-1 dims broadcast) of element `k` of `out`.
 int64_t sourceIndex(const Dims& out, const Dims& d, int64_t k);
+// The network input a DimsSource names, or nullptr.
+ITensor* sourceTensor(INetworkDefinition& net, const DimsSource& source);
 // Reshape (no data movement) of a tensor through a shuffle layer.
 ILayer* addReshape(INetworkDefinition& net, ITensor& in, const Dims& dims);
 // The same, with the dims `source` names taken from that graph input (a shuffle with a second
 // input); a plain reshape when it names none.
 ILayer* addReshape(INetworkDefinition& net, ITensor& in, const Dims& dims,
-                   const ReshapeSource& source);
+                   const DimsSource& source);
 
 }  // namespace kiln::onnx_import

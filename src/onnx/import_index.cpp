@@ -3,11 +3,13 @@
 // them to build masks and index tables from static shapes (torchvision's Swin: its shifted-window
 // attention mask and relative position index; transformers' BERT gathers its token-type buffer by
 // position ids), so with static shapes every input is known while
-// parsing and the result folds to a constant. Range's length depends on its values, so a
-// run-time Range needs dynamic shapes. A ScatterND whose inputs are not all constants becomes the
+// parsing and the result folds to a constant. With profiles, a Range whose limit follows the
+// input shapes and is read as data (position ids) becomes the Range layer, its length a dynamic
+// input's dim. A ScatterND whose inputs are not all constants becomes the
 // built-in ScatterND layer (kiln/ops/scatter_nd.h), which applies the same rules at run time.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -22,6 +24,31 @@ Status threeConstants(NodeContext& n, const ConstTensor* (&c)[3]) {
   KILN_RETURN_IF_ERROR(n.requireInputs(3, 3));
   for (int32_t i = 0; i < 3; ++i) KILN_RETURN_IF_ERROR(n.constant(i, c[i]));
   return Status::ok();
+}
+
+// A scalar's value as the bits literal() compares between corners.
+int64_t rangeBits(const ConstTensor& c) {
+  if (!c.isFloat()) return c.i[0];
+  uint32_t bits;
+  std::memcpy(&bits, &c.f[0], 4);
+  return bits;
+}
+
+// The Range layer (kiln/ops/range.h) whose length is the dim `source` names.
+Status addRangeLayer(NodeContext& n, const ConstTensor& start, const ConstTensor& delta,
+                     const DimsSource& source) {
+  RangeParams p;
+  // The types constants become in the network (constant_tensor.cpp): small integers as int32.
+  p.type = start.isFloat()                  ? DataType::kFLOAT
+           : start.type == DataType::kINT64 ? DataType::kINT64
+                                            : DataType::kINT32;
+  p.start = start.at(0);
+  p.delta = delta.at(0);
+  p.lengthOf = source.dimsOf[0];
+  ITensor* from = n.sourceTensor(source);
+  if (!from) return n.error("input '" + source.input + "' is not in the network");
+  for (int32_t i = 0; i < 3; ++i) n.markGeneric(i);  // the limit: now the length's source
+  return n.setLayerOutputs(n.net().addLayer(p, {from}));
 }
 
 // Range(start, limit, delta), three scalars of one type: max(ceil((limit - start) / delta), 0)
@@ -53,6 +80,15 @@ Status importRange(NodeContext& n) {
     count = c < 0 ? 0 : int64_t(c);
   }
   const Dims dims = makeDims({count});
+  if (n.makesLayers()) {
+    // With profiles, a limit that follows the input shapes (torch.arange(sequence)): the start
+    // and delta must not, and the length is an input's dim at run time. At a corner the range
+    // folds (and becomes a constant tensor, where the final network has this layer).
+    DimsSource source;
+    KILN_RETURN_IF_ERROR(n.literal("start and delta", {rangeBits(*start), rangeBits(*delta)}));
+    KILN_RETURN_IF_ERROR(n.dimsFromInputs("its length", dims, source));
+    if (!source.input.empty()) return addRangeLayer(n, *start, *delta, source);
+  }
   if (!foldable(dims)) return n.unsupportedError("the folded range is too large");
   ConstTensor out = ConstTensor::make(start->type, dims);
   if (out.isFloat()) {

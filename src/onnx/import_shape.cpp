@@ -327,6 +327,30 @@ Status importConstant(NodeContext& n) {
   return n.setOutput(0, std::move(c));
 }
 
+// With profiles, a ConstantOfShape whose shape follows the input shapes and is read as data (the
+// full(-inf) of a causal mask, before its Trilu): the value at dims of 1, expanded to the shape,
+// whose dims that vary are a dynamic input's dims at run time.
+Status fillLayer(NodeContext& n, const ConstTensor& value, const Dims& dims) {
+  DimsSource source;
+  KILN_RETURN_IF_ERROR(n.dimsFromInputs("its shape", dims, source));
+  n.markGeneric(0);
+  Dims ones = dims;
+  for (int32_t k = 0; k < ones.nbDims; ++k) ones.d[k] = 1;
+  ConstTensor one = ConstTensor::make(value.type, ones);
+  one.set(0, value.at(0));
+  Value v;
+  v.constant = std::make_shared<const ConstTensor>(std::move(one));
+  ITensor* c = nullptr;
+  KILN_RETURN_IF_ERROR(constantTensor(n.ctx, v, n.node.output(0) + "_value", c));
+  ExpandParams p;
+  p.shape = dims;
+  std::copy(source.dimsOf, source.dimsOf + Dims::kMaxDims, p.shapeDimsOf);
+  if (source.input.empty()) return n.setLayerOutputs(n.net().addExpand(*c, p));
+  ITensor* from = n.sourceTensor(source);
+  if (!from) return n.error("input '" + source.input + "' is not in the network");
+  return n.setLayerOutputs(n.net().addLayer(p, {c, from}));
+}
+
 Status importConstantOfShape(NodeContext& n) {
   KILN_RETURN_IF_ERROR(n.requireInputs(1, 1));
   const ConstTensor* shape = nullptr;
@@ -341,6 +365,7 @@ Status importConstantOfShape(NodeContext& n) {
   }
   const Dims dims = dimsOf(v);
   if (dims.nbDims < 0) return n.unsupportedError("more than 8 dims");
+  if (n.makesLayers()) return fillLayer(n, value, dims);
   if (!foldable(dims)) return n.unsupportedError("the constant is too large");
   ConstTensor out = ConstTensor::make(value.type, dims);
   for (int64_t k = 0; k < out.count(); ++k) out.set(k, value.at(0));

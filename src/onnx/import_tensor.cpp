@@ -41,8 +41,17 @@ Status addSliceOutput(NodeContext& n, int32_t output, SliceParams p) {
   // With profiles, dims that read to the end at every corner become -1 (to the end).
   const std::string whose =
       n.node.output_size() > 1 ? "output " + std::to_string(output) + "'s" : "its";
-  KILN_RETURN_IF_ERROR(n.sliceParams(in->getDimensions(), p, whose));
-  ILayer* layer = n.net().addSlice(*in, p);
+  DimsSource source;
+  KILN_RETURN_IF_ERROR(n.sliceParams(in->getDimensions(), p, whose, &source));
+  ILayer* layer = nullptr;
+  if (source.input.empty()) {
+    layer = n.net().addSlice(*in, p);
+  } else {
+    std::copy(source.dimsOf, source.dimsOf + Dims::kMaxDims, p.outputDimsOf);
+    ITensor* from = n.sourceTensor(source);
+    if (!from) return n.error("input '" + source.input + "' is not in the network");
+    layer = n.net().addLayer(p, {in, from});
+  }
   if (!layer) return n.layerError();
   return n.setOutput(output, layer->getOutput(0));
 }
@@ -288,8 +297,13 @@ Status importExpand(NodeContext& n) {
   KILN_RETURN_IF_ERROR(n.tensor(0, in));
   ExpandParams p;
   p.shape = target;
-  KILN_RETURN_IF_ERROR(n.expandShape(n.dims(0), p.shape));
-  return n.setLayerOutputs(n.net().addExpand(*in, p));
+  DimsSource source;
+  KILN_RETURN_IF_ERROR(n.expandShape(n.dims(0), p.shape, &source));
+  if (source.input.empty()) return n.setLayerOutputs(n.net().addExpand(*in, p));
+  std::copy(source.dimsOf, source.dimsOf + Dims::kMaxDims, p.shapeDimsOf);
+  ITensor* from = n.sourceTensor(source);
+  if (!from) return n.error("input '" + source.input + "' is not in the network");
+  return n.setLayerOutputs(n.net().addLayer(p, {in, from}));
 }
 
 Status importTile(NodeContext& n) {

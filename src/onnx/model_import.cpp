@@ -245,10 +245,33 @@ Status importNodeAs(NodeContext& n) {
   return Status::ok();
 }
 
+// A node that must make layers (shape_corners.h: chooseLayerNodes) but whose importer folded an
+// output to a constant: at a corner that constant becomes its network tensor now, where the final
+// parse has the node's layer, so that the corner networks line up with the final one; the final
+// parse refuses it (no layer computes it at run time).
+Status outputsAsTensors(NodeContext& n) {
+  ImportContext& ctx = n.ctx;
+  for (int32_t i = 0; i < n.node.output_size(); ++i) {
+    const std::string& name = n.node.output(i);
+    auto it = ctx.values.find(name);
+    if (name.empty() || it == ctx.values.end() || !it->second.constant) continue;
+    if (ctx.corners->isFinal())
+      return n.unsupportedError("output " + std::to_string(i) + " ('" + name +
+                                "') depends on the input shapes and is read as data, but kiln "
+                                "has no layer that computes a " +
+                                n.node.op_type() + " at run time");
+    ITensor* t = nullptr;
+    KILN_RETURN_IF_ERROR(onnx_import::constantTensor(ctx, it->second, name, t));
+    it->second = onnx_import::Value{t, nullptr};
+  }
+  return Status::ok();
+}
+
 Status importNode(ImportContext& ctx, const onnx::NodeProto& node, int32_t index) {
   NodeContext n(ctx, node, index);
   ctx.current = &n;
   Status s = importNodeAs(n);
+  if (s && n.makesLayers()) s = outputsAsTensors(n);
   if (s && ctx.corners) s = ctx.corners->afterNode(n);
   ctx.current = nullptr;
   return s;
@@ -414,16 +437,23 @@ Status parseWithProfiles(const onnx::ModelProto& model, int64_t opset, INetworkD
   size_t working = 0;
   KILN_RETURN_IF_ERROR(profileCorners(model.graph(), options.profiles, list, working));
   ShapeCorners corners(std::move(list), working);
-  for (size_t c = 0; c < corners.corners().size(); ++c) {
-    const Corner& corner = corners.corners()[c];
-    OnnxParserOptions at;
-    at.inputShapes = corner.shapes;
-    std::unique_ptr<INetworkDefinition> scratch = createNetwork();
-    corners.beginCorner(c);
-    Status s = parseGraph(model, opset, *scratch, at, &corners, nullptr);
-    if (!s) return s.withContext("at " + corner.label + " (" + cornerText(corner.shapes) + ")");
-    corners.endCorner(*scratch);
-  }
+  auto parseCorners = [&]() -> Status {
+    for (size_t c = 0; c < corners.corners().size(); ++c) {
+      const Corner& corner = corners.corners()[c];
+      OnnxParserOptions at;
+      at.inputShapes = corner.shapes;
+      std::unique_ptr<INetworkDefinition> scratch = createNetwork();
+      corners.beginCorner(c);
+      Status s = parseGraph(model, opset, *scratch, at, &corners, nullptr);
+      if (!s) return s.withContext("at " + corner.label + " (" + cornerText(corner.shapes) + ")");
+      corners.endCorner(*scratch);
+    }
+    return Status::ok();
+  };
+  KILN_RETURN_IF_ERROR(parseCorners());
+  // Values that follow the input shapes and are read as data need layers: parse the corners
+  // again with those nodes making them.
+  if (corners.chooseLayerNodes(model.graph())) KILN_RETURN_IF_ERROR(parseCorners());
   corners.beginFinal();
   const std::map<std::string, Dims> shapes = corners.working().shapes;
   KILN_RETURN_IF_ERROR(parseGraph(model, opset, network, OnnxParserOptions{}, &corners, &shapes));

@@ -1,9 +1,12 @@
 // Shape-generic import driven by the profiles' corners (see shape_corners.h for why).
 #include "onnx/shape_corners.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <set>
+
+#include "kiln/onnx_parser.h"
 
 namespace kiln::onnx_import {
 namespace {
@@ -24,6 +27,29 @@ bool allEqual(const std::vector<std::vector<int64_t>>& v) {
   return true;
 }
 
+// Ops whose inputs broadcast against each other: a constant of one value everywhere may be given
+// to them at dims of 1 (materialize()).
+bool broadcasts(const std::string& opType) {
+  static const std::set<std::string> kBroadcasting = {"Add",
+                                                      "Sub",
+                                                      "Mul",
+                                                      "Div",
+                                                      "Pow",
+                                                      "Max",
+                                                      "Min",
+                                                      "Where",
+                                                      "Equal",
+                                                      "Less",
+                                                      "Greater",
+                                                      "LessOrEqual",
+                                                      "GreaterOrEqual",
+                                                      "And",
+                                                      "Or",
+                                                      "Xor",
+                                                      "Mod"};
+  return kBroadcasting.count(opType) > 0;
+}
+
 void mix(uint64_t& h, uint64_t v) {  // FNV-1a over the 8 bytes of v
   for (int b = 0; b < 8; ++b) {
     h ^= (v >> (8 * b)) & 0xff;
@@ -34,25 +60,33 @@ void mix(uint64_t& h, uint64_t v) {  // FNV-1a over the 8 bytes of v
 }  // namespace
 
 // NodeContext's entry points: as given without profiles.
-Status NodeContext::reshapeDims(const Dims& in, Dims& dims, ReshapeSource* source) {
+Status NodeContext::reshapeDims(const Dims& in, Dims& dims, DimsSource* source) {
   return ctx.corners ? ctx.corners->reshapeDims(*this, in, dims, source) : Status::ok();
 }
 
 Status NodeContext::reshape(ITensor& in, const Dims& dims, ILayer*& layer) {
   Dims d = dims;
-  ReshapeSource source;
+  DimsSource source;
   KILN_RETURN_IF_ERROR(reshapeDims(in.getDimensions(), d, &source));
   layer = addReshape(ctx.net, in, d, source);
   return layer ? Status::ok() : layerError();
 }
 
-Status NodeContext::expandShape(const Dims& in, Dims& shape) {
-  return ctx.corners ? ctx.corners->expandShape(*this, in, shape) : Status::ok();
+Status NodeContext::expandShape(const Dims& in, Dims& shape, DimsSource* source) {
+  return ctx.corners ? ctx.corners->expandShape(*this, in, shape, source) : Status::ok();
 }
 
-Status NodeContext::sliceParams(const Dims& in, SliceParams& p, const std::string& whose) {
-  return ctx.corners ? ctx.corners->sliceParams(*this, in, p, whose) : Status::ok();
+Status NodeContext::sliceParams(const Dims& in, SliceParams& p, const std::string& whose,
+                                DimsSource* source) {
+  return ctx.corners ? ctx.corners->sliceParams(*this, in, p, whose, source) : Status::ok();
 }
+
+Status NodeContext::dimsFromInputs(const std::string& what, const Dims& dims, DimsSource& source) {
+  source = DimsSource{};
+  return ctx.corners ? ctx.corners->dimsFromInputs(*this, what, dims, source) : Status::ok();
+}
+
+bool NodeContext::makesLayers() const { return ctx.corners && ctx.corners->makesLayers(index); }
 
 Status NodeContext::literal(const std::string& what, const std::vector<int64_t>& values) {
   return ctx.corners ? ctx.corners->literal(*this, what, values) : Status::ok();
@@ -81,6 +115,77 @@ void ShapeCorners::endCorner(const INetworkDefinition& net) {
 void ShapeCorners::beginFinal() {
   final_ = true;
   materializedSeen_.clear();
+}
+
+bool ShapeCorners::chooseLayerNodes(const onnx::GraphProto& g) {
+  layerNodes_.clear();
+  tensorInputs_.clear();
+  auto snapshots = [&](const std::string& name) {
+    std::vector<const Snapshot*> at;
+    for (const Record& r : records_) {
+      auto it = r.values.find(name);
+      at.push_back(it == r.values.end() ? nullptr : &it->second);
+    }
+    return at;
+  };
+  // A value computed at parse time at some corner, and not the same at all of them.
+  auto dynamic = [&](const std::string& name) {
+    if (name.empty()) return false;
+    std::vector<std::string> text;
+    bool any = false;
+    return snapshotsDiffer(snapshots(name), text, any) && any;
+  };
+  // One value in every element at every corner: materialize() gives a broadcasting reader that
+  // value at dims of 1, which needs no layer.
+  auto oneValue = [&](const std::string& name) {
+    const std::vector<const Snapshot*> at = snapshots(name);
+    for (const Snapshot* s : at)
+      if (!s || !s->uniform || s->first != at[0]->first) return false;
+    return true;
+  };
+  std::unordered_map<std::string, int32_t> producer;
+  std::set<std::string> read;  // values a node or a graph output reads
+  for (int32_t m = 0; m < g.node_size(); ++m) {
+    for (const auto& out : g.node(m).output()) producer[out] = m;
+    for (const auto& in : g.node(m).input()) read.insert(in);
+  }
+  for (const auto& out : g.output()) read.insert(out.name());
+  const Record& working = records_[working_];
+  auto makesTensor = [&](const onnx::NodeProto& node) {
+    for (const auto& out : node.output())
+      if (!out.empty() && read.count(out) && !working.values.count(out)) return true;
+    return false;
+  };
+  auto mark = [&](const std::string& value) {
+    auto it = producer.find(value);
+    if (it != producer.end()) layerNodes_.insert(it->second);
+  };
+  for (const auto& out : g.output())
+    if (dynamic(out.name())) mark(out.name());
+  // Producers come before their readers, so one backward pass closes the set.
+  for (int32_t m = g.node_size() - 1; m >= 0; --m) {
+    const onnx::NodeProto& node = g.node(m);
+    const bool marked = layerNodes_.count(m) > 0;
+    if (!marked && !makesTensor(node)) continue;  // folded: its inputs are shape arithmetic
+    const std::vector<int32_t>& operands = onnxConstantInputs(node.op_type());
+    for (int32_t i = 0; i < node.input_size() && i < 32; ++i) {
+      const std::string& in = node.input(i);
+      if (in.empty() || std::find(operands.begin(), operands.end(), i) != operands.end()) continue;
+      const bool varies = dynamic(in);
+      if (!varies && !marked) continue;
+      if (varies && !marked && broadcasts(node.op_type()) && oneValue(in)) continue;
+      tensorInputs_[m] |= uint32_t(1) << i;
+      if (varies) mark(in);
+    }
+  }
+  if (layerNodes_.empty()) return false;
+  records_.assign(corners_.size(), Record{});  // the corners are parsed again
+  return true;
+}
+
+bool ShapeCorners::readsAsTensor(int32_t node, int32_t input) const {
+  auto it = tensorInputs_.find(node);
+  return it != tensorInputs_.end() && input >= 0 && input < 32 && (it->second >> input & 1u);
 }
 
 ShapeCorners::Snapshot ShapeCorners::snapshot(const ConstTensor& c) {
@@ -225,8 +330,58 @@ Status ShapeCorners::inputDimWithValues(NodeContext& n, int32_t k,
   return Status::ok();
 }
 
-Status ShapeCorners::reshapeDims(NodeContext& n, const Dims& in, Dims& dims,
-                                 ReshapeSource* source) {
+Status ShapeCorners::takeFromInput(NodeContext& n, const std::string& what, int32_t k,
+                                   const std::vector<int64_t>& values, const std::string& refusal,
+                                   DimsSource& source) const {
+  std::pair<std::string, int32_t> found;
+  bool any = false;
+  KILN_RETURN_IF_ERROR(inputDimWithValues(n, k, values, found, any));
+  if (!any) return n.unsupportedError(refusal + "; " + kCannot);
+  const std::string dim = what + " " + std::to_string(k);
+  if (!source.input.empty() && source.input != found.first)
+    return n.unsupportedError(dim + " is a dim of input '" + found.first +
+                              "' and another is one of '" + source.input +
+                              "'; kiln takes a layer's dims from one input");
+  source.input = found.first;
+  source.dimsOf[k] = found.second + 1;
+  return Status::ok();
+}
+
+Status ShapeCorners::dimsFromInputs(NodeContext& n, const std::string& what, const Dims& dims,
+                                    DimsSource& source) {
+  const std::string key = n.nextSiteKey("dims");
+  if (!final_) {
+    record(n, key, dimsVector(dims));
+    return Status::ok();
+  }
+  std::vector<std::vector<int64_t>> at;
+  KILN_RETURN_IF_ERROR(recorded(n, key, at));
+  if (at[working_] != dimsVector(dims))
+    return n.unsupportedError("is imported differently at the working shape than at " +
+                              working().label + ", so kiln cannot make it shape-generic");
+  std::vector<std::string> shapes;
+  for (const auto& v : at) shapes.push_back(intsText(v));
+  for (const auto& v : at)
+    if (v.size() != size_t(dims.nbDims))
+      return n.unsupportedError("the rank of " + what + " depends on the input shapes (" +
+                                atCorners(shapes) + "); " + kCannot);
+  for (int32_t k = 0; k < dims.nbDims; ++k) {
+    std::vector<int64_t> values;
+    for (const auto& v : at) values.push_back(v[size_t(k)]);
+    if (std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == values[0]; }))
+      continue;
+    std::vector<std::string> text;
+    for (int64_t v : values) text.push_back(std::to_string(v));
+    KILN_RETURN_IF_ERROR(takeFromInput(n, what + " dim", k, values,
+                                       what + " dim " + std::to_string(k) +
+                                           " depends on the input shapes (" + atCorners(text) +
+                                           ") and is no dynamic input's dim",
+                                       source));
+  }
+  return Status::ok();
+}
+
+Status ShapeCorners::reshapeDims(NodeContext& n, const Dims& in, Dims& dims, DimsSource* source) {
   std::vector<std::vector<int64_t>> outs, ins;
   KILN_RETURN_IF_ERROR(resultAndInput(n, n.nextSiteKey("reshape"), in, dims, outs, ins));
   if (!final_) return Status::ok();
@@ -277,7 +432,7 @@ Status ShapeCorners::reshapeDims(NodeContext& n, const Dims& in, Dims& dims,
     if (still.size() <= 1)
       open = still;
     else
-      *source = ReshapeSource{};  // as before: refused below
+      *source = DimsSource{};  // as before: refused below
   }
   if (open.size() > 1) {
     std::string which;
@@ -295,7 +450,7 @@ Status ShapeCorners::reshapeDims(NodeContext& n, const Dims& in, Dims& dims,
   return Status::ok();
 }
 
-Status ShapeCorners::expandShape(NodeContext& n, const Dims& in, Dims& shape) {
+Status ShapeCorners::expandShape(NodeContext& n, const Dims& in, Dims& shape, DimsSource* source) {
   n.markGeneric(1);
   std::vector<std::vector<int64_t>> targets, ins;
   KILN_RETURN_IF_ERROR(resultAndInput(n, n.nextSiteKey("expand"), in, shape, targets, ins));
@@ -317,11 +472,23 @@ Status ShapeCorners::expandShape(NodeContext& n, const Dims& in, Dims& shape) {
       kept = kept && j >= 0 && ins[c][size_t(j)] == t[size_t(k)];
     }
     if (same) continue;
-    if (!kept)
+    if (kept) {
+      generic.d[k] = 1;  // broadcasting keeps the input's dim
+      continue;
+    }
+    if (!source)
       return n.unsupportedError(operand + " dim " + std::to_string(k) +
                                 " depends on the input shapes and is not the input's own dim (" +
                                 atCorners(values) + "); " + kCannot);
-    generic.d[k] = 1;  // broadcasting keeps the input's dim
+    // A dynamic input's dim at every corner: taken from that input at run time.
+    std::vector<int64_t> dimValues;
+    for (const auto& t : targets) dimValues.push_back(t[size_t(k)]);
+    KILN_RETURN_IF_ERROR(takeFromInput(n, operand + " dim", k, dimValues,
+                                       operand + " dim " + std::to_string(k) +
+                                           " depends on the input shapes and is neither the "
+                                           "input's own dim nor a dynamic input's dim (" +
+                                           atCorners(values) + ")",
+                                       *source));
   }
   shape = generic;
   return Status::ok();
@@ -350,7 +517,7 @@ Status ShapeCorners::literal(NodeContext& n, const std::string& what,
 }
 
 Status ShapeCorners::sliceParams(NodeContext& n, const Dims& in, SliceParams& p,
-                                 const std::string& whose) {
+                                 const std::string& whose, DimsSource* source) {
   std::vector<std::vector<int64_t>> outs, ins;
   KILN_RETURN_IF_ERROR(resultAndInput(n, n.nextSiteKey("slice"), in, p.outputDims, outs, ins));
   KILN_RETURN_IF_ERROR(
@@ -376,12 +543,25 @@ Status ShapeCorners::sliceParams(NodeContext& n, const Dims& in, SliceParams& p,
       toEnd = toEnd && outs[c][size_t(k)] == fit;
     }
     if (same) continue;
-    if (!toEnd)
+    if (toEnd) {
+      p.outputDims.d[k] = -1;
+      continue;
+    }
+    if (!source)
       return n.unsupportedError(whose + " slice output dim " + std::to_string(k) +
                                 " depends on the input shapes and does not read to the end of "
                                 "the axis (output dims " +
                                 atCorners(values) + "); " + kCannot);
-    p.outputDims.d[k] = -1;
+    // x[:, :sequence] of a longer axis: the dim of a dynamic input at every corner.
+    std::vector<int64_t> dimValues;
+    for (const auto& o : outs) dimValues.push_back(size_t(k) < o.size() ? o[size_t(k)] : -1);
+    KILN_RETURN_IF_ERROR(takeFromInput(n, whose + " slice output dim", k, dimValues,
+                                       whose + " slice output dim " + std::to_string(k) +
+                                           " depends on the input shapes, does not read to the "
+                                           "end of the axis and is no dynamic input's dim "
+                                           "(output dims " +
+                                           atCorners(values) + ")",
+                                       *source));
   }
   for (int32_t i = 1; i < n.nbInputs(); ++i) n.markGeneric(i);  // the bounds, now generic
   return Status::ok();
@@ -446,24 +626,7 @@ Status ShapeCorners::materialize(const ImportContext& ctx, const std::string& na
   bool any = false;
   if (!snapshotsDiffer(at, text, any)) return Status::ok();
   // One value everywhere, read by a node that broadcasts: that value at dims of 1 does the same.
-  static const std::set<std::string> kBroadcasting = {"Add",
-                                                      "Sub",
-                                                      "Mul",
-                                                      "Div",
-                                                      "Pow",
-                                                      "Max",
-                                                      "Min",
-                                                      "Where",
-                                                      "Equal",
-                                                      "Less",
-                                                      "Greater",
-                                                      "LessOrEqual",
-                                                      "GreaterOrEqual",
-                                                      "And",
-                                                      "Or",
-                                                      "Xor",
-                                                      "Mod"};
-  bool oneValue = ctx.current && kBroadcasting.count(ctx.current->node.op_type()) > 0;
+  bool oneValue = ctx.current && broadcasts(ctx.current->node.op_type());
   for (const Snapshot* s : at) oneValue = oneValue && s && s->uniform && s->first == at[0]->first;
   if (oneValue) {
     asOnes = true;

@@ -46,11 +46,25 @@ class ShapeCorners {
   // The final parse reads the records.
   void beginFinal();
 
-  // NodeContext's reshapeDims, expandShape and literal (onnx/import_context.h).
-  Status reshapeDims(NodeContext& n, const Dims& in, Dims& dims, ReshapeSource* source);
-  Status expandShape(NodeContext& n, const Dims& in, Dims& shape);
+  // After the first round of corner parses: which nodes must make layers (values that depend on
+  // the input shapes, computed from constants and read as data: Range(0, sequence) into a
+  // Gather, ConstantOfShape into a Trilu), and which of each node's inputs it reads as tensors.
+  // True when there are any: the corners are then parsed again with them, so that the corner
+  // networks line up layer for layer with the final one.
+  bool chooseLayerNodes(const onnx::GraphProto& graph);
+  bool makesLayers(int32_t node) const { return layerNodes_.count(node) > 0; }
+  bool readsAsTensor(int32_t node, int32_t input) const;
+
+  // NodeContext's reshapeDims, expandShape, literal, sliceParams and dimsFromInputs
+  // (onnx/import_context.h).
+  Status reshapeDims(NodeContext& n, const Dims& in, Dims& dims, DimsSource* source);
+  Status expandShape(NodeContext& n, const Dims& in, Dims& shape, DimsSource* source);
   Status literal(NodeContext& n, const std::string& what, const std::vector<int64_t>& values);
-  Status sliceParams(NodeContext& n, const Dims& in, SliceParams& p, const std::string& whose);
+  Status sliceParams(NodeContext& n, const Dims& in, SliceParams& p, const std::string& whose,
+                     DimsSource* source);
+  Status dimsFromInputs(NodeContext& n, const std::string& what, const Dims& dims,
+                        DimsSource& source);
+  bool isFinal() const { return final_; }
   // After each node. Corner parses remember its constant outputs; the final parse refuses a node
   // that makes a layer from a constant input that differs between the corners.
   Status afterNode(NodeContext& n);
@@ -104,6 +118,12 @@ class ShapeCorners {
   // reshape dim k of n; an error when inputs' dims tell it apart from none or more than one.
   Status inputDimWithValues(NodeContext& n, int32_t k, const std::vector<int64_t>& values,
                             std::pair<std::string, int32_t>& found, bool& any) const;
+  // Dim k (of `what`, per corner `values`) taken from the one dynamic input dim with those values
+  // into `source`; `refusal` (what is wrong) when none has them, an error too when another input
+  // is already the source.
+  Status takeFromInput(NodeContext& n, const std::string& what, int32_t k,
+                       const std::vector<int64_t>& values, const std::string& refusal,
+                       DimsSource& source) const;
   // Moves the final network's dynamic inputs to `target`, all at once.
   Status moveTo(INetworkDefinition& net, const Corner& target);
 
@@ -114,6 +134,8 @@ class ShapeCorners {
   bool final_ = false;
   std::unordered_map<std::string, size_t> materializedSeen_;  // final parse: uses of each name
   std::set<int32_t> asOnesLayers_;
+  std::set<int32_t> layerNodes_;              // chooseLayerNodes
+  std::map<int32_t, uint32_t> tensorInputs_;  // per node, a bit per input read as a tensor
 };
 
 }  // namespace kiln::onnx_import

@@ -38,6 +38,33 @@ Status checkRowParam(const char* layer, const Dims& x, int32_t axis, const Dims&
   return Status::ok();
 }
 
+Status dimsFromSource(const char* layer, const char* what, const int32_t* dimsOf,
+                      const std::vector<TensorShape>& in, size_t source, Dims& dims) {
+  const std::string name(layer);
+  bool uses = false;
+  for (int32_t i = 0; i < Dims::kMaxDims; ++i) {
+    const int32_t of = dimsOf[i];
+    if (of == 0) continue;
+    uses = true;
+    const std::string dim = std::string(what) + " " + std::to_string(i);
+    if (i >= dims.nbDims)
+      return invalidArgument(name + ": " + dim +
+                             " is taken from the dims source, but there is no " + dim);
+    if (in.size() <= source)
+      return invalidArgument(name + ": " + dim + " is a dim of the dims source (input " +
+                             std::to_string(source) + "), and there is none");
+    const Dims& from = in[source].dims;
+    if (of < 0 || of > from.nbDims)
+      return invalidArgument(name + ": " + dim + " is dim " + std::to_string(of - 1) +
+                             " of the dims source " + dimsString(from) + ", which has no such dim");
+    dims.d[i] = from.d[of - 1];
+  }
+  if (in.size() > source && !uses)
+    return invalidArgument(name + ": a dims source (input " + std::to_string(source) +
+                           ") is given but no " + what + " is taken from it");
+  return Status::ok();
+}
+
 bool movedFloatsInFp32(std::vector<DataType>& types) {
   for (DataType& t : types)
     if (isFloatType(t)) t = DataType::kFLOAT;

@@ -184,6 +184,14 @@ bool floatsInFp32(const char* op, std::vector<DataType>& types, std::string& why
 // reference kernels are written for).
 bool movedFloatsInFp32(std::vector<DataType>& types);
 
+// Dims a layer takes from its dims source, input `source` (whose data is never read; dynamic
+// shapes): dims.d[i] becomes that input's dim dimsOf[i] - 1 wherever dimsOf[i] != 0 (i < 8).
+// `what` names one of the dims in messages ("reshape dim"). An error when an entry names a dim
+// that `dims` or the source lacks, when there is no such input, or when one is given but no dim
+// is taken from it.
+Status dimsFromSource(const char* layer, const char* what, const int32_t* dimsOf,
+                      const std::vector<TensorShape>& in, size_t source, Dims& dims);
+
 // numpy broadcasting of several shapes: trailing dims aligned, a dim of 1 stretches (to 0 too).
 // False with *why naming the first output dim that does not broadcast.
 bool broadcastDims(const std::vector<Dims>& shapes, Dims& out, std::string* why);

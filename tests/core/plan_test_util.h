@@ -281,6 +281,13 @@ class PlanMaker {
 
     addStep("trilu", LayerType::kTRILU, TriluParams{false, -1}, {x},
             {addTensor("trilu_out", makeDims({2, 4, 8, 8}), A)});
+    // Position ids as long as x's dim 2 (its dims source), from a random start.
+    RangeParams range;
+    range.start = double(int64_t(randomFloat() * 100));
+    range.delta = 3;
+    range.lengthOf = 3;
+    addStep("range", LayerType::kRANGE, range, {x},
+            {addTensor("range_out", makeDims({8}), A, DataType::kINT64)});
     addStep("layernorm", LayerType::kLAYER_NORMALIZATION,
             LayerNormalizationParams{-2, std::abs(randomFloat()) + 1e-5f},
             {x, addTensor("ln_scale", makeDims({8, 8}), C), addTensor("ln_bias", makeDims({8}), C)},

@@ -336,37 +336,165 @@ TEST(OnnxProfiles, AOneValuedConstantOfShapeIntoABroadcastIsGeneric) {
   }
 }
 
-TEST(OnnxProfiles, AConstantOfShapeThatANonBroadcastingNodeReadsIsRefused) {
-  // concat(x, ones([N, 4])) on axis 0: the ones' dims are the output's, so they must stay.
+TEST(OnnxProfiles, AConstantOfShapeThatANonBroadcastingNodeReadsFollowsTheBatch) {
+  // concat(x, ones([N, 4])) on axis 0: the ones' dims are the output's, so they are an Expand of
+  // a [1, 1] constant whose dim 0 is the input's at run time (ExpandParams::shapeDimsOf).
+  const std::vector<OptimizationProfile> p = {
+      profile({{"x", {makeDims({1, 4}), makeDims({2, 4}), makeDims({3, 4})}}})};
   std::unique_ptr<INetworkDefinition> net;
-  Status s =
-      parse(onesModel("Concat"), net,
-            profiles({profile({{"x", {makeDims({1, 4}), makeDims({2, 4}), makeDims({3, 4})}}})}));
-  expectMessage(s, StatusCode::kUnsupported,
-                {"node 2 'consumer' (Concat)", "node 1 'ones' (ConstantOfShape)",
-                 "depends on the input shapes", "at profile 0's min", "at profile 0's max",
-                 "kiln cannot yet carry shape arithmetic to run time"});
+  Status s = parse(onesModel("Concat"), net, profiles(p));
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  ILayer* ones = layerNamed(*net, "ones");
+  ASSERT_NE(ones, nullptr);
+  EXPECT_EQ(ones->getType(), LayerType::kEXPAND);
+  ASSERT_EQ(ones->getNbInputs(), 2);  // the value at dims of 1, and the dims source
+  EXPECT_STREQ(ones->getInput(1)->getName(), "x");
+  Rng rng;
+  for (int64_t n : {3, 1, 2}) {
+    SCOPED_TRACE("batch " + std::to_string(n));
+    const Dims shape = makeDims({n, 4});
+    const std::vector<float> x = rng.values(volume(shape));
+    Tensor y;
+    s = buildAndRun(*net, p, shape, x, y);
+    if (pendingKernel(s)) GTEST_SKIP() << s.toString();
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    EXPECT_EQ(y.dims, makeDims({2 * n, 4}));
+    std::vector<float> want = x;
+    want.resize(size_t(2 * n * 4), 1.f);
+    expectNear(y.v, want, 0.f, rng.seed);
+  }
 }
 
-TEST(OnnxProfiles, ARangeThatDependsOnTheBatchIsRefused) {
+// x [N] + Range(0, limit(N), 1) in float, where limit computes from N as `limit` says; without
+// `addX`, y is the range alone (through a Relu).
+Model rangeModel(const std::function<void(Model&)>& limit, bool addX = true) {
   Model m(13);
   m.input("x", {1});
   symbolic(m, 0, 0, "N");
   m.node("Shape", {"x"}, {"shape"});
   m.initInts("zero", {0}, true);
   attrInt(m.node("Gather", {"shape", "zero"}, {"n"}), "axis", 0);
-  attrInt(m.node("Cast", {"n"}, {"limit"}), "to", onnx::TensorProto::FLOAT);
+  limit(m);
+  attrInt(m.node("Cast", {"length"}, {"limit"}), "to", onnx::TensorProto::FLOAT);
   initFloatScalar(m, "start", 0.f);
   initFloatScalar(m, "delta", 1.f);
   m.node("Range", {"start", "limit", "delta"}, {"positions"}, "positions");
-  m.node("Add", {"x", "positions"}, {"y"}, "add");
+  if (addX)
+    m.node("Add", {"x", "positions"}, {"y"}, "add");
+  else
+    m.node("Relu", {"positions"}, {"y"}, "relu");
+  m.output("y");
+  return m;
+}
+
+TEST(OnnxProfiles, ARangeOfTheBatchIsARangeLayerOfTheInputsDim) {
+  // Position ids, torch.arange(x.shape[0]): the Range layer, its length x's dim 0 at run time.
+  const std::vector<OptimizationProfile> p = {
+      profile({{"x", {makeDims({1}), makeDims({2}), makeDims({8})}}})};
+  std::unique_ptr<INetworkDefinition> net;
+  Status s =
+      parse(rangeModel([](Model& m) { m.node("Identity", {"n"}, {"length"}); }), net, profiles(p));
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  ILayer* positions = layerNamed(*net, "positions");
+  ASSERT_NE(positions, nullptr);
+  EXPECT_EQ(positions->getType(), LayerType::kRANGE);
+  ASSERT_EQ(positions->getNbInputs(), 1);
+  EXPECT_STREQ(positions->getInput(0)->getName(), "x");
+  Rng rng;
+  for (int64_t n : {5, 1, 8}) {
+    SCOPED_TRACE("batch " + std::to_string(n));
+    const std::vector<float> x = rng.values(n);
+    Tensor y;
+    s = buildAndRun(*net, p, makeDims({n}), x, y);
+    if (pendingKernel(s)) GTEST_SKIP() << s.toString();
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    EXPECT_EQ(y.dims, makeDims({n}));
+    std::vector<float> want;
+    for (int64_t i = 0; i < n; ++i) want.push_back(x[size_t(i)] + float(i));
+    expectNear(y.v, want, 0.f, rng.seed);
+  }
+}
+
+TEST(OnnxProfiles, ARangeWhoseLengthIsNoInputsDimIsRefused) {
+  // Range(0, 2N) is read as data, and 2N is no dim kiln can take from an input.
+  Model m = rangeModel(
+      [](Model& m) {
+        m.initInts("two", {2}, true);
+        m.node("Mul", {"n", "two"}, {"length"});
+      },
+      false);
+  std::unique_ptr<INetworkDefinition> net;
+  Status s =
+      parse(m, net, profiles({profile({{"x", {makeDims({1}), makeDims({2}), makeDims({3})}}})}));
+  expectMessage(s, StatusCode::kUnsupported,
+                {"'positions' (Range)", "its length dim 0 depends on the input shapes",
+                 "2 at profile 0's min", "6 at profile 0's max", "is no dynamic input's dim",
+                 "kiln cannot yet carry shape arithmetic to run time"});
+}
+
+TEST(OnnxProfiles, AShapeReadAsDataIsRefused) {
+  // x [N] + float(N): no layer computes a Shape at run time.
+  Model m(13);
+  m.input("x", {1});
+  symbolic(m, 0, 0, "N");
+  m.node("Shape", {"x"}, {"shape"}, "size");
+  attrInt(m.node("Cast", {"shape"}, {"n"}), "to", onnx::TensorProto::FLOAT);
+  m.node("Add", {"x", "n"}, {"y"}, "add");
   m.output("y");
   std::unique_ptr<INetworkDefinition> net;
   Status s =
       parse(m, net, profiles({profile({{"x", {makeDims({1}), makeDims({2}), makeDims({3})}}})}));
-  expectMessage(
-      s, StatusCode::kUnsupported,
-      {"node 3 'positions' (Range)", "depends on the input shapes", "[0,1] at profile 0's opt"});
+  expectMessage(s, StatusCode::kUnsupported,
+                {"node 0 'size' (Shape)", "depends on the input shapes and is read as data",
+                 "no layer that computes a Shape at run time"});
+}
+
+TEST(OnnxProfiles, ASliceOfABufferToTheSequenceTakesItsLengthFromTheInput) {
+  // x [N, S] + table[:S] (BERT's position ids, GPT-2's causal mask): a slice of a constant whose
+  // output dim is the input's dim 1 at run time (SliceParams::outputDimsOf).
+  Model m(13);
+  m.input("x", {1, 1});
+  symbolic(m, 0, 0, "N");
+  symbolic(m, 0, 1, "S");
+  std::vector<float> table(10);
+  for (size_t k = 0; k < table.size(); ++k) table[k] = 0.5f * float(k) - 1.f;
+  m.initFloat("table", {10}, table);
+  m.node("Shape", {"x"}, {"shape"});
+  m.initInts("one", {1}, true);
+  attrInt(m.node("Gather", {"shape", "one"}, {"s"}), "axis", 0);
+  m.initInts("axes", {0});
+  m.node("Unsqueeze", {"s", "axes"}, {"end"});
+  m.initInts("begin", {0});
+  m.node("Slice", {"table", "begin", "end", "axes"}, {"rows"}, "rows");
+  m.node("Add", {"x", "rows"}, {"y"}, "add");
+  m.output("y");
+  const std::vector<OptimizationProfile> p = {
+      profile({{"x", {makeDims({1, 1}), makeDims({2, 4}), makeDims({3, 10})}}})};
+  std::unique_ptr<INetworkDefinition> net;
+  Status s = parse(m, net, profiles(p));
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  ILayer* rows = nullptr;  // the layer making tensor 'rows'
+  for (int32_t i = 0; i < net->getNbLayers(); ++i)
+    if (std::string(net->getLayer(i)->getOutput(0)->getName()) == "rows") rows = net->getLayer(i);
+  ASSERT_NE(rows, nullptr);
+  EXPECT_EQ(rows->getType(), LayerType::kSLICE);
+  ASSERT_EQ(rows->getNbInputs(), 2);
+  EXPECT_STREQ(rows->getInput(1)->getName(), "x");
+  Rng rng;
+  for (const Dims& shape : {makeDims({3, 7}), makeDims({1, 1}), makeDims({2, 10})}) {
+    SCOPED_TRACE(dimsString(shape));
+    const std::vector<float> x = rng.values(volume(shape));
+    Tensor y;
+    s = buildAndRun(*net, p, shape, x, y);
+    if (pendingKernel(s)) GTEST_SKIP() << s.toString();
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    EXPECT_EQ(y.dims, shape);
+    std::vector<float> want;
+    for (int64_t i = 0; i < shape.d[0]; ++i)
+      for (int64_t j = 0; j < shape.d[1]; ++j)
+        want.push_back(x[size_t(i * shape.d[1] + j)] + table[size_t(j)]);
+    expectNear(y.v, want, 0.f, rng.seed);
+  }
 }
 
 // Resize by scales (F.interpolate(scale_factor=2) as PyTorch exports it) follows a dynamic batch:

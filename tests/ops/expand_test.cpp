@@ -28,6 +28,21 @@ TEST(DataInfer, Expand) {
   EXPECT_ERROR(infer(&ops::Expand::infer, ExpandParams{makeDims({-1})}, {shape({1})}), "negative");
 }
 
+TEST(DataInfer, ExpandDimsFromASecondInput) {
+  // ConstantOfShape([S, S]) as an expand of a [1, 1] value, S the [N, S] source's dim 1.
+  ExpandParams p{makeDims({1, 1})};
+  p.shapeDimsOf[0] = 2;
+  p.shapeDimsOf[1] = 2;
+  EXPECT_EQ(inferOk(ops::Expand::infer, p, {shape({1, 1}), shape({3, 7}, DataType::kINT64)}).dims,
+            makeDims({7, 7}));
+  inferFails(ops::Expand::infer, p, {shape({1, 1})}, "there is none");
+  inferFails(ops::Expand::infer, p, {shape({2, 1}), shape({3, 7})}, "does not broadcast");
+  p.shapeDimsOf[1] = 5;
+  inferFails(ops::Expand::infer, p, {shape({1, 1}), shape({3, 7})}, "which has no such dim");
+  inferFails(ops::Expand::infer, ExpandParams{makeDims({2})}, {shape({1}), shape({3})},
+             "no shape dim is taken");
+}
+
 TEST(DataInfer, ExpandTacticsRefuseInconsistentOutputs) {
   const auto in = desc(makeDims({2, 3}), DataType::kINT32);
   // Output dims that do not match what inference gives.

@@ -51,6 +51,31 @@ TEST(DataInfer, Slice) {
   EXPECT_ERROR(infer(&ops::Slice::infer, slice({0}, {1}, {1}), {shape({5, 5})}), "rank");
 }
 
+TEST(DataInfer, SliceDimsFromASecondInput) {
+  // table[:S, 1:] of a [10, 4] table, S the [N, S] source's dim 1 (GPT-2's causal-mask buffer).
+  SliceParams p = slice({0, 1}, {1, 1}, {3, 3});
+  p.outputDimsOf[0] = 2;
+  const TensorShape source = shape({2, 6}, DataType::kINT64);  // its type does not matter
+  EXPECT_EQ(inferOk(ops::Slice::infer, p, {shape({10, 4}), source}).dims, makeDims({6, 3}));
+  EXPECT_EQ(inferOk(ops::Slice::infer, p, {shape({10, 4}), shape({1, 10})}).dims,
+            makeDims({10, 3}));
+  inferFails(ops::Slice::infer, p, {shape({10, 4}), shape({1, 11})}, "outside [0, 10)");
+  inferFails(ops::Slice::infer, p, {shape({10, 4})}, "there is none");
+  p.outputDimsOf[0] = 3;
+  inferFails(ops::Slice::infer, p, {shape({10, 4}), source}, "which has no such dim");
+  p.outputDimsOf[0] = 0;
+  p.outputDimsOf[2] = 1;
+  inferFails(ops::Slice::infer, p, {shape({10, 4}), source}, "there is no output dim 2");
+  inferFails(ops::Slice::infer, slice({0}, {1}, {2}), {shape({5}), source},
+             "no output dim is taken");
+  // Its type rule leaves the source's type alone (it is never read).
+  std::vector<DataType> types = {DataType::kHALF, DataType::kHALF};
+  std::string why;
+  ASSERT_TRUE(ops::computeTypes(LayerType::kSLICE, p, types, why)) << why;
+  EXPECT_EQ(types[0], DataType::kFLOAT);
+  EXPECT_EQ(types[1], DataType::kHALF);
+}
+
 TEST(DataInfer, SliceTacticsRefuseInconsistentOutputs) {
   const auto in = desc(makeDims({2, 3}), DataType::kINT32);
   // Output dims that do not match what inference gives.

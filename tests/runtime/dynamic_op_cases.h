@@ -182,6 +182,34 @@ inline std::vector<Case> allCases() {
   c.push_back({"trilu_upper", {{{kN, kS, kS}}}, [](INetworkDefinition& net, T in) {
                  return net.addLayer(TriluParams{true, 0}, {in[0]});
                }});
+  // Position ids as long as the sequence: the Range's dims source is in0, never read.
+  c.push_back({"range_of_the_sequence", {{{kN, kS}}}, [](INetworkDefinition& net, T in) {
+                 RangeParams p;
+                 p.start = 3;
+                 p.delta = -2;
+                 p.lengthOf = 2;
+                 return net.addLayer(p, {in[0]});
+               }});
+  // A [16, 4] table's first S rows (GPT-2's mask buffer), S the sequence of in0.
+  c.push_back({"slice_rows_of_a_table_to_the_sequence",
+               {{{kN, kS}}, {{16, 4}, f, true}},
+               [](INetworkDefinition& net, T in) {
+                 SliceParams p;
+                 p.starts = makeDims({0, 0});
+                 p.steps = makeDims({1, 1});
+                 p.outputDims = makeDims({1, 4});
+                 p.outputDimsOf[0] = 2;
+                 return net.addLayer(p, {in[1], in[0]});
+               }});
+  // A [1, 1] weight expanded to [S, S] (a causal mask's ConstantOfShape), S of in0.
+  c.push_back({"expand_to_the_sequence_squared",
+               {{{kN, kS}}, {{1, 1}, f, true}},
+               [](INetworkDefinition& net, T in) {
+                 ExpandParams p;
+                 p.shape = makeDims({1, 1});
+                 p.shapeDimsOf[0] = p.shapeDimsOf[1] = 2;
+                 return net.addLayer(p, {in[1], in[0]});
+               }});
   c.push_back({"attention",
                {{{kN, 2, kS, 8}}, {{kN, 2, kS, 8}}, {{kN, 2, kS, 8}}},
                [](INetworkDefinition& net, T in) {

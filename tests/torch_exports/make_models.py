@@ -10,8 +10,9 @@ over channels, GELU, multi-head attention).
 
 Runs on Debian's python3-torch (1.13) and python3-torchvision (0.14) with Debian's python3 in
 isolated mode (-I): no PyPI package is involved.
-Three more are exported with dynamic axes (batch; batch and sequence) and run at a shape other
-than the exported one: ResNet-18, MobileNetV3-small and a TransformerEncoder.
+More are exported with dynamic axes (batch; batch and sequence) and run at shapes other than
+the exported one: ResNet-18, MobileNetV3-small, a TransformerEncoder, a token encoder with a
+padding mask, and two decoders whose position ids and causal masks follow the sequence length.
 usage: make_models.py OUT_DIR [--static | --small]
        (writes NAME.onnx, NAME.input.npy, NAME.expected.npy, models.txt)
 """
@@ -138,6 +139,49 @@ class TokenEncoder(torch.nn.Module):
         return self.encoder(self.embed(ids), src_key_padding_mask=mask == 0)
 
 
+class CausalDecoder(torch.nn.Module):
+    """A decoder-only language model as written today: position ids by torch.arange(sequence)
+    (an ONNX Range on the input's shape) and a causal mask by triu(full(-inf)) (ConstantOfShape
+    and Trilu), both of run-time length."""
+
+    def __init__(self):
+        super().__init__()
+        self.tok = torch.nn.Embedding(100, 32)
+        self.pos = torch.nn.Embedding(64, 32)
+        layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64,
+                                                 batch_first=True)
+        self.blocks = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+        self.head = torch.nn.Linear(32, 100)
+
+    def forward(self, ids):
+        s = ids.shape[1]
+        x = self.tok(ids) + self.pos(torch.arange(s))
+        mask = torch.triu(torch.full((s, s), float("-inf")), diagonal=1)
+        return self.head(self.blocks(x, mask=mask))
+
+
+class BufferDecoder(torch.nn.Module):
+    """GPT-2's and BERT's way: position ids and the causal mask sliced from buffers longer than
+    the sequence (x[:, :sequence], an ONNX Slice whose end is the input's shape)."""
+
+    def __init__(self):
+        super().__init__()
+        self.tok = torch.nn.Embedding(100, 32)
+        self.pos = torch.nn.Embedding(64, 32)
+        self.register_buffer("position_ids", torch.arange(64)[None])
+        self.register_buffer("bias", torch.tril(torch.ones(64, 64, dtype=torch.bool)))
+        self.qkv = torch.nn.Linear(32, 96)
+        self.out = torch.nn.Linear(32, 32)
+
+    def forward(self, ids):
+        s = ids.shape[1]
+        x = self.tok(ids) + self.pos(self.position_ids[:, :s])
+        q, k, v = self.qkv(x).split(32, dim=2)
+        w = q @ k.transpose(1, 2) / 32 ** 0.5
+        w = torch.where(self.bias[:s, :s], w, torch.tensor(-1e4))
+        return self.out(w.softmax(-1) @ v)
+
+
 def token_batch(batch, seq):
     ids = torch.randint(0, 100, (batch, seq))
     mask = torch.ones(batch, seq, dtype=torch.int64)
@@ -238,6 +282,27 @@ def main():
                 np.save(os.path.join(out, f"{name}.profile{k}.{n}.npy"), v.numpy())
             np.save(os.path.join(out, f"{name}.profile{k}.expected.npy"), y.numpy())
             names.append(f"{name}.profile{k}")
+        # Decoders whose shape arithmetic reaches the data (position ids, causal masks): one
+        # profile from a single token (a generation step) to 32, run at three shapes.
+        for name, model in [("causal_decoder_dynamic", CausalDecoder()),
+                            ("buffer_decoder_dynamic", BufferDecoder())]:
+            model = randomize_zeros(model).eval()
+            axes = {0: "batch", 1: "sequence"}
+            torch.onnx.export(model, torch.randint(0, 100, (2, 10)),
+                              os.path.join(out, name + ".onnx"), opset_version=17,
+                              input_names=["ids"], output_names=["y"],
+                              dynamic_axes={"ids": axes, "y": axes})
+            spec = ",".join(dims(d) for d in ((1, 1), (2, 16), (4, 32)))
+            runs = [(3, 7), (1, 1), (4, 29)]
+            profiles.append(f"{name} ids:{spec} " +
+                            " ".join(f"{name}.profile{k}" for k in range(len(runs))))
+            for k, (batch, seq) in enumerate(runs):
+                ids = torch.randint(0, 100, (batch, seq))
+                with torch.no_grad():
+                    y = model(ids)
+                np.save(os.path.join(out, f"{name}.profile{k}.ids.npy"), ids.numpy())
+                np.save(os.path.join(out, f"{name}.profile{k}.expected.npy"), y.numpy())
+                names.append(f"{name}.profile{k}")
     for name, model, shape, opset in models():
         model = randomize_zeros(model).eval()
         x = torch.randn(*shape)

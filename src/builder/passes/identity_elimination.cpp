@@ -1,7 +1,8 @@
 // Identity elimination: layers that leave their input as it is are bypassed, their consumers
 // reading the input directly.
 //
-// What counts as doing nothing (the output has the input's dims and type in every case):
+// What counts as doing nothing (the output has the input's dims and type in every case; in a
+// profile build, at every corner of every profile):
 //  - a shuffle whose transposes keep the element order (they only move size-1 dims, if any;
 //    a reshape never reorders);
 //  - a cast (reformat) to the type and format the tensor already has;
@@ -63,9 +64,11 @@ bool allZero(const int64_t* v, int32_t n) {
 int32_t passThrough(const Graph& g, const GraphNode& node, std::string& what) {
   if (node.outputs.size() != 1 || node.inputs.empty()) return -1;
   const GraphTensor& out = g.tensors[size_t(node.outputs[0])];
+  // In a profile build, the same at every corner too (GraphTensor::rangeDims).
   auto same = [&](int32_t t) {
     const GraphTensor& in = g.tensors[size_t(t)];
-    return in.shape.dims == out.shape.dims && in.shape.type == out.shape.type;
+    return in.shape.dims == out.shape.dims && in.shape.type == out.shape.type &&
+           in.rangeDims == out.rangeDims;
   };
   const int32_t x = node.inputs[0];
   auto passes = [&](int32_t t, const char* why) {
@@ -77,6 +80,10 @@ int32_t passThrough(const Graph& g, const GraphNode& node, std::string& what) {
       const auto* p = std::get_if<ShuffleParams>(&node.params);
       if (!p || !same(x) || !shuffleIsIdentity(*p, g.tensors[size_t(x)].shape.dims, what))
         return -1;
+      // A transpose that only moves dims of 1 here may move larger ones at another corner.
+      std::string unused;
+      for (const Dims& d : g.tensors[size_t(x)].rangeDims)
+        if (!shuffleIsIdentity(*p, d, unused)) return -1;
       return x;
     }
     case LayerType::kREFORMAT: {

@@ -10,7 +10,7 @@ namespace kiln::cpu {
 namespace {
 
 KernelPtr createExpand(const KernelConfig& c, std::string* whyNot) {
-  const ExpandParams* p = validate<ExpandParams>(c, "expand", 1, &ops::Expand::infer, whyNot);
+  const ExpandParams* p = validate<ExpandParams>(c, "expand", -1, &ops::Expand::infer, whyNot);
   if (!p || !allLinear(c, "expand", whyNot)) return nullptr;
   const Dims& out = c.outputs[0].dims;
   const Dims in = ops::expand::alignedInput(c.inputs[0].dims, out.nbDims);

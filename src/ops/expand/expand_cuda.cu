@@ -17,7 +17,7 @@ struct ExpandRule {
 };
 
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
-  const ExpandParams* p = validate<ExpandParams>(c, "expand", 1, true, whyNot);
+  const ExpandParams* p = validate<ExpandParams>(c, "expand", -1, true, whyNot);
   if (!p) return nullptr;
   const Dims& out = c.outputs[0].dims;
   const AxisMap m = identityMap(ops::expand::alignedInput(c.inputs[0].dims, out.nbDims), out);

@@ -8,14 +8,16 @@
 
 namespace kiln::ops {
 
-const InputCount Expand::inputs = {1, 1, "x"};
+const InputCount Expand::inputs = {1, 2, "x, dims source"};
 
 Status Expand::shapeRule(const ExpandParams& p, const Shapes& in, Shapes& out) {
   const char* layer = "expand";
   const Dims& d = in[0].dims;
-  const Dims& s = p.shape;
-  if (s.nbDims < 0 || s.nbDims > Dims::kMaxDims)
-    return invalidArgument("expand: shape rank " + std::to_string(s.nbDims) + " is outside [0, 8]");
+  if (p.shape.nbDims < 0 || p.shape.nbDims > Dims::kMaxDims)
+    return invalidArgument("expand: shape rank " + std::to_string(p.shape.nbDims) +
+                           " is outside [0, 8]");
+  Dims s = p.shape;
+  KILN_RETURN_IF_ERROR(shape::dimsFromSource(layer, "shape dim", p.shapeDimsOf, in, 1, s));
   Dims o;
   o.nbDims = std::max(d.nbDims, s.nbDims);
   for (int32_t i = 0; i < o.nbDims; ++i) {
@@ -32,9 +34,10 @@ Status Expand::shapeRule(const ExpandParams& p, const Shapes& in, Shapes& out) {
   return shape::setOutput(layer, o, in[0].type, out);
 }
 
-// Elements are moved, not computed with: any type.
+// Elements are moved, not computed with: any type. A dims source keeps its type (never read).
 bool Expand::computeTypes(const ExpandParams&, std::vector<DataType>& types, std::string&) {
-  return shape::movedFloatsInFp32(types);
+  if (isFloatType(types[0])) types[0] = DataType::kFLOAT;
+  return true;
 }
 
 }  // namespace kiln::ops

@@ -72,25 +72,9 @@ Status Shuffle::shapeRule(const ShuffleParams& p, const Shapes& in, Shapes& out)
   std::string why;
   // Reshape dims taken from the second input's dims, resolved before the reshape applies.
   Dims reshape = p.reshapeDims;
-  bool usesSource = false;
-  for (int32_t i = 0; i < Dims::kMaxDims; ++i) {
-    const int32_t of = p.reshapeDimsOf[i];
-    if (of == 0) continue;
-    usesSource = true;
-    if (!p.hasReshape || i >= p.reshapeDims.nbDims)
-      return invalidArgument("shuffle: reshapeDimsOf[" + std::to_string(i) +
-                             "] is set, but there is no reshape dim " + std::to_string(i));
-    if (in.size() < 2)
-      return invalidArgument("shuffle: reshape dim " + std::to_string(i) +
-                             " is a dim of the second input, and there is none");
-    if (of < 0 || of > in[1].dims.nbDims)
-      return invalidArgument("shuffle: reshape dim " + std::to_string(i) + " is dim " +
-                             std::to_string(of - 1) + " of the second input " +
-                             dimsString(in[1].dims) + ", which has no such dim");
-    reshape.d[i] = in[1].dims.d[of - 1];
-  }
-  if (in.size() > 1 && !usesSource)
-    return invalidArgument("shuffle: a second input is given but no reshape dim is taken from it");
+  if (!p.hasReshape) reshape.nbDims = 0;
+  KILN_RETURN_IF_ERROR(
+      shape::dimsFromSource("shuffle", "reshape dim", p.reshapeDimsOf, in, 1, reshape));
   if (p.hasFirstTranspose) {
     if (!shape::isPermutation(p.firstTranspose, t.nbDims, &why))
       return invalidArgument("shuffle: first transpose is not a permutation of the " +

@@ -11,7 +11,7 @@ namespace kiln::cpu {
 namespace {
 
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
-  const SliceParams* p = validate<SliceParams>(c, "slice", 1, &ops::Slice::infer, whyNot);
+  const SliceParams* p = validate<SliceParams>(c, "slice", -1, &ops::Slice::infer, whyNot);
   if (!p || !allLinear(c, "slice", whyNot)) return nullptr;
   return makeAxisMapKernel(
       c.inputs[0].dims, c.outputs[0].dims, c.inputs[0].type,

@@ -20,7 +20,7 @@ struct SliceRule {
 };
 
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
-  const SliceParams* p = validate<SliceParams>(c, "slice", 1, true, whyNot);
+  const SliceParams* p = validate<SliceParams>(c, "slice", -1, true, whyNot);
   if (!p) return nullptr;
   AxisMap m = identityMap(c.inputs[0].dims, c.outputs[0].dims);
   for (int32_t i = 0; i < m.rank; ++i) {  // inference proved every read inside the input
@@ -42,7 +42,7 @@ class RunsKernel final : public Kernel {
 };
 
 KernelPtr createRunsVectorized(const KernelConfig& c, std::string* whyNot) {
-  const SliceParams* p = validate<SliceParams>(c, "slice", 1, true, whyNot);
+  const SliceParams* p = validate<SliceParams>(c, "slice", -1, true, whyNot);
   if (!p) return nullptr;
   const Dims& in = c.inputs[0].dims;
   const Dims& out = c.outputs[0].dims;

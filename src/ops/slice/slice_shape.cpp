@@ -7,7 +7,7 @@
 
 namespace kiln::ops {
 
-const InputCount Slice::inputs = {1, 1, "x"};
+const InputCount Slice::inputs = {1, 2, "x, dims source"};
 
 Status Slice::shapeRule(const SliceParams& p, const Shapes& in, Shapes& out) {
   const char* layer = "slice";
@@ -16,6 +16,7 @@ Status Slice::shapeRule(const SliceParams& p, const Shapes& in, Shapes& out) {
   KILN_RETURN_IF_ERROR(shape::checkParamRank(layer, "steps", p.steps, d.nbDims));
   KILN_RETURN_IF_ERROR(shape::checkParamRank(layer, "outputDims", p.outputDims, d.nbDims));
   Dims outDims = p.outputDims;
+  KILN_RETURN_IF_ERROR(shape::dimsFromSource(layer, "output dim", p.outputDimsOf, in, 1, outDims));
   for (int32_t i = 0; i < d.nbDims; ++i) {
     const std::string where =
         "slice: axis " + std::to_string(i) + " of input " + dimsString(d) + ": ";
@@ -51,9 +52,10 @@ Status Slice::shapeRule(const SliceParams& p, const Shapes& in, Shapes& out) {
   return Status::ok();
 }
 
-// Elements are moved, not computed with: any type.
+// Elements are moved, not computed with: any type. A dims source keeps its type (never read).
 bool Slice::computeTypes(const SliceParams&, std::vector<DataType>& types, std::string&) {
-  return shape::movedFloatsInFp32(types);
+  if (isFloatType(types[0])) types[0] = DataType::kFLOAT;
+  return true;
 }
 
 }  // namespace kiln::ops

@@ -533,6 +533,48 @@ void triluCases(std::vector<OpCase>& out) {
   trilu("trilu_one_row", makeDims({3, 1, 5}), false, -1);
 }
 
+void rangeCases(std::vector<OpCase>& out) {
+  // Lengths from the dims source (its data never read), values of every output type.
+  auto range = [&](const char* name, DataType type, double start, double delta, Dims source,
+                   int32_t lengthOf) {
+    kiln::RangeParams p;
+    p.type = type;
+    p.start = start;
+    p.delta = delta;
+    p.lengthOf = lengthOf;
+    out.push_back(opCase(name, LayerType::kRANGE, p, {input(source)}));
+  };
+  range("range_int64_position_ids", DataType::kINT64, 0, 1, makeDims({2, 37}), 2);
+  range("range_int32_negative_delta", DataType::kINT32, 40, -3, makeDims({13}), 1);
+  range("range_float", DataType::kFLOAT, -1.5, 0.25, makeDims({3, 4, 300}), 3);
+  range("range_empty", DataType::kINT64, 5, 1, makeDims({0, 3}), 1);
+}
+
+// Slice and Expand with dims from a second input (dynamic exports): GPT-2's mask buffer sliced to
+// the sequence, a causal mask's ConstantOfShape([S, S]).
+void dimsOfSourceCases(std::vector<OpCase>& out) {
+  {
+    kiln::SliceParams p;
+    p.starts = makeDims({0, 1});
+    p.steps = makeDims({1, 1});
+    p.outputDims = makeDims({1, 3});
+    p.outputDimsOf[0] = 2;
+    addMover(out, opCase("slice_output_dims_of_source", LayerType::kSLICE, p,
+                         {input(makeDims({10, 4})), input(makeDims({2, 6}))}));
+  }
+  {
+    kiln::ExpandParams p;
+    p.shape = makeDims({1, 1});
+    p.shapeDimsOf[0] = 2;
+    p.shapeDimsOf[1] = 2;
+    addMover(out, opCase("expand_shape_dims_of_source", LayerType::kEXPAND, p,
+                         {input(makeDims({1, 1})), input(makeDims({3, 7}))}));
+    p.shapeDimsOf[0] = 0;
+    addMover(out, opCase("expand_one_shape_dim_of_source", LayerType::kEXPAND, p,
+                         {input(makeDims({2, 1})), input(makeDims({3, 5}))}));
+  }
+}
+
 std::vector<OpCase> dataMovementCases() {
   std::vector<OpCase> out;
   shuffleCases(out);
@@ -547,6 +589,8 @@ std::vector<OpCase> dataMovementCases() {
   resizeCases(out);
   roiAlignCases(out);
   triluCases(out);
+  rangeCases(out);
+  dimsOfSourceCases(out);
   return out;
 }
 
