@@ -531,20 +531,30 @@ Status ShapeCorners::sliceParams(NodeContext& n, const Dims& in, SliceParams& p,
   std::vector<std::string> values;
   for (const auto& o : outs) values.push_back(intsText(o));
   for (int32_t k = 0; k < p.outputDims.nbDims; ++k) {
-    bool same = true, toEnd = p.steps.d[k] > 0 && p.starts.d[k] >= 0;
+    // To the end of the axis, or to `trim` elements before it (x[:, :-1]): the trim that the
+    // working shape gives, checked at every corner.
+    const int64_t start = p.starts.d[k], step = p.steps.d[k];
+    bool same = true, toEnd = step > 0 && start >= 0;
     for (size_t c = 0; c < outs.size(); ++c) {
       same = same && outs[c][size_t(k)] == outs[0][size_t(k)];
-      if (size_t(k) >= ins[c].size() || outs[c].size() != size_t(p.outputDims.nbDims)) {
+      if (size_t(k) >= ins[c].size() || outs[c].size() != size_t(p.outputDims.nbDims))
         toEnd = false;
-        continue;
-      }
-      const int64_t dim = ins[c][size_t(k)], start = p.starts.d[k], step = p.steps.d[k];
-      const int64_t fit = start >= dim ? 0 : (dim - start - 1) / step + 1;
-      toEnd = toEnd && outs[c][size_t(k)] == fit;
     }
     if (same) continue;
+    int64_t trim = 0;
+    if (toEnd) {
+      const int64_t dim = ins[working_][size_t(k)], out = outs[working_][size_t(k)];
+      trim = out > 0 ? dim - start - (out - 1) * step - 1 : 0;
+      toEnd = trim >= 0;
+      for (size_t c = 0; c < outs.size() && toEnd; ++c) {
+        const int64_t stop = ins[c][size_t(k)] - trim;
+        const int64_t fit = start >= stop ? 0 : (stop - start - 1) / step + 1;
+        toEnd = outs[c][size_t(k)] == fit;
+      }
+    }
     if (toEnd) {
       p.outputDims.d[k] = -1;
+      p.beforeEnd[k] = trim;
       continue;
     }
     if (!source)

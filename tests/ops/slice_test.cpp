@@ -49,6 +49,18 @@ TEST(DataInfer, Slice) {
   EXPECT_ERROR(infer(&ops::Slice::infer, slice({4}, {-1}, {-1}), {shape({5})}), "step > 0");
   EXPECT_ERROR(infer(&ops::Slice::infer, slice({-1}, {1}, {-1}), {shape({5})}), "start >= 0");
   EXPECT_ERROR(infer(&ops::Slice::infer, slice({0}, {1}, {1}), {shape({5, 5})}), "rank");
+  // To the end less beforeEnd elements (x[1:-2:2]).
+  SliceParams trimmed = slice({1}, {2}, {-1});
+  trimmed.beforeEnd[0] = 2;
+  ASSERT_TRUE(infer(&ops::Slice::infer, trimmed, {shape({9})}, &o).isOk());
+  EXPECT_EQ(o.dims, makeDims({3}));  // reads 1, 3, 5 of the first 7
+  ASSERT_TRUE(infer(&ops::Slice::infer, trimmed, {shape({2})}, &o).isOk());
+  EXPECT_EQ(o.dims, makeDims({0}));  // nothing is left
+  trimmed.beforeEnd[0] = -1;
+  EXPECT_ERROR(infer(&ops::Slice::infer, trimmed, {shape({9})}), "must not be negative");
+  SliceParams fixedTrim = slice({0}, {1}, {3});
+  fixedTrim.beforeEnd[0] = 1;
+  EXPECT_ERROR(infer(&ops::Slice::infer, fixedTrim, {shape({9})}), "needs output dim -1");
 }
 
 TEST(DataInfer, SliceDimsFromASecondInput) {

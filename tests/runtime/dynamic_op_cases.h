@@ -123,6 +123,15 @@ inline std::vector<Case> allCases() {
                  p.outputDims = makeDims({-1, -1, 2});
                  return net.addSlice(*in[0], p);
                }});
+  // x[:, :-1]: the sequence less one (S >= 2 in the profile).
+  c.push_back({"slice_stopping_before_the_end", {{{kN, kS, 4}}}, [](INetworkDefinition& net, T in) {
+                 SliceParams p;
+                 p.starts = makeDims({0, 0, 0});
+                 p.steps = makeDims({1, 1, 1});
+                 p.outputDims = makeDims({-1, -1, 4});
+                 p.beforeEnd[1] = 1;
+                 return net.addSlice(*in[0], p);
+               }});
   c.push_back({"gather_weight_rows_by_token_ids",
                {{{5, 3}, f, true}, {{kN, kS}, DataType::kINT32, false, 5}},
                [](INetworkDefinition& net, T in) {

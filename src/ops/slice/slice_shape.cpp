@@ -22,12 +22,17 @@ Status Slice::shapeRule(const SliceParams& p, const Shapes& in, Shapes& out) {
         "slice: axis " + std::to_string(i) + " of input " + dimsString(d) + ": ";
     const int64_t start = p.starts.d[i], step = p.steps.d[i];
     if (step == 0) return invalidArgument(where + "step is 0");
-    if (outDims.d[i] == -1) {  // to the end: as many reads as fit after start
+    const int64_t trim = p.beforeEnd[i];
+    if (trim != 0 && (trim < 0 || outDims.d[i] != -1))
+      return invalidArgument(where + "beforeEnd " + std::to_string(trim) +
+                             " needs output dim -1 (to the end) and must not be negative");
+    if (outDims.d[i] == -1) {  // to the end (less `trim`): as many reads as fit after start
       if (step < 0 || start < 0)
         return invalidArgument(where + "output dim -1 (to the end) needs a step > 0 and a start " +
                                ">= 0, not step " + std::to_string(step) + " and start " +
                                std::to_string(start));
-      outDims.d[i] = start >= d.d[i] ? 0 : (d.d[i] - start - 1) / step + 1;
+      const int64_t stop = trim >= d.d[i] ? 0 : d.d[i] - trim;
+      outDims.d[i] = start >= stop ? 0 : (stop - start - 1) / step + 1;
     }
     const int64_t n = outDims.d[i];
     if (n < 0)

@@ -563,6 +563,15 @@ void dimsOfSourceCases(std::vector<OpCase>& out) {
                          {input(makeDims({10, 4})), input(makeDims({2, 6}))}));
   }
   {
+    // x[:, 1:-2:2]: to the end of axis 1 less two (SliceParams::beforeEnd).
+    kiln::SliceParams p;
+    p.starts = makeDims({0, 1});
+    p.steps = makeDims({1, 2});
+    p.outputDims = makeDims({-1, -1});
+    p.beforeEnd[1] = 2;
+    addMover(out, opCase("slice_before_the_end", LayerType::kSLICE, p, {input(makeDims({3, 11}))}));
+  }
+  {
     kiln::ExpandParams p;
     p.shape = makeDims({1, 1});
     p.shapeDimsOf[0] = 2;
