@@ -33,6 +33,7 @@
 #include "kiln/ops/roi_align.h"
 #include "kiln/ops/scatter_nd.h"
 #include "kiln/ops/select.h"
+#include "kiln/ops/shape.h"
 #include "kiln/ops/shuffle.h"
 #include "kiln/ops/slice.h"
 #include "kiln/ops/softmax.h"
@@ -73,7 +74,8 @@
   X(GROUP_NORMALIZATION, 28, GroupNormalization) \
   X(SCATTER_ND, 29, ScatterND)                   \
   X(LINEAR, 30, Linear)                          \
-  X(RANGE, 31, Range)
+  X(RANGE, 31, Range)                            \
+  X(SHAPE, 32, Shape)
 
 // How many lines KILN_BUILTIN_OPS has; kiln/layers.h checks it.
-#define KILN_BUILTIN_OP_COUNT 30
+#define KILN_BUILTIN_OP_COUNT 31

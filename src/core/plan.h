@@ -21,7 +21,8 @@ constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'P', 'L', 'A', 'N'};
 // 5: Shuffle's reshapeDimsOf (reshape dims taken from a second input). Plans of older versions
 //    are refused.
 // 6: shape-value inputs (the values an INT32/INT64 input was built for) in the I/O section.
-// 7: the Range layer; Slice's outputDimsOf and Expand's shapeDimsOf (dims from a second input).
+// 7: the Range and Shape layers; Slice's outputDimsOf and beforeEnd, Expand's shapeDimsOf (dims
+//    from a second input).
 constexpr uint32_t kFormatVersion = 7;
 
 enum class TensorKind : uint8_t {

@@ -50,6 +50,10 @@ double evalActivation(const ActivationParams& p, double x) {
              (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
     case ActivationType::kMISH:
       return x * std::tanh(std::log1p(std::exp(x)));
+    case ActivationType::kSIN:
+      return std::sin(x);
+    case ActivationType::kCOS:
+      return std::cos(x);
     case ActivationType::kNOT:
       return x == 0;
   }
@@ -175,6 +179,8 @@ void addActivationImporters(ImporterTable& t) {
   t.push_back({"Softplus", simple(A::kSOFTPLUS)});
   // Mish (opset 18; like every op whose form never changed, imported whatever the model's opset).
   t.push_back({"Mish", simple(A::kMISH)});
+  t.push_back({"Sin", simple(A::kSIN)});
+  t.push_back({"Cos", simple(A::kCOS)});
   t.push_back({"Erf", simple(A::kERF)});
   t.push_back({"Exp", simple(A::kEXP)});
   t.push_back({"Log", simple(A::kLOG)});

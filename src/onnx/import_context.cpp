@@ -154,7 +154,7 @@ Status NodeContext::requireInputs(int32_t min, int32_t max) const {
 
 bool NodeContext::isConstant(int32_t i) const {
   if (!hasInput(i)) return false;
-  if (ctx.corners && ctx.corners->readsAsTensor(index, i)) return false;
+  if (ctx.corners && !folding && ctx.corners->readsAsTensor(index, i)) return false;
   auto it = ctx.values.find(node.input(i));
   return it != ctx.values.end() && it->second.constant != nullptr;
 }

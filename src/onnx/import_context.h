@@ -89,7 +89,7 @@ class NodeContext {
   bool hasInput(int32_t i) const { return i < node.input_size() && !node.input(i).empty(); }
   Status requireInputs(int32_t min, int32_t max) const;
   // With profiles, false for a constant this node reads as a tensor (shape_corners.h:
-  // readsAsTensor).
+  // readsAsTensor), except while folding.
   bool isConstant(int32_t i) const;
   // The constant behind input i, or an error saying the input must be a constant.
   Status constant(int32_t i, const ConstTensor*& out) const;
@@ -133,7 +133,10 @@ class NodeContext {
   // With profiles (shape_corners.h): the node computes, from constants, values that depend on the
   // input shapes and are read as data, so it must make layers rather than fold (a Range of
   // position ids, a causal mask's ConstantOfShape and Trilu); its data inputs read as tensors.
+  // False while the node is first folded (importNode: a value that follows the input shapes may
+  // be read both as data and as a shape operand, so it keeps its constant beside its tensor).
   bool makesLayers() const;
+  bool folding = false;
   // Values a layer keeps literally (a slice's starts, a resize's output dims): refused when they
   // differ between the corners. `what` names them in the message.
   Status literal(const std::string& what, const std::vector<int64_t>& values);

@@ -115,18 +115,22 @@ Status binary(NodeContext& n, Operand a, Operand b, ElementwiseOp op, Operand& o
     out.constant = c;
     return Status::ok();
   }
-  // The remainders are the one integer arithmetic that models do at run time (index math such as
-  // Swin's window shifts); other integer arithmetic runs only on constants, folded above.
-  const bool integerAllowed = op == ElementwiseOp::kMOD || op == ElementwiseOp::kFMOD;
+  // Integer arithmetic at run time is index math (Swin's window shifts by Mod; the padding mask of
+  // transformers 5, batch * sequence + position, gathered from the flattened attention mask):
+  // int32 and int64 add, sub, mul, div (truncating), max, min and the remainders run as the
+  // layer's integer forms (elementwise_semantics.h). Pow and PRelu have none.
   if (isLogical(op) && (a.type() != DataType::kBOOL || b.type() != DataType::kBOOL))
     return n.error(std::string("inputs must be bool, got ") + dataTypeName(a.type()) + " and " +
                    dataTypeName(b.type()));
-  const bool arithmetic = !isComparison(op) && !integerAllowed && !isLogical(op);
-  if (arithmetic && a.type() != DataType::kFLOAT && a.type() != DataType::kHALF &&
-      a.type() != DataType::kBF16 && b.type() != DataType::kFLOAT && b.type() != DataType::kHALF &&
-      b.type() != DataType::kBF16)
-    return n.unsupportedError(std::string("arithmetic on ") + dataTypeName(a.type()) +
-                              " run-time tensors is not supported (floating point only)");
+  auto isInteger = [](DataType t) { return t == DataType::kINT32 || t == DataType::kINT64; };
+  const bool arithmetic = !isComparison(op) && !isLogical(op);
+  const bool integerForm = op != ElementwiseOp::kPOW && op != ElementwiseOp::kPRELU;
+  if (arithmetic && !isFloatType(a.type()) && !isFloatType(b.type()) &&
+      !(integerForm && isInteger(a.type()) && isInteger(b.type())))
+    return n.unsupportedError(
+        std::string("arithmetic on ") + dataTypeName(a.type()) +
+        " run-time tensors is not supported" +
+        (integerForm ? " (floating point, int32 and int64 only)" : " (floating point only)"));
   if (a.type() != b.type()) {
     if (b.constant)
       b.constant = castTo(*b.constant, a.type());

@@ -42,6 +42,16 @@ Status importShape(NodeContext& n) {
   if (end < 0) end += d.nbDims;
   start = std::clamp<int64_t>(start, 0, d.nbDims);
   end = std::clamp<int64_t>(end, 0, d.nbDims);
+  if (n.makesLayers()) {
+    // With profiles, dims that follow a dynamic input and are read as data (the sequence length
+    // in a padding mask's index math): the Shape layer gives them at run time.
+    ITensor* in = nullptr;
+    KILN_RETURN_IF_ERROR(n.tensor(0, in));
+    ShapeParams p;
+    p.start = int32_t(start);
+    p.end = int32_t(end);
+    return n.setLayerOutputs(n.net().addLayer(p, {in}));
+  }
   std::vector<int64_t> v;
   for (int64_t k = start; k < end; ++k) v.push_back(d.d[k]);
   return n.setOutput(0, intsConstant(v));

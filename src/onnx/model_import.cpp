@@ -254,7 +254,8 @@ Status outputsAsTensors(NodeContext& n) {
   for (int32_t i = 0; i < n.node.output_size(); ++i) {
     const std::string& name = n.node.output(i);
     auto it = ctx.values.find(name);
-    if (name.empty() || it == ctx.values.end() || !it->second.constant) continue;
+    if (name.empty() || it == ctx.values.end() || !it->second.constant || it->second.tensor)
+      continue;
     if (ctx.corners->isFinal())
       return n.unsupportedError("output " + std::to_string(i) + " ('" + name +
                                 "') depends on the input shapes and is read as data, but kiln "
@@ -262,16 +263,48 @@ Status outputsAsTensors(NodeContext& n) {
                                 n.node.op_type() + " at run time");
     ITensor* t = nullptr;
     KILN_RETURN_IF_ERROR(onnx_import::constantTensor(ctx, it->second, name, t));
-    it->second = onnx_import::Value{t, nullptr};
+    it->second.tensor = t;  // the constant stays, for shape operands
+  }
+  return Status::ok();
+}
+
+// A node that must make layers is folded first, as it was in the first round of corner parses
+// (its inputs keep their constants beside their tensors), so that its outputs keep their values
+// for readers that take them as shape operands (Range's limit from the sequence length that a
+// padding mask's index math also reads as data). The folding must make no layer.
+Status foldFirst(ImportContext& ctx, const onnx::NodeProto& node, int32_t index,
+                 std::vector<std::shared_ptr<const onnx_import::ConstTensor>>& folded) {
+  NodeContext f(ctx, node, index);
+  f.folding = true;
+  ctx.current = &f;
+  const int32_t layers = ctx.net.getNbLayers();
+  Status s = importNodeAs(f);
+  ctx.current = nullptr;
+  if (s && ctx.net.getNbLayers() != layers)
+    return f.unsupportedError(
+        "makes layers from constants, so kiln cannot keep its values for "
+        "shape arithmetic beside the layers it must make");
+  folded.clear();
+  for (const auto& out : node.output()) {
+    auto it = ctx.values.find(out);
+    folded.push_back(s && it != ctx.values.end() ? it->second.constant : nullptr);
+    if (it != ctx.values.end()) ctx.values.erase(it);
   }
   return Status::ok();
 }
 
 Status importNode(ImportContext& ctx, const onnx::NodeProto& node, int32_t index) {
   NodeContext n(ctx, node, index);
+  std::vector<std::shared_ptr<const onnx_import::ConstTensor>> folded;
+  if (n.makesLayers()) KILN_RETURN_IF_ERROR(foldFirst(ctx, node, index, folded));
   ctx.current = &n;
   Status s = importNodeAs(n);
   if (s && n.makesLayers()) s = outputsAsTensors(n);
+  for (size_t i = 0; s && i < folded.size(); ++i) {
+    auto it = ctx.values.find(node.output(int(i)));
+    if (folded[i] && it != ctx.values.end() && it->second.tensor && !it->second.constant)
+      it->second.constant = folded[i];
+  }
   if (s && ctx.corners) s = ctx.corners->afterNode(n);
   ctx.current = nullptr;
   return s;
@@ -283,7 +316,10 @@ Status importOutputs(ImportContext& ctx, const onnx::GraphProto& g) {
     if (it == ctx.values.end())
       return invalidArgument("graph output '" + out.name() + "' is not produced by any node");
     ITensor* t = it->second.tensor;
-    const bool isConstant = it->second.constant != nullptr;
+    // A constant needs its own copy, unless it is also a layer's output of that name (a node that
+    // follows the input shapes keeps its folded values beside its layer: model_import's
+    // foldFirst).
+    const bool isConstant = it->second.constant != nullptr && !(t && out.name() == t->getName());
     if (!t)
       KILN_RETURN_IF_ERROR(onnx_import::constantTensor(ctx, it->second, out.name() + "_value", t));
     // An output that is an input, a constant, or another value's tensor gets its own copy

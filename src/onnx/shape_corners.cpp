@@ -86,7 +86,9 @@ Status NodeContext::dimsFromInputs(const std::string& what, const Dims& dims, Di
   return ctx.corners ? ctx.corners->dimsFromInputs(*this, what, dims, source) : Status::ok();
 }
 
-bool NodeContext::makesLayers() const { return ctx.corners && ctx.corners->makesLayers(index); }
+bool NodeContext::makesLayers() const {
+  return ctx.corners && !folding && ctx.corners->makesLayers(index);
+}
 
 Status NodeContext::literal(const std::string& what, const std::vector<int64_t>& values) {
   return ctx.corners ? ctx.corners->literal(*this, what, values) : Status::ok();

@@ -288,6 +288,10 @@ class PlanMaker {
     range.lengthOf = 3;
     addStep("range", LayerType::kRANGE, range, {x},
             {addTensor("range_out", makeDims({8}), A, DataType::kINT64)});
+    ShapeParams dims;
+    dims.start = 1;
+    addStep("shape", LayerType::kSHAPE, dims, {x},
+            {addTensor("shape_out", makeDims({3}), A, DataType::kINT64)});
     addStep("layernorm", LayerType::kLAYER_NORMALIZATION,
             LayerNormalizationParams{-2, std::abs(randomFloat()) + 1e-5f},
             {x, addTensor("ln_scale", makeDims({8, 8}), C), addTensor("ln_bias", makeDims({8}), C)},

@@ -1,6 +1,7 @@
 // The index arithmetic of transformer exports (Range, ScatterND, GatherElements, Mod), folded on
 // constants or run on tensors, and two export habits of torchvision's Swin: Slice to INT64_MAX ("to
 // the end") and Dropout in training mode with ratio 0.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -174,6 +175,58 @@ TEST(OnnxIndex, ModOnTensorsAndFolded) {
   std::vector<float> ref;
   for (float v : f) ref.push_back(std::fmod(v, 0.75f));
   expectNear(out["rem"].v, ref, 0.f, rng.seed);
+}
+
+TEST(OnnxIndex, IntegerArithmeticRunsOnRunTimeTensors) {
+  // Index math at run time (transformers 5's padding mask: batch * sequence + position): int64
+  // mul, add, sub and a truncating div on a tensor cast from the input, then max and min.
+  Model m(13);
+  m.input("x", {8});
+  attrInt(m.node("Cast", {"x"}, {"i"}), "to", onnx::TensorProto::INT64);
+  m.initInts("three", {3}, true);
+  m.initInts("seven", {7}, true);
+  m.initInts("minus_two", {-2}, true);
+  m.node("Mul", {"i", "three"}, {"a"});
+  m.node("Add", {"a", "seven"}, {"b"});
+  m.node("Div", {"b", "minus_two"}, {"c"});
+  m.node("Sub", {"c", "i"}, {"y"});
+  m.node("Max", {"i", "c"}, {"hi"});
+  m.node("Min", {"i", "c"}, {"lo"});
+  m.output("y");
+  m.output("hi");
+  m.output("lo");
+  Rng rng;
+  std::vector<float> x;
+  for (int k = 0; k < 8; ++k) x.push_back(float(rng.uniformInt(-50, 50)));
+  std::map<std::string, Tensor> out;
+  Status s = run(m, {{"x", x}}, out);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  std::vector<float> y, hi, lo;
+  for (float v : x) {
+    const int64_t i = int64_t(v), c = (i * 3 + 7) / -2;  // C++ divides toward zero, as ONNX
+    y.push_back(float(c - i));
+    hi.push_back(float(std::max(i, c)));
+    lo.push_back(float(std::min(i, c)));
+  }
+  expectNear(out["y"].v, y, 0.f, rng.seed);
+  expectNear(out["hi"].v, hi, 0.f, rng.seed);
+  expectNear(out["lo"].v, lo, 0.f, rng.seed);
+}
+
+TEST(OnnxIndex, IntegerPowAtRunTimeIsRefused) {
+  Model m(13);
+  m.input("x", {4});
+  attrInt(m.node("Cast", {"x"}, {"i"}), "to", onnx::TensorProto::INT64);
+  m.initInts("two", {2}, true);
+  m.node("Pow", {"i", "two"}, {"y"}, "square");
+  m.output("y");
+  std::map<std::string, Tensor> out;
+  Status s = run(m, {{"x", {1.f, 2.f, 3.f, 4.f}}}, out);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported) << s.toString();
+  EXPECT_NE(s.message().find("'square' (Pow): arithmetic on int64 run-time tensors is not "
+                             "supported (floating point only)"),
+            std::string::npos)
+      << s.toString();
 }
 
 TEST(OnnxIndex, FloatModNeedsFmod) {

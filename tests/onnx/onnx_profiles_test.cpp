@@ -432,21 +432,73 @@ TEST(OnnxProfiles, ARangeWhoseLengthIsNoInputsDimIsRefused) {
                  "kiln cannot yet carry shape arithmetic to run time"});
 }
 
-TEST(OnnxProfiles, AShapeReadAsDataIsRefused) {
-  // x [N] + float(N): no layer computes a Shape at run time.
+TEST(OnnxProfiles, AShapeReadAsDataIsAShapeLayer) {
+  // x [N] + float(N) * 0.5, N also a Range's limit (a shape operand): the Shape layer gives the
+  // data, and the folded value stays for the Range (positions, from the same Shape).
   Model m(13);
   m.input("x", {1});
   symbolic(m, 0, 0, "N");
   m.node("Shape", {"x"}, {"shape"}, "size");
   attrInt(m.node("Cast", {"shape"}, {"n"}), "to", onnx::TensorProto::FLOAT);
-  m.node("Add", {"x", "n"}, {"y"}, "add");
+  initFloatScalar(m, "half", 0.5f);
+  m.node("Mul", {"n", "half"}, {"h"});
+  m.node("Add", {"x", "h"}, {"xh"});
+  m.initInts("zero", {0}, true);
+  attrInt(m.node("Gather", {"n", "zero"}, {"limit"}), "axis", 0);
+  initFloatScalar(m, "start", 0.f);
+  initFloatScalar(m, "delta", 1.f);
+  m.node("Range", {"start", "limit", "delta"}, {"positions"}, "positions");
+  m.node("Add", {"xh", "positions"}, {"y"});
   m.output("y");
+  const std::vector<OptimizationProfile> p = {
+      profile({{"x", {makeDims({1}), makeDims({2}), makeDims({6})}}})};
+  std::unique_ptr<INetworkDefinition> net;
+  Status s = parse(m, net, profiles(p));
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  ILayer* size = layerNamed(*net, "size");
+  ASSERT_NE(size, nullptr);
+  EXPECT_EQ(size->getType(), LayerType::kSHAPE);
+  Rng rng;
+  for (int64_t n : {5, 1, 6}) {
+    SCOPED_TRACE("batch " + std::to_string(n));
+    const std::vector<float> x = rng.values(n);
+    Tensor y;
+    s = buildAndRun(*net, p, makeDims({n}), x, y);
+    if (pendingKernel(s)) GTEST_SKIP() << s.toString();
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    std::vector<float> want;
+    for (int64_t i = 0; i < n; ++i) want.push_back(x[size_t(i)] + 0.5f * float(n) + float(i));
+    expectNear(y.v, want, 0.f, rng.seed);
+  }
+}
+
+TEST(OnnxProfiles, ARangeWhoseStartFollowsTheInputIsRefused) {
+  // Range(N, 2N): its length is N, but its start follows the input too.
+  Model m = rangeModel(
+      [](Model& m) {
+        m.initInts("two", {2}, true);
+        m.node("Mul", {"n", "two"}, {"length"});
+      },
+      false);
+  for (auto& node : *m.graph().mutable_node())
+    if (node.op_type() == "Range") node.set_input(0, "n_float");
+  auto* cast = m.graph().add_node();
+  cast->set_op_type("Cast");
+  cast->add_input("n");
+  cast->add_output("n_float");
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT);
+  // The Cast must come before the Range: move it next to the Gather.
+  auto* nodes = m.graph().mutable_node();
+  for (int i = nodes->size() - 1; i > 3; --i) nodes->SwapElements(i, i - 1);
   std::unique_ptr<INetworkDefinition> net;
   Status s =
       parse(m, net, profiles({profile({{"x", {makeDims({1}), makeDims({2}), makeDims({3})}}})}));
   expectMessage(s, StatusCode::kUnsupported,
-                {"node 0 'size' (Shape)", "depends on the input shapes and is read as data",
-                 "no layer that computes a Shape at run time"});
+                {"'positions' (Range)", "start and delta depend on the input shapes",
+                 "kiln cannot yet carry shape arithmetic to run time"});
 }
 
 TEST(OnnxProfiles, ASliceOfABufferToTheSequenceTakesItsLengthFromTheInput) {

@@ -23,6 +23,8 @@ std::vector<int> floatActivationsFromElu() {
   v.push_back(static_cast<int>(ActivationType::kGELU));
   v.push_back(static_cast<int>(ActivationType::kGELU_TANH));
   v.push_back(static_cast<int>(ActivationType::kMISH));
+  v.push_back(static_cast<int>(ActivationType::kSIN));
+  v.push_back(static_cast<int>(ActivationType::kCOS));
   return v;
 }
 
@@ -34,8 +36,8 @@ TEST(InferActivation, SameShapeFloatOnly) {
   EXPECT_EQ(s.type, DataType::kHALF);
   inferFails(ops::Activation::infer, p, {shape({3}, DataType::kINT32)}, "floating-point");
   inferFails(ops::Activation::infer, p, {shape({3}), shape({3})}, "expects 1 input");
-  p.type = static_cast<ActivationType>(21);
-  inferFails(ops::Activation::infer, p, {shape({3})}, "unknown activation type 21");
+  p.type = static_cast<ActivationType>(23);
+  inferFails(ops::Activation::infer, p, {shape({3})}, "unknown activation type 23");
 }
 
 TEST(InferOnnxActivation, TypesPerActivation) {
@@ -218,6 +220,10 @@ double expectedActivation(ActivationType t, double v, double alpha, double beta)
              (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)));
     case ActivationType::kMISH:
       return v * std::tanh(std::log(1 + std::exp(v)));
+    case ActivationType::kSIN:
+      return std::sin(v);
+    case ActivationType::kCOS:
+      return std::cos(v);
     default:
       ADD_FAILURE() << "no formula for type " << static_cast<int>(t);
       return 0;

@@ -199,6 +199,10 @@ inline std::vector<Case> allCases() {
                  p.lengthOf = 2;
                  return net.addLayer(p, {in[0]});
                }});
+  // The dims of in0, [N, S], as int64 values (the Shape layer).
+  c.push_back({"shape_of_the_input", {{{kN, kS}}}, [](INetworkDefinition& net, T in) {
+                 return net.addLayer(ShapeParams{}, {in[0]});
+               }});
   // A [16, 4] table's first S rows (GPT-2's mask buffer), S the sequence of in0.
   c.push_back({"slice_rows_of_a_table_to_the_sequence",
                {{{kN, kS}}, {{16, 4}, f, true}},

@@ -12,7 +12,8 @@ Runs on Debian's python3-torch (1.13) and python3-torchvision (0.14) with Debian
 isolated mode (-I): no PyPI package is involved.
 More are exported with dynamic axes (batch; batch and sequence) and run at shapes other than
 the exported one: ResNet-18, MobileNetV3-small, a TransformerEncoder, a token encoder with a
-padding mask, and two decoders whose position ids and causal masks follow the sequence length.
+padding mask, and three decoders whose position ids and causal masks follow the sequence length
+(one with rotary embeddings and a padding mask by index math, as transformers 5 writes Llama).
 usage: make_models.py OUT_DIR [--static | --small]
        (writes NAME.onnx, NAME.input.npy, NAME.expected.npy, models.txt)
 """
@@ -182,6 +183,39 @@ class BufferDecoder(torch.nn.Module):
         return self.out(w.softmax(-1) @ v)
 
 
+class RotaryPaddedDecoder(torch.nn.Module):
+    """Llama's way, as transformers 5 writes it: rotary position embeddings (cos and sin of
+    arange(sequence) times inverse frequencies) and a padding mask read by index math from the
+    flattened attention mask (batch index * sequence + key position, int64 at run time), beside
+    the causal one. Inputs token ids and an attention mask, both [batch, sequence]."""
+
+    def __init__(self):
+        super().__init__()
+        self.tok = torch.nn.Embedding(100, 32)
+        self.qkv = torch.nn.Linear(32, 96)
+        self.out = torch.nn.Linear(32, 32)
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, 8, 2).float() / 8)))
+
+    def forward(self, ids, mask):
+        b, n = ids.shape
+        freqs = torch.arange(n, dtype=torch.float32)[:, None] * self.inv_freq[None]
+        emb = torch.cat([freqs, freqs], -1)
+        cos, sin = emb.cos(), emb.sin()
+        q, k, v = self.qkv(self.tok(ids)).view(b, n, 3, 4, 8).permute(2, 0, 3, 1, 4)
+
+        def rotate(t):
+            return torch.cat([-t[..., 4:], t[..., :4]], -1)
+
+        q = q * cos + rotate(q) * sin
+        k = k * cos + rotate(k) * sin
+        batch_index = torch.arange(b)[:, None, None]
+        query, key = torch.arange(n)[None, :, None], torch.arange(n)[None, None, :]
+        allowed = (key <= query) & (mask.flatten()[batch_index * n + key] > 0)
+        w = q @ k.transpose(-1, -2) / 8 ** 0.5
+        w = torch.where(allowed[:, None], w, torch.tensor(-1e4))
+        return self.out((w.softmax(-1) @ v).transpose(1, 2).reshape(b, n, 32))
+
+
 def token_batch(batch, seq):
     ids = torch.randint(0, 100, (batch, seq))
     mask = torch.ones(batch, seq, dtype=torch.int64)
@@ -264,24 +298,31 @@ def main():
             np.save(os.path.join(out, f"{name}.profile{k}.expected.npy"), y.numpy())
             names.append(f"{name}.profile{k}")
     if not static_only:
-        # Two inputs sharing batch and sequence, one profile over both, run at two shapes.
-        name, model = "token_encoder_dynamic", randomize_zeros(TokenEncoder()).eval()
-        example = token_batch(2, 10)
-        axes = {0: "batch", 1: "sequence"}
-        torch.onnx.export(model, (example["ids"], example["mask"]),
-                          os.path.join(out, name + ".onnx"), opset_version=17,
-                          input_names=["ids", "mask"], output_names=["y"],
-                          dynamic_axes={"ids": axes, "mask": axes, "y": axes})
-        spec = ",".join(dims(d) for d in ((1, 4), (2, 10), (4, 16)))
-        profiles.append(f"{name} ids:{spec}+mask:{spec} " + f"{name}.profile0 {name}.profile1")
-        for k, (batch, seq) in enumerate([(3, 7), (2, 16)]):
-            feed = token_batch(batch, seq)
-            with torch.no_grad():
-                y = model(feed["ids"], feed["mask"])
-            for n, v in feed.items():
-                np.save(os.path.join(out, f"{name}.profile{k}.{n}.npy"), v.numpy())
-            np.save(os.path.join(out, f"{name}.profile{k}.expected.npy"), y.numpy())
-            names.append(f"{name}.profile{k}")
+        # Two inputs sharing batch and sequence, one profile over both, run at two or three
+        # shapes: the token encoder, and the rotary decoder from one token to 32.
+        for name, model, spec, runs in [
+                ("token_encoder_dynamic", TokenEncoder(), ((1, 4), (2, 10), (4, 16)),
+                 [(3, 7), (2, 16)]),
+                ("rotary_padded_decoder_dynamic", RotaryPaddedDecoder(), ((1, 1), (2, 16), (4, 32)),
+                 [(3, 7), (1, 1), (4, 29)])]:
+            model = randomize_zeros(model).eval()
+            example = token_batch(2, 10)
+            axes = {0: "batch", 1: "sequence"}
+            torch.onnx.export(model, (example["ids"], example["mask"]),
+                              os.path.join(out, name + ".onnx"), opset_version=17,
+                              input_names=["ids", "mask"], output_names=["y"],
+                              dynamic_axes={"ids": axes, "mask": axes, "y": axes})
+            spec = ",".join(dims(d) for d in spec)
+            profiles.append(f"{name} ids:{spec}+mask:{spec} " +
+                            " ".join(f"{name}.profile{k}" for k in range(len(runs))))
+            for k, (batch, seq) in enumerate(runs):
+                feed = token_batch(batch, seq)
+                with torch.no_grad():
+                    y = model(feed["ids"], feed["mask"])
+                for n, v in feed.items():
+                    np.save(os.path.join(out, f"{name}.profile{k}.{n}.npy"), v.numpy())
+                np.save(os.path.join(out, f"{name}.profile{k}.expected.npy"), y.numpy())
+                names.append(f"{name}.profile{k}")
         # Decoders whose shape arithmetic reaches the data (position ids, causal masks): one
         # profile from a single token (a generation step) to 32, run at three shapes.
         for name, model in [("causal_decoder_dynamic", CausalDecoder()),

@@ -28,8 +28,10 @@ enum class ActivationType : int32_t {
   kGELU = 18,       // x * Phi(x) = 0.5 * x * (1 + erf(x / sqrt(2)))   (ONNX Gelu, "none")
   kGELU_TANH = 19,  // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))   ("tanh")
   kMISH = 20,       // x * tanh(softplus(x))   (ONNX Mish, opset 18)
+  kSIN = 21,        // the rotary position embeddings of Llama-style decoders
+  kCOS = 22,
 };
-constexpr int32_t enumCount(ActivationType) { return 21; }
+constexpr int32_t enumCount(ActivationType) { return 23; }
 
 struct ActivationParams {
   ActivationType type = ActivationType::kRELU;

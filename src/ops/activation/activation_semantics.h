@@ -35,7 +35,9 @@
   X(kERF)                         \
   X(kGELU)                        \
   X(kGELU_TANH)                   \
-  X(kMISH)
+  X(kMISH)                        \
+  X(kSIN)                         \
+  X(kCOS)
 
 namespace kiln::ops::activation {
 
@@ -90,6 +92,10 @@ KILN_HOST_DEVICE inline float activate(float x, float alpha, float beta) {
     // the result is x, for very negative x softplus underflows towards 0 and so does the product.
     const float sp = (x > 0.f ? x : 0.f) + log1pf(expf(-fabsf(x)));
     return x * tanhf(sp);
+  } else if constexpr (kType == ActivationType::kSIN) {
+    return sinf(x);
+  } else if constexpr (kType == ActivationType::kCOS) {
+    return cosf(x);
   } else {
     static_assert(kType == ActivationType::kERF, "not has no float form");
     return erff(x);

@@ -548,6 +548,14 @@ void rangeCases(std::vector<OpCase>& out) {
   range("range_int32_negative_delta", DataType::kINT32, 40, -3, makeDims({13}), 1);
   range("range_float", DataType::kFLOAT, -1.5, 0.25, makeDims({3, 4, 300}), 3);
   range("range_empty", DataType::kINT64, 5, 1, makeDims({0, 3}), 1);
+  // Shape: dims 1..3 of its input (whose data is never read), and all of a rank-1 one.
+  kiln::ShapeParams dims;
+  dims.start = 1;
+  dims.end = 3;
+  out.push_back(
+      opCase("shape_middle_dims", LayerType::kSHAPE, dims, {input(makeDims({2, 7, 5, 3}))}));
+  out.push_back(
+      opCase("shape_all_dims", LayerType::kSHAPE, kiln::ShapeParams{}, {input(makeDims({9}))}));
 }
 
 // Slice and Expand with dims from a second input (dynamic exports): GPT-2's mask buffer sliced to

@@ -209,6 +209,8 @@ void addActivation(std::vector<OpCase>& cases) {
       {"gelu", ActivationType::kGELU, 0, 0, -5, 5},
       {"gelu_tanh", ActivationType::kGELU_TANH, 0, 0, -5, 5},
       {"mish", ActivationType::kMISH, 0, 0, -8, 8},
+      {"sin", ActivationType::kSIN, 0, 0, -10, 10},
+      {"cos", ActivationType::kCOS, 0, 0, -10, 10},
   };
   for (const A& a : acts) {
     // 1 and 7 elements: less than one 16-byte vector (the vectorized tactic's tail only); 210,
@@ -717,7 +719,7 @@ TEST(ActivationVectorizedEmulated, BitIdenticalToReference) {
   std::uniform_real_distribution<float> u(-8.f, 8.f);
   const float specials[] = {0.f, -0.f, INFINITY, -INFINITY, NAN, 70000.f, 89.f, -104.f, 1e-30f};
   const int64_t count = 203;  // 25 fp16 vectors + 3, 50 fp32 vectors + 3
-  for (int a = 0; a <= static_cast<int>(ActivationType::kMISH); ++a) {
+  for (int a = 0; a < enumCount(ActivationType{}); ++a) {
     const auto at = static_cast<ActivationType>(a);
     if (at == ActivationType::kNOT) continue;
     for (DataType t : kFloats) {
