@@ -66,6 +66,12 @@ struct Tactic {
   const char* name;
   // A kernel for the configuration, or nullptr with *whyNot saying why this tactic declines.
   KernelPtr (*create)(const KernelConfig& config, std::string* whyNot);
+  // The kernels it makes read each element of the layer's residual input (ops::residualInput)
+  // only where, and before, they write the same element of the output, and no other input
+  // aliases it: so the output may be given the residual's memory when the residual is read by
+  // nothing after this layer (the builder's in-place residuals, builder/in_place.h). cuBLASLt's
+  // C == D, a per-element epilogue.
+  bool residualInPlace = false;
 };
 
 }  // namespace kiln

@@ -1,8 +1,11 @@
 #include "kiln/builder.h"
 
+#include <cstdlib>
+
 #include "builder/build_plan.h"
 #include "builder/build_session.h"
 #include "builder/graph_shapes.h"
+#include "builder/in_place.h"
 #include "builder/memory_planner.h"
 #include "builder/network_impl.h"
 #include "builder/passes/pipeline.h"
@@ -87,7 +90,11 @@ Status BuildSession::makePlan(plan::Plan& out) {
 
   // Reshapes that move no bytes become aliases of their input (reshape_aliases.h): one arena
   // range per home tensor, live from its first writer to the last reader of any of its names.
-  const std::vector<int32_t> home = aliasReshapes(out);
+  std::vector<int32_t> home = aliasReshapes(out);
+  // Residuals written over in place where the tactic and liveness allow (in_place.h);
+  // KILN_IN_PLACE=0 turns it off, to tell a wrong result of it from others.
+  const char* inPlace = std::getenv("KILN_IN_PLACE");
+  if (!inPlace || std::string(inPlace) != "0") aliasResidualsInPlace(out, *target_.backend, home);
 
   // Activation memory by liveness over the step order.
   std::vector<int32_t> activations;

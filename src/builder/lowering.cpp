@@ -5,11 +5,13 @@
 // consumer disagree.
 #include "builder/build_session.h"
 #include "builder/format_choice.h"
+#include "builder/half_constants.h"
 #include "core/aligned_buffer.h"
 #include "core/log.h"
 #include "ops/op_table.h"
 
 namespace kiln {
+
 BuildSession::BuildSession(const Graph& graph, const BuilderConfig& config, BuildTarget target)
     : graph_(graph), config_(config), target_(std::move(target)), rng_(std::random_device{}()) {}
 
@@ -139,6 +141,15 @@ Status BuildSession::want(int32_t g, DataType type, TensorFormat format, int32_t
     const void* in[] = {from.constant->data()};
     void* outs[] = {data->data()};
     KILN_RETURN_IF_ERROR(kernel->run(in, outs, workspace.data(), RunContext{}));
+    // Finite FP32 values beyond FP16's range become +-65504 (half_constants.h).
+    if (from.type == DataType::kFLOAT && type == DataType::kHALF && from.format == format) {
+      const size_t clamped =
+          clampHalfOverflows(reinterpret_cast<const float*>(from.constant->data()),
+                             reinterpret_cast<uint16_t*>(data->data()), data->size() / 2);
+      if (clamped > 0)
+        logMessage(Severity::kWarning, "constant '" + from.name + "': " + std::to_string(clamped) +
+                                           " value(s) beyond FP16's range clamped to +-65504");
+    }
     to.kind = plan::TensorKind::kCONSTANT;
     to.constant = std::move(data);
     out = addTensor(std::move(to));

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "ops/convolution/convolution_semantics.h"
+#include "ops/linear/linear_semantics.h"
 #include "ops/op.h"
 #include "ops/shape_checks.h"
 
@@ -58,6 +60,15 @@ bool computeTypes(LayerType type, const LayerParams& params, std::vector<DataTyp
   }
   why = std::string(layerTypeName(type)) + " layers have no built-in type rule";
   return false;
+}
+
+int32_t residualInput(LayerType type, const LayerParams& params, size_t nbInputs) {
+  if (type == LayerType::kCONVOLUTION)
+    if (const auto* p = std::get_if<ConvolutionParams>(&params))
+      return convolution::InputSlots(*p, int64_t(nbInputs)).residual;
+  if (type == LayerType::kLINEAR)
+    if (const auto* p = std::get_if<LinearParams>(&params)) return linear::InputSlots(*p).residual;
+  return -1;
 }
 
 std::span<const Tactic> cpuTactics(LayerType type) {

@@ -27,6 +27,10 @@ namespace ops {
 bool computeTypes(LayerType type, const LayerParams& params, std::vector<DataType>& types,
                   std::string& why);
 
+// The input a layer adds to its result as a residual (a Convolution's or Linear's hasResidual
+// input), or -1: the input whose memory a residualInPlace tactic may write its output over.
+int32_t residualInput(LayerType type, const LayerParams& params, size_t nbInputs);
+
 // The CPU tactics of an op, reference last; empty for kCONSTANT, kPLUGIN and invalid values.
 std::span<const Tactic> cpuTactics(LayerType type);
 // The CUDA tactics (op_table_cuda.cpp, in builds with the CUDA backend only).

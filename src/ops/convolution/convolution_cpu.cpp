@@ -292,7 +292,7 @@ KernelPtr createReference(const KernelConfig& config, std::string* whyNot) {
 
 constexpr Tactic kTactics[] = {{"im2col_sgemm", &createIm2colSgemm},
                                {"direct_1x1", &createDirect1x1},
-                               {"reference", &createReference}};
+                               {"reference", &createReference, true}};  // per-element epilogue
 
 }  // namespace
 }  // namespace kiln::cpu

@@ -59,7 +59,8 @@ std::unique_ptr<Kernel> createCudnnGraphRank(const KernelConfig& c, std::string*
 
 // Fastest first, kiln's reference last; plans and timing caches record these names.
 constexpr Tactic kTactics[] = {
-    {"cublaslt_1x1", &createCublasLt1x1},        {"cudnn_graph", &createCudnnGraphConvolution},
+    // cuBLASLt adds the residual as C with beta 1: C == D is its in-place form.
+    {"cublaslt_1x1", &createCublasLt1x1, true},  {"cudnn_graph", &createCudnnGraphConvolution},
     {"cudnn_graph_1", &createCudnnGraphRank<1>}, {"cudnn_graph_2", &createCudnnGraphRank<2>},
     {"cudnn_graph_3", &createCudnnGraphRank<3>}, {"cudnn", &createCudnnTactic<ConvolutionParams>},
     {"reference", &createConvolutionReference}};

@@ -173,8 +173,10 @@ KernelPtr createLinearReference(const KernelConfig& config, std::string* whyNot)
   return makeReferenceKernel<linearReference>(linearGeometry(config, *p));
 }
 
+// The reference reads each residual element just before writing that output element, so it may
+// run in place; sgemm writes the product first and adds the residual after.
 constexpr Tactic kTactics[] = {{"sgemm", &createLinearSgemm},
-                               {"reference", &createLinearReference}};
+                               {"reference", &createLinearReference, true}};
 
 }  // namespace
 }  // namespace kiln::cpu

@@ -360,8 +360,10 @@ std::unique_ptr<Kernel> createLinearCublasLt(const LinearGeometry& g, const char
 namespace {
 
 // Fastest first, kiln's reference last; plans and timing caches record these names.
-constexpr Tactic kTactics[] = {{"cublaslt_epilogue", &createEpilogue},
-                               {"cublaslt_bias_then_activation", &createBiasThenActivation},
+// The cuBLASLt ones add the residual as C with beta 1 (C == D is its in-place form); the separate
+// activation then reads and writes Y only.
+constexpr Tactic kTactics[] = {{"cublaslt_epilogue", &createEpilogue, true},
+                               {"cublaslt_bias_then_activation", &createBiasThenActivation, true},
                                {"reference", &createLinearReference}};
 
 }  // namespace
