@@ -228,6 +228,14 @@ inline std::vector<Case> allCases() {
                [](INetworkDefinition& net, T in) {
                  return net.addLayer(AttentionParams{0.35f, false, false}, {in[0], in[1], in[2]});
                }});
+  // With a run-time mask [N, 1, S, S] broadcast over the heads, as decoders compute theirs, and
+  // K given transposed ([N, 2, 8, S]: the right operand of Q K^T as exporters write it).
+  c.push_back(
+      {"attention_with_a_run_time_mask",
+       {{{kN, 2, kS, 8}}, {{kN, 2, 8, kS}}, {{kN, 2, kS, 8}}, {{kN, 1, kS, kS}}},
+       [](INetworkDefinition& net, T in) {
+         return net.addLayer(AttentionParams{0.25f, true, false}, {in[0], in[1], in[2], in[3]});
+       }});
   return c;
 }
 
