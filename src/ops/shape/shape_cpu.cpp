@@ -23,12 +23,7 @@ class ShapeKernel final : public Kernel {
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   const ShapeParams* p = validate<ShapeParams>(c, "shape", 1, &ops::Shape::infer, whyNot);
   if (!p) return nullptr;
-  const Dims& in = c.inputs[0].dims;
-  Dims values;
-  values.nbDims = 0;
-  for (int32_t k = ops::shape_of::first(*p, in.nbDims); k < ops::shape_of::last(*p, in.nbDims); ++k)
-    values.d[values.nbDims++] = in.d[k];
-  return std::make_unique<ShapeKernel>(values);
+  return std::make_unique<ShapeKernel>(ops::shape_of::valuesOf(*p, c.inputs[0].dims));
 }
 
 constexpr Tactic kTactics[] = {{"reference", &createReference}};
