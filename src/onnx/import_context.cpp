@@ -84,8 +84,9 @@ ITensor* sourceTensor(INetworkDefinition& net, const DimsSource& source) {
   return nullptr;
 }
 
-ITensor* NodeContext::sourceTensor(const DimsSource& source) const {
-  return onnx_import::sourceTensor(ctx.net, source);
+Status NodeContext::sourceTensor(const DimsSource& source, ITensor*& out) const {
+  out = onnx_import::sourceTensor(ctx.net, source);
+  return out ? Status::ok() : error("input '" + source.input + "' is not in the network");
 }
 
 ILayer* addReshape(INetworkDefinition& net, ITensor& in, const Dims& dims,

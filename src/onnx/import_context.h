@@ -146,8 +146,9 @@ class NodeContext {
     if (i >= 0 && i < 32) genericInputs_ |= uint32_t(1) << i;
   }
   bool isGeneric(int32_t i) const { return i >= 0 && i < 32 && (genericInputs_ >> i & 1u); }
-  // The network tensor of the graph input a DimsSource names, or nullptr.
-  ITensor* sourceTensor(const DimsSource& source) const;
+  // The network tensor of the graph input a DimsSource names (the layer's dims source), or an
+  // error naming it.
+  Status sourceTensor(const DimsSource& source, ITensor*& out) const;
   // Tells this node's calls above apart (in call order).
   std::string nextSiteKey(const char* kind) { return std::to_string(sites_++) + " " + kind; }
 

@@ -45,8 +45,8 @@ Status addRangeLayer(NodeContext& n, const ConstTensor& start, const ConstTensor
   p.start = start.at(0);
   p.delta = delta.at(0);
   p.lengthOf = source.dimsOf[0];
-  ITensor* from = n.sourceTensor(source);
-  if (!from) return n.error("input '" + source.input + "' is not in the network");
+  ITensor* from = nullptr;
+  KILN_RETURN_IF_ERROR(n.sourceTensor(source, from));
   for (int32_t i = 0; i < 3; ++i) n.markGeneric(i);  // the limit: now the length's source
   return n.setLayerOutputs(n.net().addLayer(p, {from}));
 }

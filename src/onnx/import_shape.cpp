@@ -356,8 +356,8 @@ Status fillLayer(NodeContext& n, const ConstTensor& value, const Dims& dims) {
   p.shape = dims;
   std::copy(source.dimsOf, source.dimsOf + Dims::kMaxDims, p.shapeDimsOf);
   if (source.input.empty()) return n.setLayerOutputs(n.net().addExpand(*c, p));
-  ITensor* from = n.sourceTensor(source);
-  if (!from) return n.error("input '" + source.input + "' is not in the network");
+  ITensor* from = nullptr;
+  KILN_RETURN_IF_ERROR(n.sourceTensor(source, from));
   return n.setLayerOutputs(n.net().addLayer(p, {c, from}));
 }
 

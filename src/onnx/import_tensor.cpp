@@ -48,8 +48,8 @@ Status addSliceOutput(NodeContext& n, int32_t output, SliceParams p) {
     layer = n.net().addSlice(*in, p);
   } else {
     std::copy(source.dimsOf, source.dimsOf + Dims::kMaxDims, p.outputDimsOf);
-    ITensor* from = n.sourceTensor(source);
-    if (!from) return n.error("input '" + source.input + "' is not in the network");
+    ITensor* from = nullptr;
+    KILN_RETURN_IF_ERROR(n.sourceTensor(source, from));
     layer = n.net().addLayer(p, {in, from});
   }
   if (!layer) return n.layerError();
@@ -301,8 +301,8 @@ Status importExpand(NodeContext& n) {
   KILN_RETURN_IF_ERROR(n.expandShape(n.dims(0), p.shape, &source));
   if (source.input.empty()) return n.setLayerOutputs(n.net().addExpand(*in, p));
   std::copy(source.dimsOf, source.dimsOf + Dims::kMaxDims, p.shapeDimsOf);
-  ITensor* from = n.sourceTensor(source);
-  if (!from) return n.error("input '" + source.input + "' is not in the network");
+  ITensor* from = nullptr;
+  KILN_RETURN_IF_ERROR(n.sourceTensor(source, from));
   return n.setLayerOutputs(n.net().addLayer(p, {in, from}));
 }
 
