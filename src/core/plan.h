@@ -23,7 +23,8 @@ constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'P', 'L', 'A', 'N'};
 // 6: shape-value inputs (the values an INT32/INT64 input was built for) in the I/O section.
 // 7: the Range and Shape layers; Slice's outputDimsOf and beforeEnd, Expand's shapeDimsOf (dims
 //    from a second input).
-constexpr uint32_t kFormatVersion = 7;
+// 8: Slice's startFromEnd (x[-2:] over a dynamic axis).
+constexpr uint32_t kFormatVersion = 8;
 
 enum class TensorKind : uint8_t {
   kINPUT = 0,

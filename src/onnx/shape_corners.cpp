@@ -522,36 +522,77 @@ Status ShapeCorners::sliceParams(NodeContext& n, const Dims& in, SliceParams& p,
                                  const std::string& whose, DimsSource* source) {
   std::vector<std::vector<int64_t>> outs, ins;
   KILN_RETURN_IF_ERROR(resultAndInput(n, n.nextSiteKey("slice"), in, p.outputDims, outs, ins));
-  KILN_RETURN_IF_ERROR(
-      literal(n, whose + " slice starts and steps (the starts, then the steps)", [&] {
-        std::vector<int64_t> v = dimsVector(p.starts);
-        const std::vector<int64_t> steps = dimsVector(p.steps);
-        v.insert(v.end(), steps.begin(), steps.end());
-        return v;
-      }()));
-  if (!final_) return Status::ok();
-  std::vector<std::string> values;
+  KILN_RETURN_IF_ERROR(literal(n, whose + " slice steps", dimsVector(p.steps)));
+  const std::string startsKey = n.nextSiteKey("slice starts");
+  if (!final_) {
+    record(n, startsKey, dimsVector(p.starts));
+    return Status::ok();
+  }
+  std::vector<std::vector<int64_t>> starts;
+  KILN_RETURN_IF_ERROR(recorded(n, startsKey, starts));
+  std::vector<std::string> values, startText;
   for (const auto& o : outs) values.push_back(intsText(o));
+  for (const auto& v : starts) startText.push_back(intsText(v));
+  const size_t rank = size_t(p.outputDims.nbDims);
+  for (size_t c = 0; c < outs.size(); ++c)
+    if (outs[c].size() != rank || ins[c].size() != rank || starts[c].size() != rank)
+      return n.unsupportedError("the rank of " + whose + " slice depends on the input shapes (" +
+                                atCorners(values) + "); " + kCannot);
   for (int32_t k = 0; k < p.outputDims.nbDims; ++k) {
-    // To the end of the axis, or to `trim` elements before it (x[:, :-1]): the trim that the
-    // working shape gives, checked at every corner.
-    const int64_t start = p.starts.d[k], step = p.steps.d[k];
-    bool same = true, toEnd = step > 0 && start >= 0;
+    const size_t K = size_t(k);
+    const int64_t step = p.steps.d[k];
+    // A start that follows the axis' dim stays a fixed distance from its end (x[-2:]): the
+    // distance the corners agree on, ONNX's clamp at 0 included.
+    bool startVaries = false;
+    int64_t fromEnd = 0;
     for (size_t c = 0; c < outs.size(); ++c) {
-      same = same && outs[c][size_t(k)] == outs[0][size_t(k)];
-      if (size_t(k) >= ins[c].size() || outs[c].size() != size_t(p.outputDims.nbDims))
-        toEnd = false;
+      startVaries = startVaries || starts[c][K] != starts[0][K];
+      if (starts[c][K] > 0 && ins[c][K] > starts[c][K] && fromEnd == 0)
+        fromEnd = ins[c][K] - starts[c][K];
     }
-    if (same) continue;
+    if (startVaries) {
+      bool fits = fromEnd > 0;
+      for (size_t c = 0; c < outs.size() && fits; ++c)
+        fits = starts[c][K] == SliceParams::startOf(0, fromEnd, ins[c][K]);
+      if (!fits)
+        return n.unsupportedError(whose + " slice start on axis " + std::to_string(k) +
+                                  " depends on the input shapes (starts " + atCorners(startText) +
+                                  ") and is not a fixed distance from the end of the axis; " +
+                                  kCannot);
+      p.starts.d[k] = 0;
+      p.startFromEnd[k] = fromEnd;
+    }
+    std::vector<int64_t> startAt;  // per corner
+    for (size_t c = 0; c < outs.size(); ++c)
+      startAt.push_back(SliceParams::startOf(starts[c][K], p.startFromEnd[k], ins[c][K]));
+    bool same = true;
+    for (size_t c = 0; c < outs.size(); ++c) same = same && outs[c][K] == outs[0][K];
+    if (same && !startVaries) continue;
+    if (same && outs[0][K] != 0) {  // a fixed count from a moving start (x[-2:] past min)
+      bool inside = true;
+      for (size_t c = 0; c < outs.size() && inside; ++c)
+        inside = startAt[c] >= 0 && startAt[c] + (outs[c][K] - 1) * step < ins[c][K] &&
+                 startAt[c] + (outs[c][K] - 1) * step >= 0;
+      if (inside) continue;
+    }
+    bool toEnd = true;
     int64_t trim = 0;
-    if (toEnd) {
-      const int64_t dim = ins[working_][size_t(k)], out = outs[working_][size_t(k)];
+    if (step > 0) {
+      // To the end of the axis, or to `trim` elements before it (x[:, :-1]): the trim that the
+      // working shape gives, checked at every corner.
+      const int64_t dim = ins[working_][K], out = outs[working_][K], start = startAt[working_];
       trim = out > 0 ? dim - start - (out - 1) * step - 1 : 0;
-      toEnd = trim >= 0;
+      toEnd = trim >= 0 && startAt[working_] >= 0;
       for (size_t c = 0; c < outs.size() && toEnd; ++c) {
-        const int64_t stop = ins[c][size_t(k)] - trim;
-        const int64_t fit = start >= stop ? 0 : (stop - start - 1) / step + 1;
-        toEnd = outs[c][size_t(k)] == fit;
+        const int64_t stop = ins[c][K] - trim;
+        const int64_t fit = startAt[c] >= stop ? 0 : (stop - startAt[c] - 1) / step + 1;
+        toEnd = startAt[c] >= 0 && outs[c][K] == fit;
+      }
+    } else {  // down to element 0 (x.flip(k)), from wherever the start is
+      for (size_t c = 0; c < outs.size() && toEnd; ++c) {
+        const int64_t dim = ins[c][K], start = startAt[c];
+        toEnd = dim == 0 ? outs[c][K] == 0
+                         : start >= 0 && start < dim && outs[c][K] == start / -step + 1;
       }
     }
     if (toEnd) {
@@ -559,14 +600,14 @@ Status ShapeCorners::sliceParams(NodeContext& n, const Dims& in, SliceParams& p,
       p.beforeEnd[k] = trim;
       continue;
     }
-    if (!source)
+    if (!source || startVaries)
       return n.unsupportedError(whose + " slice output dim " + std::to_string(k) +
                                 " depends on the input shapes and does not read to the end of "
                                 "the axis (output dims " +
                                 atCorners(values) + "); " + kCannot);
     // x[:, :sequence] of a longer axis: the dim of a dynamic input at every corner.
     std::vector<int64_t> dimValues;
-    for (const auto& o : outs) dimValues.push_back(size_t(k) < o.size() ? o[size_t(k)] : -1);
+    for (const auto& o : outs) dimValues.push_back(o[K]);
     KILN_RETURN_IF_ERROR(takeFromInput(n, whose + " slice output dim", k, dimValues,
                                        whose + " slice output dim " + std::to_string(k) +
                                            " depends on the input shapes, does not read to the "

@@ -9,9 +9,10 @@
 // between the corners depends on the input shapes. A reshape dim that does becomes 0 (copy the
 // input's dim) where it equals the input's at every corner, else the one -1 (inferred); an expand
 // dim becomes 1 (keep the input's); a slice dim that reads to the end of its axis at every corner
-// becomes -1 (to the end). Anything else that does (a slice's starts, a resize's output
-// dims, a shape operand of a layer, a constant made into a network tensor) is refused, since kiln
-// cannot yet carry shape arithmetic to run time. Last, verify() re-infers the final network at
+// becomes -1 (to the end), and a slice start a fixed count before the end at every corner counts
+// from the end (SliceParams::startFromEnd). Anything else that does (another moving slice start,
+// a resize's output dims, a shape operand of a layer, a constant made into a network tensor) is
+// refused, since kiln does not carry general shape arithmetic to run time. Last, verify() re-infers the final network at
 // every corner: each layer output must have the dims the static parse there gave it.
 #pragma once
 

@@ -6,7 +6,7 @@
 // rank in [0, 8] and that many i64.
 //
 //   "KILNPLAN"                 8 bytes of magic
-//   u32     format version     7 (plan::kFormatVersion; older plans are refused: rebuild)
+//   u32     format version     8 (plan::kFormatVersion; older plans are refused: rebuild)
 //   string  kiln version       printable ASCII
 //   string  target            "cpu", "cuda:sm_90": non-empty printable ASCII
 //   seven sections, each once and in this order: u32 tag, u64 length, `length` bytes

@@ -762,6 +762,58 @@ TEST(OnnxProfiles, ASliceStoppingBeforeTheEndOfADynamicAxisIsGeneric) {
   }
 }
 
+TEST(OnnxProfiles, SlicesCountedFromTheEndOfADynamicAxisAreGeneric) {
+  // x[-2:], x[-3:-1] and x[::-1] on the batch axis: starts N - 2, N - 3 and N - 1
+  // (SliceParams::startFromEnd), clamped at 0 as ONNX does when N is smaller (min 1).
+  const std::vector<OptimizationProfile> p = {
+      profile({{"x", {makeDims({1, 6}), makeDims({4, 6}), makeDims({9, 6})}}})};
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  struct Case {
+    Model model;
+    std::function<std::vector<int64_t>(int64_t)> rows;  // the input rows read, in order
+  };
+  std::vector<Case> cases;
+  cases.push_back({sliceModel({-2}, {kMax}, {0}, {1}), [](int64_t n) {
+                     std::vector<int64_t> r;
+                     for (int64_t i = std::max<int64_t>(0, n - 2); i < n; ++i) r.push_back(i);
+                     return r;
+                   }});
+  cases.push_back({sliceModel({-3}, {-1}, {0}, {1}), [](int64_t n) {
+                     std::vector<int64_t> r;
+                     for (int64_t i = std::max<int64_t>(0, n - 3); i < n - 1; ++i) r.push_back(i);
+                     return r;
+                   }});
+  cases.push_back({sliceModel({-1}, {kMin}, {0}, {-1}), [](int64_t n) {
+                     std::vector<int64_t> r;
+                     for (int64_t i = n - 1; i >= 0; --i) r.push_back(i);
+                     return r;
+                   }});
+  Rng rng;
+  for (size_t c = 0; c < cases.size(); ++c) {
+    SCOPED_TRACE("case " + std::to_string(c));
+    std::unique_ptr<INetworkDefinition> net;
+    Status s = parse(cases[c].model, net, profiles(p));
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    for (int64_t n : {3, 9, 1, 2, 6}) {
+      SCOPED_TRACE("batch " + std::to_string(n));
+      const std::vector<int64_t> rows = cases[c].rows(n);
+      if (rows.empty()) continue;  // x[-3:-1] of one row (an empty output has no buffer to read)
+      const Dims shape = makeDims({n, 6});
+      const std::vector<float> x = rng.values(volume(shape));
+      Tensor y;
+      s = buildAndRun(*net, p, shape, x, y);
+      if (pendingKernel(s)) GTEST_SKIP() << s.toString();
+      ASSERT_TRUE(s.isOk()) << s.toString();
+      ASSERT_EQ(y.dims, makeDims({int64_t(rows.size()), 6}));
+      std::vector<float> expected;
+      for (int64_t i : rows)
+        for (int64_t j = 0; j < 6; ++j) expected.push_back(std::max(x[size_t(i * 6 + j)], 0.f));
+      expectNear(y.v, expected, 0.f, rng.seed);
+    }
+  }
+}
+
 TEST(OnnxProfiles, ASliceWithAComputedEndOrAVaryingStartIsRefused) {
   const std::vector<OptimizationProfile> p = {
       profile({{"x", {makeDims({2, 6}), makeDims({4, 6}), makeDims({6, 6})}}})};
@@ -783,11 +835,24 @@ TEST(OnnxProfiles, ASliceWithAComputedEndOrAVaryingStartIsRefused) {
                 {"'slice' (Slice)", "slice output dim 1 depends on the input shapes",
                  "does not read to the end", "is no dynamic input's dim",
                  "[2,1] at profile 0's min", "[6,5] at profile 0's max"});
-  // x[-2:]: its start is N - 2.
-  s = parse(sliceModel({-2}, {std::numeric_limits<int64_t>::max()}, {0}, {1}), net, profiles(p));
+  // x[N/2:]: its start moves with N, but not at a fixed distance from the end.
+  Model half(13);
+  half.input("x", {1, 6});
+  symbolic(half, 0, 0, "N");
+  half.node("Shape", {"x"}, {"shape"});
+  half.initInts("zero", {0});
+  half.initInts("two", {2});
+  half.initInts("end", {std::numeric_limits<int64_t>::max()});
+  attrInt(half.node("Gather", {"shape", "zero"}, {"n"}), "axis", 0);
+  half.node("Div", {"n", "two"}, {"start"});
+  half.node("Slice", {"x", "start", "end", "zero"}, {"s"}, "slice");
+  half.node("Relu", {"s"}, {"y"});
+  half.output("y");
+  s = parse(half, net, profiles(p));
   expectMessage(s, StatusCode::kUnsupported,
-                {"node 0 'slice' (Slice)", "slice starts and steps", "[0,0,1,1] at profile 0's min",
-                 "[4,0,1,1] at profile 0's max"});
+                {"node 3 'slice' (Slice)", "slice start on axis 0 depends on the input shapes",
+                 "[1,0] at profile 0's min", "[3,0] at profile 0's max",
+                 "not a fixed distance from the end"});
 }
 
 TEST(OnnxProfiles, AProfileMissingAnInputIsRefused) {

@@ -46,7 +46,14 @@ TEST(DataInfer, Slice) {
   EXPECT_EQ(o.dims, makeDims({3}));
   ASSERT_TRUE(infer(&ops::Slice::infer, slice({5}, {1}, {-1}), {shape({5})}, &o).isOk());
   EXPECT_EQ(o.dims, makeDims({0}));  // starts at the end: nothing
-  EXPECT_ERROR(infer(&ops::Slice::infer, slice({4}, {-1}, {-1}), {shape({5})}), "step > 0");
+  // -1 with a negative step: down to element 0 (x[4::-1], x.flip(0)).
+  ASSERT_TRUE(infer(&ops::Slice::infer, slice({4}, {-1}, {-1}), {shape({5})}, &o).isOk());
+  EXPECT_EQ(o.dims, makeDims({5}));
+  ASSERT_TRUE(infer(&ops::Slice::infer, slice({4}, {-2}, {-1}), {shape({5})}, &o).isOk());
+  EXPECT_EQ(o.dims, makeDims({3}));  // reads 4, 2, 0
+  ASSERT_TRUE(infer(&ops::Slice::infer, slice({0}, {INT64_MIN}, {-1}), {shape({5})}, &o).isOk());
+  EXPECT_EQ(o.dims, makeDims({1}));
+  EXPECT_ERROR(infer(&ops::Slice::infer, slice({5}, {-1}, {-1}), {shape({5})}), "start in [0, 5)");
   EXPECT_ERROR(infer(&ops::Slice::infer, slice({-1}, {1}, {-1}), {shape({5})}), "start >= 0");
   EXPECT_ERROR(infer(&ops::Slice::infer, slice({0}, {1}, {1}), {shape({5, 5})}), "rank");
   // To the end less beforeEnd elements (x[1:-2:2]).
@@ -61,6 +68,36 @@ TEST(DataInfer, Slice) {
   SliceParams fixedTrim = slice({0}, {1}, {3});
   fixedTrim.beforeEnd[0] = 1;
   EXPECT_ERROR(infer(&ops::Slice::infer, fixedTrim, {shape({9})}), "needs output dim -1");
+  SliceParams backTrim = slice({4}, {-1}, {-1});
+  backTrim.beforeEnd[0] = 1;
+  EXPECT_ERROR(infer(&ops::Slice::infer, backTrim, {shape({9})}), "a step > 0");
+}
+
+TEST(DataInfer, SliceStartsCountedFromTheEnd) {
+  // x[-2:]: the start is max(0, dim - 2) at every dim.
+  TensorShape o;
+  SliceParams last2 = slice({0}, {1}, {-1});
+  last2.startFromEnd[0] = 2;
+  ASSERT_TRUE(infer(&ops::Slice::infer, last2, {shape({7})}, &o).isOk());
+  EXPECT_EQ(o.dims, makeDims({2}));
+  ASSERT_TRUE(infer(&ops::Slice::infer, last2, {shape({1})}, &o).isOk());
+  EXPECT_EQ(o.dims, makeDims({1}));  // clamped at 0, as ONNX and Python do
+  ASSERT_TRUE(infer(&ops::Slice::infer, last2, {shape({0})}, &o).isOk());
+  EXPECT_EQ(o.dims, makeDims({0}));
+  // A fixed count from the end: x[-3:-1] past dim 3 reads two.
+  SliceParams fixed = slice({0}, {1}, {2});
+  fixed.startFromEnd[0] = 3;
+  ASSERT_TRUE(infer(&ops::Slice::infer, fixed, {shape({9})}, &o).isOk());
+  EXPECT_EQ(o.dims, makeDims({2}));
+  ASSERT_TRUE(infer(&ops::Slice::infer, fixed, {shape({2})}, &o).isOk());   // starts at 0
+  EXPECT_ERROR(infer(&ops::Slice::infer, fixed, {shape({1})}), "outside");  // reads 0 and 1
+  // Backwards from the last element: x[-1::-1].
+  SliceParams flip = slice({0}, {-1}, {-1});
+  flip.startFromEnd[0] = 1;
+  ASSERT_TRUE(infer(&ops::Slice::infer, flip, {shape({6})}, &o).isOk());
+  EXPECT_EQ(o.dims, makeDims({6}));
+  flip.startFromEnd[0] = -1;
+  EXPECT_ERROR(infer(&ops::Slice::infer, flip, {shape({6})}), "must not be negative");
 }
 
 TEST(DataInfer, SliceDimsFromASecondInput) {

@@ -132,6 +132,23 @@ inline std::vector<Case> allCases() {
                  p.beforeEnd[1] = 1;
                  return net.addSlice(*in[0], p);
                }});
+  // x[:, -2:] and x[:, ::-1]: starts counted from the end of the sequence (clamped at 0).
+  c.push_back({"slice_the_last_two", {{{kN, kS, 4}}}, [](INetworkDefinition& net, T in) {
+                 SliceParams p;
+                 p.starts = makeDims({0, 0, 0});
+                 p.steps = makeDims({1, 1, 1});
+                 p.outputDims = makeDims({-1, -1, 4});
+                 p.startFromEnd[1] = 2;
+                 return net.addSlice(*in[0], p);
+               }});
+  c.push_back({"slice_reversing_the_sequence", {{{kN, kS, 4}}}, [](INetworkDefinition& net, T in) {
+                 SliceParams p;
+                 p.starts = makeDims({0, 0, 0});
+                 p.steps = makeDims({1, -1, 1});
+                 p.outputDims = makeDims({-1, -1, 4});
+                 p.startFromEnd[1] = 1;
+                 return net.addSlice(*in[0], p);
+               }});
   c.push_back({"gather_weight_rows_by_token_ids",
                {{{5, 3}, f, true}, {{kN, kS}, DataType::kINT32, false, 5}},
                [](INetworkDefinition& net, T in) {

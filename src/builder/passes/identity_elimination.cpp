@@ -128,7 +128,8 @@ int32_t passThrough(const Graph& g, const GraphNode& node, std::string& what) {
       const Dims& d = g.tensors[size_t(x)].shape.dims;
       if (!p || !same(x) || p->starts.nbDims != d.nbDims || p->steps.nbDims != d.nbDims) return -1;
       for (int32_t i = 0; i < d.nbDims; ++i)
-        if (p->starts.d[i] != 0 || (p->steps.d[i] != 1 && d.d[i] > 1)) return -1;
+        if (p->starts.d[i] != 0 || p->startFromEnd[i] != 0 || (p->steps.d[i] != 1 && d.d[i] > 1))
+          return -1;
       return passes(x, "it slices everything in order");
     }
     case LayerType::kPADDING: {

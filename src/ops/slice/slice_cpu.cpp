@@ -13,9 +13,11 @@ namespace {
 KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   const SliceParams* p = validate<SliceParams>(c, "slice", -1, &ops::Slice::infer, whyNot);
   if (!p || !allLinear(c, "slice", whyNot)) return nullptr;
-  return makeAxisMapKernel(
-      c.inputs[0].dims, c.outputs[0].dims, c.inputs[0].type,
-      [&](int32_t i, int64_t j) { return ops::slice::source(p->starts.d[i], p->steps.d[i], j); });
+  const Dims& in = c.inputs[0].dims;
+  return makeAxisMapKernel(in, c.outputs[0].dims, c.inputs[0].type, [&](int32_t i, int64_t j) {
+    const int64_t start = p->startOn(i, in.d[i]);
+    return ops::slice::source(start, p->steps.d[i], j);
+  });
 }
 
 constexpr Tactic kTactics[] = {{"reference", &createReference}};

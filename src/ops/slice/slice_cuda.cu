@@ -24,7 +24,7 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   if (!p) return nullptr;
   AxisMap m = identityMap(c.inputs[0].dims, c.outputs[0].dims);
   for (int32_t i = 0; i < m.rank; ++i) {  // inference proved every read inside the input
-    m.axes[i].start = p->starts.d[i];
+    m.axes[i].start = p->startOn(i, c.inputs[0].dims.d[i]);
     m.axes[i].step = p->steps.d[i];
   }
   return makeMapKernel<SliceRule>(m, c.inputs[0].type, "slice");
@@ -52,7 +52,8 @@ KernelPtr createRunsVectorized(const KernelConfig& c, std::string* whyNot) {
   for (int32_t i = 0; i < in.nbDims; ++i) {
     // Output coordinate j of axis i reads ops::slice::source(start, step, j): the offset is
     // start * own + j * (step * own).
-    base += ops::slice::source(p->starts.d[i], p->steps.d[i], 0) * own[i];
+    const int64_t start = p->startOn(i, in.d[i]);
+    base += ops::slice::source(start, p->steps.d[i], 0) * own[i];
     stride[i] = p->steps.d[i] * own[i];
   }
   const CollapsedCopy cc = collapseCopy(out.nbDims, out.d, stride, volume(out) == 0 ? 0 : base,

@@ -1,6 +1,6 @@
 // Slice's rule, shared by its CPU and CUDA kernels (slice_cpu.cpp, slice_cuda.cu): output
-// element j of an axis reads input element start + j * step. Inference has proved every such
-// read inside the input.
+// element j of an axis reads input element start + j * step, the start given by
+// SliceParams::startOn. Inference has proved every such read inside the input.
 #pragma once
 
 #include <cstdint>

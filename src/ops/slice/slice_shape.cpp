@@ -1,4 +1,5 @@
 // The shape and type rule of Slice (see ops/op.h).
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -20,19 +21,29 @@ Status Slice::shapeRule(const SliceParams& p, const Shapes& in, Shapes& out) {
   for (int32_t i = 0; i < d.nbDims; ++i) {
     const std::string where =
         "slice: axis " + std::to_string(i) + " of input " + dimsString(d) + ": ";
-    const int64_t start = p.starts.d[i], step = p.steps.d[i];
+    const int64_t fromEnd = p.startFromEnd[i];
+    if (fromEnd < 0)
+      return invalidArgument(where + "startFromEnd " + std::to_string(fromEnd) +
+                             " must not be negative");
+    const int64_t start = p.startOn(i, d.d[i]), step = p.steps.d[i];
     if (step == 0) return invalidArgument(where + "step is 0");
     const int64_t trim = p.beforeEnd[i];
-    if (trim != 0 && (trim < 0 || outDims.d[i] != -1))
+    if (trim != 0 && (trim < 0 || outDims.d[i] != -1 || step < 0))
       return invalidArgument(where + "beforeEnd " + std::to_string(trim) +
-                             " needs output dim -1 (to the end) and must not be negative");
-    if (outDims.d[i] == -1) {  // to the end (less `trim`): as many reads as fit after start
-      if (step < 0 || start < 0)
-        return invalidArgument(where + "output dim -1 (to the end) needs a step > 0 and a start " +
-                               ">= 0, not step " + std::to_string(step) + " and start " +
+                             " needs output dim -1 (to the end) and a step > 0, and must not be "
+                             "negative");
+    if (outDims.d[i] == -1 && step > 0) {  // to the end (less `trim`): as many as fit after start
+      if (start < 0)
+        return invalidArgument(where + "output dim -1 (to the end) needs a start >= 0, not " +
                                std::to_string(start));
       const int64_t stop = trim >= d.d[i] ? 0 : d.d[i] - trim;
       outDims.d[i] = start >= stop ? 0 : (stop - start - 1) / step + 1;
+    } else if (outDims.d[i] == -1) {  // step < 0: down to element 0
+      if (d.d[i] > 0 && (start < 0 || start >= d.d[i]))
+        return invalidArgument(where + "output dim -1 (down to element 0) needs a start in [0, " +
+                               std::to_string(d.d[i]) + "), not " + std::to_string(start));
+      const bool huge = step == std::numeric_limits<int64_t>::min();  // -step would overflow
+      outDims.d[i] = d.d[i] == 0 ? 0 : huge ? 1 : start / -step + 1;
     }
     const int64_t n = outDims.d[i];
     if (n < 0)

@@ -580,6 +580,17 @@ void dimsOfSourceCases(std::vector<OpCase>& out) {
     addMover(out, opCase("slice_before_the_end", LayerType::kSLICE, p, {input(makeDims({3, 11}))}));
   }
   {
+    // x[-3:, ::-1]: starts counted from the end (SliceParams::startFromEnd), the second axis
+    // reversed down to element 0.
+    kiln::SliceParams p;
+    p.starts = makeDims({0, 0});
+    p.steps = makeDims({1, -1});
+    p.outputDims = makeDims({-1, -1});
+    p.startFromEnd[0] = 3;
+    p.startFromEnd[1] = 1;
+    addMover(out, opCase("slice_from_the_end", LayerType::kSLICE, p, {input(makeDims({5, 11}))}));
+  }
+  {
     kiln::ExpandParams p;
     p.shape = makeDims({1, 1});
     p.shapeDimsOf[0] = 2;
