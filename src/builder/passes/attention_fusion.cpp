@@ -20,6 +20,9 @@
 // KILN_CUDA_ATTENTION=1; on the H200, 2026-12-02, the op harness's 72 device cases, memcheck and
 // racecheck, and the 12 torch exports in FP32 and FP16 passed, so the switch is gone.)
 //
+// Afterwards, a transpose that makes K^T for an Attention alone makes K instead
+// (readKeysUntransposed), so that the kernels read K's rows.
+//
 // Left alone, with the reason in the verbose log: chains whose intermediates are read elsewhere
 // or are network outputs, softmax over another axis, transposed Q or V operands, non-float
 // tensors, and shapes the Attention layer refuses (its shape rule says why).
@@ -179,17 +182,61 @@ class Matcher {
   mutable std::string reason_;
 };
 
+// Exporters write K^T as a transpose of its own (MatMul(Q, Transpose(K))), which makes the
+// Attention layer read K transposed, [.., D, Sk]: its kernels then gather K a column at a time
+// (the flash kernel cannot use its 16-byte row copies). Where that transpose feeds this Attention
+// alone, it writes K itself instead (its last two axes swapped back) and the Attention reads it
+// untransposed: the same one copy, and rows the kernels load whole.
+Status readKeysUntransposed(Graph& graph, PassContext& context) {
+  GraphEditor edit(graph);
+  for (int32_t n = 0; n < edit.nodeCount(); ++n) {
+    GraphNode& node = graph.nodes[size_t(n)];
+    auto* p = std::get_if<AttentionParams>(&node.params);
+    if (edit.removed(n) || node.type != LayerType::kATTENTION || !p || !p->keyTransposed) continue;
+    const int32_t kt = node.inputs[1];
+    const int32_t s = edit.producer(kt);
+    if (s < 0) continue;
+    GraphNode& shuffle = graph.nodes[size_t(s)];
+    auto* sp = std::get_if<ShuffleParams>(&shuffle.params);
+    GraphTensor& t = graph.tensors[size_t(kt)];
+    const int32_t r = t.shape.dims.nbDims;
+    if (shuffle.type != LayerType::kSHUFFLE || shuffle.inputs.size() != 1 || !sp ||
+        !sp->hasFirstTranspose || sp->hasReshape || sp->hasSecondTranspose || r < 2 || t.isOutput ||
+        edit.consumers(kt).size() != 1)
+      continue;
+    std::swap(sp->firstTranspose[r - 2], sp->firstTranspose[r - 1]);
+    std::swap(t.shape.dims.d[r - 2], t.shape.dims.d[r - 1]);
+    for (Dims& d : t.rangeDims)
+      if (d.nbDims == r) std::swap(d.d[r - 2], d.d[r - 1]);
+    p->keyTransposed = false;
+    bool identity = true;
+    for (int32_t i = 0; i < r; ++i) identity = identity && sp->firstTranspose[i] == i;
+    if (identity) {  // K^T of K itself: the Attention reads K, and the transpose goes
+      context.changed("the Attention " + describe(node) +
+                      " reads K untransposed: " + describe(shuffle) + " (K^T) is gone");
+      edit.setInput(n, 1, shuffle.inputs[0]);
+      edit.removeNode(s);
+    } else {
+      context.changed("the Attention " + describe(node) +
+                      " reads K untransposed: " + describe(shuffle) + " writes K instead of K^T");
+    }
+  }
+  return edit.compact();
+}
+
 }  // namespace
 
 Status fuseAttention(Graph& graph, PassContext& context) {
-  return fuseChains(graph, context, [&](const GraphEditor& edit, int32_t n, ChainFusion& f) {
-    Matcher m(edit);
-    if (m.match(n, f)) return true;
-    if (!m.reason().empty())
-      context.declined("left the attention ending in " + describe(edit.node(n)) +
-                       " alone: " + m.reason());
-    return false;
-  });
+  KILN_RETURN_IF_ERROR(
+      fuseChains(graph, context, [&](const GraphEditor& edit, int32_t n, ChainFusion& f) {
+        Matcher m(edit);
+        if (m.match(n, f)) return true;
+        if (!m.reason().empty())
+          context.declined("left the attention ending in " + describe(edit.node(n)) +
+                           " alone: " + m.reason());
+        return false;
+      }));
+  return readKeysUntransposed(graph, context);
 }
 
 }  // namespace kiln::passes

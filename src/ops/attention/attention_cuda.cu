@@ -1,9 +1,11 @@
 // Attention on CUDA. Tactics, fastest first (the builder times those that accept a layer):
 //   flash_mma       fp16/bf16, head sizes up to 128: one thread block of 4 warps per 64 query
-//                   rows of one batch index, looping over blocks of 64 keys. Each warp holds its
-//                   16 rows of Q and of the output in registers; the scores Q K^T and the product
-//                   P V run on tensor cores (mma.sync m16n8k16, FP32 accumulation), and the
-//                   online softmax of attention_semantics.h runs between them in FP32 on the
+//                   rows of one batch index, looping over blocks of 64 keys, double-buffered in
+//                   shared memory (cp.async: the next block lands while this one is used). Each
+//                   warp holds its 16 rows of Q and of the output in registers; K and V reach the
+//                   tensor cores through ldmatrix (V transposed on the way); the scores Q K^T and
+//                   the product P V run on tensor cores (mma.sync m16n8k16, FP32 accumulation), and
+//                   the online softmax of attention_semantics.h runs between them in FP32 on the
 //                   score fragments, so the score matrix never reaches device memory. Only the
 //                   probabilities are rounded to the storage type, as the A operand of P V.
 //   unfused_cublas  fp32/fp16: the chain the fusion replaced, as one kernel: S = scale Q K^T by
@@ -110,9 +112,27 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
 // ---- flash_mma -------------------------------------------------------------------------------
 
 constexpr int kWarps = 4;
-constexpr int kBlockRows = 16 * kWarps;  // query rows per thread block
-constexpr int kBlockKeys = 64;           // keys per step
-constexpr int kPad = 8;                  // shared-memory row padding: conflict-free fragments
+constexpr int kBlockKeys = 64;  // keys per step
+constexpr int kPad = 8;         // shared-memory row padding: conflict-free ldmatrix rows
+constexpr float kLog2e = 1.4426950408889634f;
+
+// Query tiles of 16 rows per warp, MT: 1 (flash_mma), or 2 (flash_mma_wide, head sizes up to
+// 64: each K and V fragment read from shared memory serves both, and each K/V block loaded
+// serves twice the rows, at the price of registers; above 64 the accumulators of two would not
+// fit). The timing decides.
+template <int MT>
+constexpr int blockRows() {
+  return 16 * MT * kWarps;
+}
+// One stage of the K/V pipeline: K and V row-major, [kBlockKeys][DP + kPad] each.
+template <class T, int DP>
+constexpr size_t stageElements() {
+  return size_t(2) * kBlockKeys * (DP + kPad);
+}
+template <class T, int DP>
+constexpr size_t sharedBytes() {
+  return 2 * stageElements<T, DP>() * sizeof(T);  // two stages: the next block loads meanwhile
+}
 
 // Two storage-type values packed into the 32-bit register an mma operand takes (the first in
 // the low half).
@@ -125,11 +145,6 @@ __device__ inline uint32_t packPair(float a, float b) {
     const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
     return *reinterpret_cast<const uint32_t*>(&h);
   }
-}
-
-template <class T>
-__device__ inline uint32_t sharedPair(const T* p) {
-  return *reinterpret_cast<const uint32_t*>(p);
 }
 
 // c += a b for one m16n8k16 tile (PTX ISA "mma.m16n8k16": a is 16x16 row-major in 4 registers,
@@ -151,6 +166,36 @@ __device__ inline void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t 
   }
 }
 
+// Four 8x8 matrices of 16-bit elements from shared memory (PTX ISA "ldmatrix"): lane l gives the
+// address of row l % 8 of matrix l / 8, and receives r[i] = row l / 4, elements 2 (l % 4) and
+// 2 (l % 4) + 1 of matrix i; with `.trans` the same of each matrix transposed.
+__device__ inline void loadMatrices(uint32_t (&r)[4], const void* rowAddress) {
+  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(rowAddress));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+__device__ inline void loadMatricesTransposed(uint32_t (&r)[4], const void* rowAddress) {
+  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(rowAddress));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+
+// 16 bytes from global to shared memory without the registers (cp.async); `valid` false writes
+// 16 zero bytes and reads nothing (a source size of 0).
+__device__ inline void copy16Async(void* shared, const void* global, bool valid) {
+  const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(shared));
+  const int bytes = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(global), "r"(bytes));
+}
+__device__ inline void commitAsync() { asm volatile("cp.async.commit_group;\n" ::); }
+// Waits until at most `pending` of this thread's committed groups are still in flight.
+template <int pending>
+__device__ inline void waitAsync() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
+}
+
 // Q[row][col], Q[row][col + 1] of one batch index as an mma register (0 outside the matrix).
 template <class T>
 __device__ inline uint32_t queryPair(const T* q, const Geometry& g, int64_t row, int64_t col) {
@@ -170,169 +215,229 @@ __device__ inline float quadSum(float v) {
   return v + __shfl_xor_sync(0xffffffffu, v, 2);
 }
 
-// Fills keys[j][e] = K(j0 + j, e) and valuesT[e][j] = V(j0 + j, e), zero outside the matrices.
-// `vectorized`: d == dv == DP, K not transposed, every row 16-byte aligned: 8 elements a load.
+// Starts filling keys[j][e] = K(j0 + j, e) and values[j][e] = V(j0 + j, e), zero outside the
+// matrices. `vectorized` (d == dv == DP, K not transposed, 16-byte aligned rows): 16-byte
+// cp.async copies that land while the block computes on the other stage; else plain loads,
+// complete when the next barrier is passed.
 template <class T, int DP>
 __device__ inline void loadKeyBlock(const T* k, const T* v, const Geometry& g, int64_t j0,
-                                    bool vectorized, T (&keys)[kBlockKeys][DP + kPad],
-                                    T (&valuesT)[DP][kBlockKeys + kPad]) {
-  const T zero = fromFloat<T>(0.f);
+                                    bool vectorized, T* keys, T* values) {
+  constexpr int kRow = DP + kPad;
   if (vectorized) {
     constexpr int kVec = 8, kChunks = kBlockKeys * DP / kVec;
     for (int idx = threadIdx.x; idx < kChunks; idx += blockDim.x) {
       const int j = idx / (DP / kVec), e = idx % (DP / kVec) * kVec;
       const int64_t jj = j0 + j;
-      uint4 kk = make_uint4(0, 0, 0, 0), vv = make_uint4(0, 0, 0, 0);
-      if (jj < g.sk) {
-        kk = *reinterpret_cast<const uint4*>(k + jj * g.d + e);
-        vv = *reinterpret_cast<const uint4*>(v + jj * g.dv + e);
-      }
-      *reinterpret_cast<uint4*>(&keys[j][e]) = kk;
-      const T* vs = reinterpret_cast<const T*>(&vv);
-      for (int x = 0; x < kVec; ++x) valuesT[e + x][j] = vs[x];
+      const bool inside = jj < g.sk;
+      // Outside, the (unread) source address stays inside the matrix.
+      const int64_t row = inside ? jj : 0;
+      copy16Async(keys + j * kRow + e, k + row * g.d + e, inside);
+      copy16Async(values + j * kRow + e, v + row * g.dv + e, inside);
     }
     return;
   }
+  const T zero = fromFloat<T>(0.f);
   for (int idx = threadIdx.x; idx < kBlockKeys * DP; idx += blockDim.x) {
     // Consecutive threads read consecutive addresses of K in either layout.
     const int j = g.keyTransposed ? idx % kBlockKeys : idx / DP;
     const int e = g.keyTransposed ? idx / kBlockKeys : idx % DP;
     const int64_t jj = j0 + j;
-    keys[j][e] = jj < g.sk && e < g.d ? k[at::keyIndex(g, jj, e)] : zero;
+    keys[j * kRow + e] = jj < g.sk && e < g.d ? k[at::keyIndex(g, jj, e)] : zero;
   }
   for (int idx = threadIdx.x; idx < kBlockKeys * DP; idx += blockDim.x) {
     const int j = idx / DP, e = idx % DP;
     const int64_t jj = j0 + j;
-    valuesT[e][j] = jj < g.sk && e < g.dv ? v[jj * g.dv + e] : zero;
+    values[j * kRow + e] = jj < g.sk && e < g.dv ? v[jj * g.dv + e] : zero;
   }
 }
 
 // Fragment layout (PTX ISA, m16n8k16): lane = 4 * group + t. In a 16x8 accumulator, registers 0
 // and 1 are row `group`, columns 2t and 2t + 1; registers 2 and 3 are row group + 8. So each
-// thread holds two rows (r0 = group, r1 = group + 8) of its warp's 16, and the four threads of a
-// quad together hold a row's 8 columns of every tile.
-template <class T, int DP>
-__global__ void __launch_bounds__(kWarps * 32)
+// thread holds two rows (group and group + 8) of each of its warp's 16-row query tiles, and the
+// four threads of a quad together hold a row's 8 columns of every tile.
+// Blocks per SM the register budget is made for: 3 for the small single-tile kernels (at most
+// 170 registers, 12 warps to hide the latency of each warp's mma -> softmax -> mma chain), else
+// whatever the kernel needs.
+template <int DP, int MT>
+constexpr int minBlocksPerSm() {
+  return MT == 1 && DP <= 64 ? 3 : 1;
+}
+
+template <class T, int DP, int MT>
+__global__ void __launch_bounds__(kWarps * 32, minBlocksPerSm<DP, MT>())
     flashAttentionKernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                          const T* __restrict__ mask, T* __restrict__ y, Geometry g,
                          bool vectorized) {
-  __shared__ __align__(16) T keys[kBlockKeys][DP + kPad];
-  __shared__ __align__(16) T valuesT[DP][kBlockKeys + kPad];
+  constexpr int kRow = DP + kPad;
+  extern __shared__ __align__(16) unsigned char sharedRaw[];
+  T* const stages = reinterpret_cast<T*>(sharedRaw);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int group = lane / 4, t = lane % 4;
+  // The row (of 8) and the matrix (of 4) this lane addresses in ldmatrix.
+  const int matrixRow = lane % 8, matrix = lane / 8;
   for (int64_t n = blockIdx.y; n < g.count; n += gridDim.y) {
     const at::Offsets off = at::offsetsOf(g, n);
     const T* qn = q + off.q;
+    const T* kn = k + off.k;
+    const T* vn = v + off.v;
     const T* mn = mask ? mask + off.mask : nullptr;
-    const int64_t r0 = static_cast<int64_t>(blockIdx.x) * kBlockRows + warp * 16 + group;
-    const int64_t r1 = r0 + 8;
-
-    // This warp's 16 rows of Q as A fragments, one per 16 columns of the head.
-    uint32_t qa[DP / 16][4];
+    int64_t rows[MT][2];  // per query tile, this thread's two rows
 #pragma unroll
-    for (int kk = 0; kk < DP / 16; ++kk) {
-      const int64_t c = kk * 16 + 2 * t;
-      qa[kk][0] = queryPair(qn, g, r0, c);
-      qa[kk][1] = queryPair(qn, g, r1, c);
-      qa[kk][2] = queryPair(qn, g, r0, c + 8);
-      qa[kk][3] = queryPair(qn, g, r1, c + 8);
+    for (int mt = 0; mt < MT; ++mt) {
+      rows[mt][0] =
+          static_cast<int64_t>(blockIdx.x) * blockRows<MT>() + (warp * MT + mt) * 16 + group;
+      rows[mt][1] = rows[mt][0] + 8;
     }
-    float o[DP / 8][4];
-#pragma unroll
-    for (int nt = 0; nt < DP / 8; ++nt) o[nt][0] = o[nt][1] = o[nt][2] = o[nt][3] = 0.f;
-    float max0 = -INFINITY, max1 = -INFINITY, sum0 = 0.f, sum1 = 0.f;
 
+    // This warp's rows of Q as A fragments, one per 16 columns of the head.
+    uint32_t qa[MT][DP / 16][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int kk = 0; kk < DP / 16; ++kk) {
+        const int64_t c = kk * 16 + 2 * t;
+        qa[mt][kk][0] = queryPair(qn, g, rows[mt][0], c);
+        qa[mt][kk][1] = queryPair(qn, g, rows[mt][1], c);
+        qa[mt][kk][2] = queryPair(qn, g, rows[mt][0], c + 8);
+        qa[mt][kk][3] = queryPair(qn, g, rows[mt][1], c + 8);
+      }
+    float o[MT][DP / 8][4];
+    float rowMax[MT][2], rowSum[MT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+      for (int nt = 0; nt < DP / 8; ++nt)
+        o[mt][nt][0] = o[mt][nt][1] = o[mt][nt][2] = o[mt][nt][3] = 0.f;
+      rowMax[mt][0] = rowMax[mt][1] = -INFINITY;
+      rowSum[mt][0] = rowSum[mt][1] = 0.f;
+    }
+
+    __syncthreads();  // the previous batch index is done with both stages
+    loadKeyBlock<T, DP>(kn, vn, g, 0, vectorized, stages, stages + kBlockKeys * kRow);
+    commitAsync();
+    int stage = 0;
     for (int64_t j0 = 0; j0 < g.sk; j0 += kBlockKeys) {
-      __syncthreads();  // every warp is done with the previous block
-      loadKeyBlock<T, DP>(k + off.k, v + off.v, g, j0, vectorized, keys, valuesT);
+      T* const keys = stages + stage * stageElements<T, DP>();
+      T* const values = keys + kBlockKeys * kRow;
+      // The next block streams into the other stage while this one is used.
+      if (j0 + kBlockKeys < g.sk) {
+        T* const next = stages + (stage ^ 1) * stageElements<T, DP>();
+        loadKeyBlock<T, DP>(kn, vn, g, j0 + kBlockKeys, vectorized, next, next + kBlockKeys * kRow);
+      }
+      commitAsync();
+      waitAsync<1>();  // this block's copies have landed (the next block's may be in flight)
       __syncthreads();
 
-      // S = Q K^T for this block: 8 tiles of 8 keys.
-      float s[kBlockKeys / 8][4];
-#pragma unroll
-      for (int nt = 0; nt < kBlockKeys / 8; ++nt) {
-        s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
-#pragma unroll
-        for (int kk = 0; kk < DP / 16; ++kk) {
-          const T* kr = &keys[nt * 8 + group][kk * 16 + 2 * t];
-          mma16816<T>(s[nt], qa[kk], sharedPair(kr), sharedPair(kr + 8));
-        }
-      }
-      // Scale, mask, keys past the end; the block's row maxima.
-      float blockMax0 = -INFINITY, blockMax1 = -INFINITY;
+      // S = Q K^T for this block: 8 tiles of 8 keys per query tile. One ldmatrix gives a key
+      // tile's B fragments for two 16-column steps of the head.
+      float s[MT][kBlockKeys / 8][4];
 #pragma unroll
       for (int nt = 0; nt < kBlockKeys / 8; ++nt) {
 #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          const int64_t row = r < 2 ? r0 : r1;
-          const int64_t col = j0 + nt * 8 + 2 * t + (r & 1);
-          float value = -INFINITY;
-          if (col < g.sk) {
-            const float add = mn && row < g.sq ? toFloat(mn[at::maskIndex(g, row, col)]) : 0.f;
-            value = at::score(s[nt][r], g.scale, add);
+        for (int mt = 0; mt < MT; ++mt)
+          s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < DP / 16; kk += 2) {
+          uint32_t b[4];
+          loadMatrices(b, keys + (nt * 8 + matrixRow) * kRow + kk * 16 + matrix * 8);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            mma16816<T>(s[mt][nt], qa[mt][kk], b[0], b[1]);
+            mma16816<T>(s[mt][nt], qa[mt][kk + 1], b[2], b[3]);
           }
-          s[nt][r] = value;
-          if (r < 2)
-            blockMax0 = fmaxf(blockMax0, value);
-          else
-            blockMax1 = fmaxf(blockMax1, value);
         }
       }
-      const float newMax0 = fmaxf(max0, quadMax(blockMax0));
-      const float newMax1 = fmaxf(max1, quadMax(blockMax1));
-      const float ref0 = at::referencePoint(newMax0), ref1 = at::referencePoint(newMax1);
-      const float alpha0 = expf(max0 - ref0), alpha1 = expf(max1 - ref1);
-      max0 = newMax0;
-      max1 = newMax1;
-      float add0 = 0.f, add1 = 0.f;
+      // Scale, mask, keys past the end; each row's new maximum and the rescale of what it had.
+      const bool full = j0 + kBlockKeys <= g.sk;
+      float ref[MT][2];
 #pragma unroll
-      for (int nt = 0; nt < kBlockKeys / 8; ++nt) {
-        s[nt][0] = expf(s[nt][0] - ref0);
-        s[nt][1] = expf(s[nt][1] - ref0);
-        s[nt][2] = expf(s[nt][2] - ref1);
-        s[nt][3] = expf(s[nt][3] - ref1);
-        add0 += s[nt][0] + s[nt][1];
-        add1 += s[nt][2] + s[nt][3];
-      }
-      // Each thread sums its own columns; the quad's partial sums meet at the end (alpha is the
-      // same in the four threads of a row, so the partial sums scale alike).
-      sum0 = sum0 * alpha0 + add0;
-      sum1 = sum1 * alpha1 + add1;
+      for (int mt = 0; mt < MT; ++mt) {
+        float blockMax[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-      for (int nt = 0; nt < DP / 8; ++nt) {
-        o[nt][0] *= alpha0;
-        o[nt][1] *= alpha0;
-        o[nt][2] *= alpha1;
-        o[nt][3] *= alpha1;
+        for (int nt = 0; nt < kBlockKeys / 8; ++nt) {
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            const int64_t row = rows[mt][r / 2];
+            const int64_t col = j0 + nt * 8 + 2 * t + (r & 1);
+            float value = -INFINITY;
+            if (full || col < g.sk) {
+              const float add = mn && row < g.sq ? toFloat(mn[at::maskIndex(g, row, col)]) : 0.f;
+              value = at::score(s[mt][nt][r], g.scale, add);
+            }
+            s[mt][nt][r] = value;
+            blockMax[r / 2] = fmaxf(blockMax[r / 2], value);
+          }
+        }
+        // exp(x - ref) as exp2(x log2(e) - ref log2(e)): one fused multiply-add and the
+        // hardware's exp2 per score instead of expf's range reduction (2^-22 relative).
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float newMax = fmaxf(rowMax[mt][h], quadMax(blockMax[h]));
+          ref[mt][h] = at::referencePoint(newMax);
+          const float alpha = exp2f((rowMax[mt][h] - ref[mt][h]) * kLog2e);
+          const float refLog2 = ref[mt][h] * kLog2e;
+          rowMax[mt][h] = newMax;
+          float add = 0.f;
+#pragma unroll
+          for (int nt = 0; nt < kBlockKeys / 8; ++nt) {
+            s[mt][nt][2 * h] = exp2f(fmaf(s[mt][nt][2 * h], kLog2e, -refLog2));
+            s[mt][nt][2 * h + 1] = exp2f(fmaf(s[mt][nt][2 * h + 1], kLog2e, -refLog2));
+            add += s[mt][nt][2 * h] + s[mt][nt][2 * h + 1];
+          }
+          // Each thread sums its own columns; the quad's partial sums meet at the end (alpha is
+          // the same in the four threads of a row, so the partial sums scale alike).
+          rowSum[mt][h] = rowSum[mt][h] * alpha + add;
+#pragma unroll
+          for (int nt = 0; nt < DP / 8; ++nt) {
+            o[mt][nt][2 * h] *= alpha;
+            o[mt][nt][2 * h + 1] *= alpha;
+          }
+        }
       }
       // O += P V: the score accumulators of two neighbouring key tiles are, register for
-      // register, the A fragment of a 16-key step.
+      // register, the A fragment of a 16-key step. One transposing ldmatrix gives the B
+      // fragments of two 8-column tiles of V.
 #pragma unroll
       for (int ks = 0; ks < kBlockKeys / 16; ++ks) {
-        const uint32_t pa[4] = {packPair<T>(s[2 * ks][0], s[2 * ks][1]),
-                                packPair<T>(s[2 * ks][2], s[2 * ks][3]),
-                                packPair<T>(s[2 * ks + 1][0], s[2 * ks + 1][1]),
-                                packPair<T>(s[2 * ks + 1][2], s[2 * ks + 1][3])};
+        uint32_t pa[MT][4];
 #pragma unroll
-        for (int nt = 0; nt < DP / 8; ++nt) {
-          const T* vr = &valuesT[nt * 8 + group][ks * 16 + 2 * t];
-          mma16816<T>(o[nt], pa, sharedPair(vr), sharedPair(vr + 8));
+        for (int mt = 0; mt < MT; ++mt) {
+          pa[mt][0] = packPair<T>(s[mt][2 * ks][0], s[mt][2 * ks][1]);
+          pa[mt][1] = packPair<T>(s[mt][2 * ks][2], s[mt][2 * ks][3]);
+          pa[mt][2] = packPair<T>(s[mt][2 * ks + 1][0], s[mt][2 * ks + 1][1]);
+          pa[mt][3] = packPair<T>(s[mt][2 * ks + 1][2], s[mt][2 * ks + 1][3]);
+        }
+#pragma unroll
+        for (int nt = 0; nt < DP / 8; nt += 2) {
+          uint32_t b[4];
+          loadMatricesTransposed(
+              b, values + (ks * 16 + (matrix & 1) * 8 + matrixRow) * kRow + (nt + matrix / 2) * 8);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            mma16816<T>(o[mt][nt], pa[mt], b[0], b[1]);
+            mma16816<T>(o[mt][nt + 1], pa[mt], b[2], b[3]);
+          }
         }
       }
+      __syncthreads();  // every warp is done with this stage before it is refilled
+      stage ^= 1;
     }
+    waitAsync<0>();
     // A row whose scores were all -inf has sum 0 and o 0: 0 / 0 is the NaN the Softmax layer
     // gives (attention_semantics.h).
-    const float total0 = quadSum(sum0), total1 = quadSum(sum1);
     T* yn = y + n * g.sq * g.dv;
 #pragma unroll
-    for (int nt = 0; nt < DP / 8; ++nt) {
-      const int64_t c = nt * 8 + 2 * t;
-      for (int half = 0; half < 2; ++half) {
-        const int64_t row = half ? r1 : r0;
-        if (row >= g.sq) continue;
-        const float total = half ? total1 : total0;
-        if (c < g.dv) yn[row * g.dv + c] = fromFloat<T>(o[nt][2 * half] / total);
-        if (c + 1 < g.dv) yn[row * g.dv + c + 1] = fromFloat<T>(o[nt][2 * half + 1] / total);
+    for (int mt = 0; mt < MT; ++mt) {
+      const float total[2] = {quadSum(rowSum[mt][0]), quadSum(rowSum[mt][1])};
+#pragma unroll
+      for (int nt = 0; nt < DP / 8; ++nt) {
+        const int64_t c = nt * 8 + 2 * t;
+        for (int h = 0; h < 2; ++h) {
+          const int64_t row = rows[mt][h];
+          if (row >= g.sq) continue;
+          if (c < g.dv) yn[row * g.dv + c] = fromFloat<T>(o[mt][nt][2 * h] / total[h]);
+          if (c + 1 < g.dv) yn[row * g.dv + c + 1] = fromFloat<T>(o[mt][nt][2 * h + 1] / total[h]);
+        }
       }
     }
   }
@@ -347,56 +452,64 @@ int paddedHeadSize(const Geometry& g) {
   return 0;
 }
 
-template <class T, int DP>
+template <class T, int DP, int MT>
 Status launchFlash(const Geometry& g, const void* const* in, void* const* out,
                    const RunContext& ctx) {
   const bool vectorized = !g.keyTransposed && g.d == DP && g.dv == DP &&
                           reinterpret_cast<uintptr_t>(in[1]) % 16 == 0 &&
                           reinterpret_cast<uintptr_t>(in[2]) % 16 == 0;
-  const dim3 grid(static_cast<unsigned>((g.sq + kBlockRows - 1) / kBlockRows),
+  constexpr size_t bytes = sharedBytes<T, DP>();
+  // Above 48 KiB a kernel must opt in to its dynamic shared memory (once per kernel; cheap).
+  if constexpr (bytes > 48 * 1024) {
+    static const cudaError_t optIn = cudaFuncSetAttribute(
+        flashAttentionKernel<T, DP, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+    if (optIn != cudaSuccess)
+      return internalError(std::string("attention_flash_mma: ") + cudaGetErrorString(optIn));
+  }
+  const dim3 grid(static_cast<unsigned>((g.sq + blockRows<MT>() - 1) / blockRows<MT>()),
                   static_cast<unsigned>(g.count < 65535 ? g.count : 65535));
-  flashAttentionKernel<T, DP><<<grid, kWarps * 32, 0, static_cast<cudaStream_t>(ctx.stream)>>>(
-      static_cast<const T*>(in[0]), static_cast<const T*>(in[1]), static_cast<const T*>(in[2]),
-      g.hasMask ? static_cast<const T*>(in[3]) : nullptr, static_cast<T*>(out[0]), g, vectorized);
+  flashAttentionKernel<T, DP, MT>
+      <<<grid, kWarps * 32, bytes, static_cast<cudaStream_t>(ctx.stream)>>>(
+          static_cast<const T*>(in[0]), static_cast<const T*>(in[1]), static_cast<const T*>(in[2]),
+          g.hasMask ? static_cast<const T*>(in[3]) : nullptr, static_cast<T*>(out[0]), g,
+          vectorized);
   KILN_CHECK_LAUNCH("attention_flash_mma");
   return Status::ok();
 }
 
-template <class T>
+template <class T, int MT>
 Status runFlash(const Geometry& g, int padded, const void* const* in, void* const* out,
                 const RunContext& ctx) {
-  switch (padded) {
-    case 32:
-      return launchFlash<T, 32>(g, in, out, ctx);
-    case 64:
-      return launchFlash<T, 64>(g, in, out, ctx);
-    case 96:
-      return launchFlash<T, 96>(g, in, out, ctx);
-    default:
-      return launchFlash<T, 128>(g, in, out, ctx);
+  if constexpr (MT == 1) {
+    if (padded == 96) return launchFlash<T, 96, 1>(g, in, out, ctx);
+    if (padded == 128) return launchFlash<T, 128, 1>(g, in, out, ctx);
   }
+  return padded == 32 ? launchFlash<T, 32, MT>(g, in, out, ctx)
+                      : launchFlash<T, 64, MT>(g, in, out, ctx);
 }
 
+template <int MT>
 std::unique_ptr<Kernel> createFlash(const KernelConfig& c, std::string* whyNot) {
+  const char* name = MT == 1 ? "flash_mma" : "flash_mma_wide";
   Geometry g;
-  if (!readGeometry(c, "flash_mma", g, whyNot)) return nullptr;
+  if (!readGeometry(c, name, g, whyNot)) return nullptr;
   const DataType type = c.inputs[0].type;
   if (type != DataType::kHALF && type != DataType::kBF16) {
-    if (whyNot) *whyNot = std::string("flash_mma: fp16 and bf16 only, got ") + dataTypeName(type);
+    if (whyNot) *whyNot = std::string(name) + ": fp16 and bf16 only, got " + dataTypeName(type);
     return nullptr;
   }
   if (g.zeroNanRows) {
     if (whyNot)
-      *whyNot =
-          "flash_mma: no zeroNanRows guard in this kernel (unfused_cublas and the reference "
-          "run it)";
+      *whyNot = std::string(name) +
+                ": no zeroNanRows guard in this kernel (unfused_cublas and the reference run it)";
     return nullptr;
   }
   const int padded = paddedHeadSize(g);
-  if (padded == 0) {
+  const int largest = MT == 1 ? 128 : 64;
+  if (padded == 0 || padded > largest) {
     if (whyNot)
-      *whyNot = "flash_mma: head sizes up to 128, got D = " + std::to_string(g.d) +
-                ", Dv = " + std::to_string(g.dv);
+      *whyNot = std::string(name) + ": head sizes up to " + std::to_string(largest) +
+                ", got D = " + std::to_string(g.d) + ", Dv = " + std::to_string(g.dv);
     return nullptr;
   }
   using Types =
@@ -406,7 +519,7 @@ std::unique_ptr<Kernel> createFlash(const KernelConfig& c, std::string* whyNot) 
         if (ctx.emulate)
           return unsupported("attention flash_mma: a tensor-core kernel, no host emulation");
         if (g.count == 0 || g.sq == 0) return Status::ok();
-        return runFlash<decltype(tag)>(g, padded, in, out, ctx);
+        return runFlash<decltype(tag), MT>(g, padded, in, out, ctx);
       });
 }
 
@@ -528,7 +641,10 @@ std::unique_ptr<Kernel> createUnfused(const KernelConfig& c, std::string* whyNot
   return std::make_unique<UnfusedCublas>(g, type, qs, ks, vs);
 }
 
-constexpr Tactic kTactics[] = {{"flash_mma", &createFlash},
+// createFlash<2> (two query tiles per warp, "flash_mma_wide") is not offered: on the H200 it
+// timed slower than flash_mma wherever both applied (2026-12-03, FP16, D = 64: 0.190 against
+// 0.180 ms at ViT-B/16's 64x12x197, 0.168 against 0.130 ms at 4x12x1024; it spills at D = 64).
+constexpr Tactic kTactics[] = {{"flash_mma", &createFlash<1>},
                                {"unfused_cublas", &createUnfused},
                                {"reference", &createReference}};
 

@@ -210,6 +210,52 @@ TEST(AttentionFusion, AnotherGuardStays) {
   expectSameResults(*net, 1e-5f);
 }
 
+ITensor* transposed(INetworkDefinition& net, ITensor& x, std::vector<int32_t> order) {
+  ShuffleParams p;
+  p.hasFirstTranspose = true;
+  for (size_t i = 0; i < order.size(); ++i) p.firstTranspose[i] = order[i];
+  return net.addShuffle(x, p)->getOutput(0);
+}
+
+// K^T written as a transpose of its own (MatMul(Q, Transpose(K)), as torch exports it): the
+// Attention reads K untransposed. A transpose of K alone goes; one that also moves the heads
+// (K^T from [B, S, H, D]) then writes K as [B, H, S, D]; one read elsewhere too stays as it is.
+TEST(AttentionFusion, AKeyTransposeOfItsOwnIsUndone) {
+  const int64_t b = 2, h = 3, sq = 5, sk = 7, d = 8;
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE(variant);
+    auto net = createNetwork();
+    ITensor* q = net->addInput("q", DataType::kFLOAT, makeDims({b, h, sq, d}));
+    ITensor* v = net->addInput("v", DataType::kFLOAT, makeDims({b, h, sk, d}));
+    ITensor* kt = nullptr;
+    if (variant == 1) {
+      ITensor* k = net->addInput("k", DataType::kFLOAT, makeDims({b, sk, h, d}));
+      kt = transposed(*net, *k, {0, 2, 3, 1});
+    } else {
+      ITensor* k = net->addInput("k", DataType::kFLOAT, makeDims({b, h, sk, d}));
+      kt = transposed(*net, *k, {0, 1, 3, 2});
+    }
+    ITensor* y = matmul(*net, *softmax(*net, *matmul(*net, *q, *kt)), *v);
+    ASSERT_TRUE(net->markOutput(*y).isOk());
+    if (variant == 2) ASSERT_TRUE(net->markOutput(*kt).isOk());  // K^T wanted as well
+    Graph g = graphOf(*net);
+    PassContext c = runPass(passes::fuseAttention, g);
+    ASSERT_EQ(countNodes(g, LayerType::kATTENTION), 1) << joined(c.changes());
+    const GraphNode& attention = g.nodes.back();
+    const auto& p = std::get<AttentionParams>(attention.params);
+    EXPECT_EQ(p.keyTransposed, variant == 2);
+    EXPECT_EQ(countNodes(g, LayerType::kSHUFFLE), variant == 0 ? 0 : 1);
+    if (variant == 0) {
+      EXPECT_TRUE(mentions(c.changes(), "(K^T) is gone")) << joined(c.changes());
+      EXPECT_EQ(g.tensors[size_t(attention.inputs[1])].name, "k");
+    } else if (variant == 1) {
+      EXPECT_TRUE(mentions(c.changes(), "writes K instead of K^T")) << joined(c.changes());
+      EXPECT_EQ(g.tensors[size_t(attention.inputs[1])].shape.dims, makeDims({b, h, sk, d}));
+    }
+    expectSameResults(*net, 1e-5f);
+  }
+}
+
 TEST(AttentionFusion, TheFullPipelineFusesAndKeepsResults) {
   // Sizes past the CPU blocked tactic's 64-row and 256-key blocks, the scale on Q as PyTorch's
   // nn.MultiheadAttention writes it.
