@@ -681,137 +681,87 @@ Model sliceModel(std::vector<int64_t> starts, std::vector<int64_t> ends, std::ve
   return m;
 }
 
-TEST(OnnxProfiles, SlicesToTheEndOfADynamicAxisAreGeneric) {
-  // x[:, :2] keeps the whole batch axis; x[1::2, 1:] reads to the end of both.
-  const std::vector<OptimizationProfile> p = {
-      profile({{"x", {makeDims({1, 6}), makeDims({4, 6}), makeDims({9, 6})}}})};
-  struct Case {
-    Model model;
-    std::function<Dims(int64_t)> dims;
-    std::function<int64_t(int64_t, int64_t)> source;  // output (i, j) reads x[source]
-  };
-  const int64_t kMax = std::numeric_limits<int64_t>::max();
-  std::vector<Case> cases;
-  cases.push_back({sliceModel({0}, {2}, {1}, {1}),
-                   [](int64_t n) {
-                     return makeDims({n, 2});
-                   },
-                   [](int64_t i, int64_t j) { return i * 6 + j; }});
-  cases.push_back({sliceModel({1, 1}, {kMax, kMax}, {0, 1}, {2, 1}),
-                   [](int64_t n) {
-                     return makeDims({n / 2, 5});
-                   },
-                   [](int64_t i, int64_t j) { return (1 + 2 * i) * 6 + 1 + j; }});
+// A slice of the [N, 6] input x, followed by a Relu: at batch n it reads rows(n) (in order) and,
+// of each, the columns `cols`.
+struct SliceCase {
+  Model model;
+  std::function<std::vector<int64_t>(int64_t)> rows;
+  std::vector<int64_t> cols;
+};
+
+std::vector<int64_t> rowsFrom(int64_t first, int64_t end, int64_t step) {
+  std::vector<int64_t> r;
+  for (int64_t i = first; step > 0 ? i < end : i > end; i += step) r.push_back(i);
+  return r;
+}
+
+// Each case parsed with profiles p, one plan built, run at each batch (an empty result skipped:
+// it has no buffer to read) and compared with relu(x[row, col]).
+void expectSlices(const std::vector<SliceCase>& cases, const std::vector<OptimizationProfile>& p,
+                  std::initializer_list<int64_t> batches) {
   Rng rng;
   for (size_t c = 0; c < cases.size(); ++c) {
     SCOPED_TRACE("case " + std::to_string(c));
     std::unique_ptr<INetworkDefinition> net;
     Status s = parse(cases[c].model, net, profiles(p));
     ASSERT_TRUE(s.isOk()) << s.toString();
-    for (int64_t n : {3, 9, 2}) {
+    for (int64_t n : batches) {
       SCOPED_TRACE("batch " + std::to_string(n));
+      const std::vector<int64_t> rows = cases[c].rows(n);
+      const std::vector<int64_t>& cols = cases[c].cols;
+      if (rows.empty()) continue;
       const Dims shape = makeDims({n, 6});
       const std::vector<float> x = rng.values(volume(shape));
       Tensor y;
       s = buildAndRun(*net, p, shape, x, y);
       if (pendingKernel(s)) GTEST_SKIP() << s.toString();
       ASSERT_TRUE(s.isOk()) << s.toString();
-      const Dims want = cases[c].dims(n);
-      ASSERT_EQ(y.dims, want);
+      ASSERT_EQ(y.dims, makeDims({int64_t(rows.size()), int64_t(cols.size())}));
       std::vector<float> expected;
-      for (int64_t i = 0; i < want.d[0]; ++i)
-        for (int64_t j = 0; j < want.d[1]; ++j)
-          expected.push_back(std::max(x[size_t(cases[c].source(i, j))], 0.f));
+      for (int64_t i : rows)
+        for (int64_t j : cols) expected.push_back(std::max(x[size_t(i * 6 + j)], 0.f));
       expectNear(y.v, expected, 0.f, rng.seed);
     }
   }
 }
 
+const std::vector<int64_t> kAllColumns = {0, 1, 2, 3, 4, 5};
+
+TEST(OnnxProfiles, SlicesToTheEndOfADynamicAxisAreGeneric) {
+  // x[:, :2] keeps the whole batch axis; x[1::2, 1:] reads to the end of both.
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  expectSlices(
+      {{sliceModel({0}, {2}, {1}, {1}), [](int64_t n) { return rowsFrom(0, n, 1); }, {0, 1}},
+       {sliceModel({1, 1}, {kMax, kMax}, {0, 1}, {2, 1}),
+        [](int64_t n) { return rowsFrom(1, n, 2); },
+        {1, 2, 3, 4, 5}}},
+      {profile({{"x", {makeDims({1, 6}), makeDims({4, 6}), makeDims({9, 6})}}})}, {3, 9, 2});
+}
+
 TEST(OnnxProfiles, ASliceStoppingBeforeTheEndOfADynamicAxisIsGeneric) {
   // x[:-1] and x[1:-2:2] on the batch axis: to the end less 1 and 2 (SliceParams::beforeEnd).
-  const std::vector<OptimizationProfile> p = {
-      profile({{"x", {makeDims({2, 6}), makeDims({4, 6}), makeDims({9, 6})}}})};
-  struct Case {
-    Model model;
-    int64_t start, step, trim;
-  };
-  std::vector<Case> cases;
-  cases.push_back({sliceModel({0}, {-1}, {0}, {1}), 0, 1, 1});
-  cases.push_back({sliceModel({1}, {-2}, {0}, {2}), 1, 2, 2});
-  Rng rng;
-  for (size_t c = 0; c < cases.size(); ++c) {
-    SCOPED_TRACE("case " + std::to_string(c));
-    std::unique_ptr<INetworkDefinition> net;
-    Status s = parse(cases[c].model, net, profiles(p));
-    ASSERT_TRUE(s.isOk()) << s.toString();
-    for (int64_t n : {4, 9, 5, 7}) {  // (at 2 and 3 the second case is empty)
-      SCOPED_TRACE("batch " + std::to_string(n));
-      const Dims shape = makeDims({n, 6});
-      const std::vector<float> x = rng.values(volume(shape));
-      Tensor y;
-      s = buildAndRun(*net, p, shape, x, y);
-      if (pendingKernel(s)) GTEST_SKIP() << s.toString();
-      ASSERT_TRUE(s.isOk()) << s.toString();
-      std::vector<float> expected;
-      int64_t rows = 0;
-      for (int64_t i = cases[c].start; i < n - cases[c].trim; i += cases[c].step, ++rows)
-        for (int64_t j = 0; j < 6; ++j) expected.push_back(std::max(x[size_t(i * 6 + j)], 0.f));
-      ASSERT_EQ(y.dims, makeDims({rows, 6}));
-      expectNear(y.v, expected, 0.f, rng.seed);
-    }
-  }
+  // (At 2 and 3 the second is empty.)
+  expectSlices({{sliceModel({0}, {-1}, {0}, {1}), [](int64_t n) { return rowsFrom(0, n - 1, 1); },
+                 kAllColumns},
+                {sliceModel({1}, {-2}, {0}, {2}), [](int64_t n) { return rowsFrom(1, n - 2, 2); },
+                 kAllColumns}},
+               {profile({{"x", {makeDims({2, 6}), makeDims({4, 6}), makeDims({9, 6})}}})},
+               {4, 9, 5, 7});
 }
 
 TEST(OnnxProfiles, SlicesCountedFromTheEndOfADynamicAxisAreGeneric) {
   // x[-2:], x[-3:-1] and x[::-1] on the batch axis: starts N - 2, N - 3 and N - 1
   // (SliceParams::startFromEnd), clamped at 0 as ONNX does when N is smaller (min 1).
-  const std::vector<OptimizationProfile> p = {
-      profile({{"x", {makeDims({1, 6}), makeDims({4, 6}), makeDims({9, 6})}}})};
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-  struct Case {
-    Model model;
-    std::function<std::vector<int64_t>(int64_t)> rows;  // the input rows read, in order
-  };
-  std::vector<Case> cases;
-  cases.push_back({sliceModel({-2}, {kMax}, {0}, {1}), [](int64_t n) {
-                     std::vector<int64_t> r;
-                     for (int64_t i = std::max<int64_t>(0, n - 2); i < n; ++i) r.push_back(i);
-                     return r;
-                   }});
-  cases.push_back({sliceModel({-3}, {-1}, {0}, {1}), [](int64_t n) {
-                     std::vector<int64_t> r;
-                     for (int64_t i = std::max<int64_t>(0, n - 3); i < n - 1; ++i) r.push_back(i);
-                     return r;
-                   }});
-  cases.push_back({sliceModel({-1}, {kMin}, {0}, {-1}), [](int64_t n) {
-                     std::vector<int64_t> r;
-                     for (int64_t i = n - 1; i >= 0; --i) r.push_back(i);
-                     return r;
-                   }});
-  Rng rng;
-  for (size_t c = 0; c < cases.size(); ++c) {
-    SCOPED_TRACE("case " + std::to_string(c));
-    std::unique_ptr<INetworkDefinition> net;
-    Status s = parse(cases[c].model, net, profiles(p));
-    ASSERT_TRUE(s.isOk()) << s.toString();
-    for (int64_t n : {3, 9, 1, 2, 6}) {
-      SCOPED_TRACE("batch " + std::to_string(n));
-      const std::vector<int64_t> rows = cases[c].rows(n);
-      if (rows.empty()) continue;  // x[-3:-1] of one row (an empty output has no buffer to read)
-      const Dims shape = makeDims({n, 6});
-      const std::vector<float> x = rng.values(volume(shape));
-      Tensor y;
-      s = buildAndRun(*net, p, shape, x, y);
-      if (pendingKernel(s)) GTEST_SKIP() << s.toString();
-      ASSERT_TRUE(s.isOk()) << s.toString();
-      ASSERT_EQ(y.dims, makeDims({int64_t(rows.size()), 6}));
-      std::vector<float> expected;
-      for (int64_t i : rows)
-        for (int64_t j = 0; j < 6; ++j) expected.push_back(std::max(x[size_t(i * 6 + j)], 0.f));
-      expectNear(y.v, expected, 0.f, rng.seed);
-    }
-  }
+  expectSlices(
+      {{sliceModel({-2}, {kMax}, {0}, {1}),
+        [](int64_t n) { return rowsFrom(std::max<int64_t>(0, n - 2), n, 1); }, kAllColumns},
+       {sliceModel({-3}, {-1}, {0}, {1}),
+        [](int64_t n) { return rowsFrom(std::max<int64_t>(0, n - 3), n - 1, 1); }, kAllColumns},
+       {sliceModel({-1}, {kMin}, {0}, {-1}), [](int64_t n) { return rowsFrom(n - 1, -1, -1); },
+        kAllColumns}},
+      {profile({{"x", {makeDims({1, 6}), makeDims({4, 6}), makeDims({9, 6})}}})}, {3, 9, 1, 2, 6});
 }
 
 TEST(OnnxProfiles, ASliceWithAComputedEndOrAVaryingStartIsRefused) {
