@@ -12,8 +12,9 @@
 // becomes -1 (to the end), and a slice start a fixed count before the end at every corner counts
 // from the end (SliceParams::startFromEnd). Anything else that does (another moving slice start,
 // a resize's output dims, a shape operand of a layer, a constant made into a network tensor) is
-// refused, since kiln does not carry general shape arithmetic to run time. Last, verify() re-infers the final network at
-// every corner: each layer output must have the dims the static parse there gave it.
+// refused, since kiln does not carry general shape arithmetic to run time. Last, verify() re-infers
+// the final network at every corner: each layer output must have the dims the static parse there
+// gave it.
 #pragma once
 
 #include <cstdint>

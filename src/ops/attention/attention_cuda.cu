@@ -116,22 +116,22 @@ constexpr int kBlockKeys = 64;  // keys per step
 constexpr int kPad = 8;         // shared-memory row padding: conflict-free ldmatrix rows
 constexpr float kLog2e = 1.4426950408889634f;
 
-// Query tiles of 16 rows per warp, MT: 1 (flash_mma), or 2 (flash_mma_wide, head sizes up to
-// 64: each K and V fragment read from shared memory serves both, and each K/V block loaded
-// serves twice the rows, at the price of registers; above 64 the accumulators of two would not
-// fit). The timing decides.
+// Query tiles of 16 rows per warp: the kernel's MT. Two would let each K and V fragment read from
+// shared memory serve both tiles, at the price of registers; on the H200 that timed slower (see
+// kTactics), so flash_mma launches kTilesPerWarp = 1.
+constexpr int kTilesPerWarp = 1;
 template <int MT>
 constexpr int blockRows() {
   return 16 * MT * kWarps;
 }
 // One stage of the K/V pipeline: K and V row-major, [kBlockKeys][DP + kPad] each.
-template <class T, int DP>
+template <int DP>
 constexpr size_t stageElements() {
   return size_t(2) * kBlockKeys * (DP + kPad);
 }
 template <class T, int DP>
 constexpr size_t sharedBytes() {
-  return 2 * stageElements<T, DP>() * sizeof(T);  // two stages: the next block loads meanwhile
+  return 2 * stageElements<DP>() * sizeof(T);  // two stages: the next block loads meanwhile
 }
 
 // Two storage-type values packed into the 32-bit register an mma operand takes (the first in
@@ -317,11 +317,11 @@ __global__ void __launch_bounds__(kWarps * 32, minBlocksPerSm<DP, MT>())
     commitAsync();
     int stage = 0;
     for (int64_t j0 = 0; j0 < g.sk; j0 += kBlockKeys) {
-      T* const keys = stages + stage * stageElements<T, DP>();
+      T* const keys = stages + stage * stageElements<DP>();
       T* const values = keys + kBlockKeys * kRow;
       // The next block streams into the other stage while this one is used.
       if (j0 + kBlockKeys < g.sk) {
-        T* const next = stages + (stage ^ 1) * stageElements<T, DP>();
+        T* const next = stages + (stage ^ 1) * stageElements<DP>();
         loadKeyBlock<T, DP>(kn, vn, g, j0 + kBlockKeys, vectorized, next, next + kBlockKeys * kRow);
       }
       commitAsync();
@@ -477,39 +477,42 @@ Status launchFlash(const Geometry& g, const void* const* in, void* const* out,
   return Status::ok();
 }
 
-template <class T, int MT>
+template <class T>
 Status runFlash(const Geometry& g, int padded, const void* const* in, void* const* out,
                 const RunContext& ctx) {
-  if constexpr (MT == 1) {
-    if (padded == 96) return launchFlash<T, 96, 1>(g, in, out, ctx);
-    if (padded == 128) return launchFlash<T, 128, 1>(g, in, out, ctx);
+  constexpr int MT = kTilesPerWarp;
+  switch (padded) {
+    case 32:
+      return launchFlash<T, 32, MT>(g, in, out, ctx);
+    case 64:
+      return launchFlash<T, 64, MT>(g, in, out, ctx);
+    case 96:
+      return launchFlash<T, 96, MT>(g, in, out, ctx);
+    default:
+      return launchFlash<T, 128, MT>(g, in, out, ctx);
   }
-  return padded == 32 ? launchFlash<T, 32, MT>(g, in, out, ctx)
-                      : launchFlash<T, 64, MT>(g, in, out, ctx);
 }
 
-template <int MT>
 std::unique_ptr<Kernel> createFlash(const KernelConfig& c, std::string* whyNot) {
-  const char* name = MT == 1 ? "flash_mma" : "flash_mma_wide";
   Geometry g;
-  if (!readGeometry(c, name, g, whyNot)) return nullptr;
+  if (!readGeometry(c, "flash_mma", g, whyNot)) return nullptr;
   const DataType type = c.inputs[0].type;
   if (type != DataType::kHALF && type != DataType::kBF16) {
-    if (whyNot) *whyNot = std::string(name) + ": fp16 and bf16 only, got " + dataTypeName(type);
+    if (whyNot) *whyNot = std::string("flash_mma: fp16 and bf16 only, got ") + dataTypeName(type);
     return nullptr;
   }
   if (g.zeroNanRows) {
     if (whyNot)
-      *whyNot = std::string(name) +
-                ": no zeroNanRows guard in this kernel (unfused_cublas and the reference run it)";
+      *whyNot =
+          "flash_mma: no zeroNanRows guard in this kernel (unfused_cublas and the reference run "
+          "it)";
     return nullptr;
   }
   const int padded = paddedHeadSize(g);
-  const int largest = MT == 1 ? 128 : 64;
-  if (padded == 0 || padded > largest) {
+  if (padded == 0) {
     if (whyNot)
-      *whyNot = std::string(name) + ": head sizes up to " + std::to_string(largest) +
-                ", got D = " + std::to_string(g.d) + ", Dv = " + std::to_string(g.dv);
+      *whyNot = "flash_mma: head sizes up to 128, got D = " + std::to_string(g.d) +
+                ", Dv = " + std::to_string(g.dv);
     return nullptr;
   }
   using Types =
@@ -519,7 +522,7 @@ std::unique_ptr<Kernel> createFlash(const KernelConfig& c, std::string* whyNot) 
         if (ctx.emulate)
           return unsupported("attention flash_mma: a tensor-core kernel, no host emulation");
         if (g.count == 0 || g.sq == 0) return Status::ok();
-        return runFlash<decltype(tag), MT>(g, padded, in, out, ctx);
+        return runFlash<decltype(tag)>(g, padded, in, out, ctx);
       });
 }
 
@@ -641,10 +644,10 @@ std::unique_ptr<Kernel> createUnfused(const KernelConfig& c, std::string* whyNot
   return std::make_unique<UnfusedCublas>(g, type, qs, ks, vs);
 }
 
-// createFlash<2> (two query tiles per warp, "flash_mma_wide") is not offered: on the H200 it
-// timed slower than flash_mma wherever both applied (2026-12-03, FP16, D = 64: 0.190 against
+// Two query tiles per warp (kTilesPerWarp = 2, head sizes up to 64) are not offered: on the H200
+// they timed slower than one wherever both applied (2026-12-03, FP16, D = 64: 0.190 against
 // 0.180 ms at ViT-B/16's 64x12x197, 0.168 against 0.130 ms at 4x12x1024; it spills at D = 64).
-constexpr Tactic kTactics[] = {{"flash_mma", &createFlash<1>},
+constexpr Tactic kTactics[] = {{"flash_mma", &createFlash},
                                {"unfused_cublas", &createUnfused},
                                {"reference", &createReference}};
 
