@@ -24,7 +24,9 @@ constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'P', 'L', 'A', 'N'};
 // 7: the Range and Shape layers; Slice's outputDimsOf and beforeEnd, Expand's shapeDimsOf (dims
 //    from a second input).
 // 8: Slice's startFromEnd (x[-2:] over a dynamic axis).
-constexpr uint32_t kFormatVersion = 8;
+// 9: Attention's head views (viewed, viewAxis, viewInner, viewSize, viewSlot, outputOrder,
+//    outputMerged).
+constexpr uint32_t kFormatVersion = 9;
 
 enum class TensorKind : uint8_t {
   kINPUT = 0,

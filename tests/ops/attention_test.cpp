@@ -3,7 +3,8 @@
 // and the blocked tactic against the reference on random problems that cross its 64-row and
 // 256-key blocks, with every mask shape and batch broadcast, and bit for bit the same on any
 // thread count; the softmax's special rows (masked
-// out entirely: NaN, as the unfused chain gives; masked in the first key block only: finite).
+// out entirely: NaN, as the unfused chain gives; masked in the first key block only: finite);
+// head views (Q, K, V read from packed projections, O written in another order) and their rule.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -312,6 +313,143 @@ TEST(Attention, HalfAndBf16ReferenceComputeInFp32) {
                              desc(makeDims({2, 1}), DataType::kHALF)},
                             {desc(makeDims({1, 1}), DataType::kHALF)})),
             "");
+}
+
+// ---- head views (AttentionParams::viewed) ----------------------------------------------------
+
+namespace views {
+
+using R = AttentionParams::Role;
+
+void setRole(AttentionParams& p, int input, int role, int32_t axis, int64_t inner, int64_t size) {
+  const int at = input * AttentionParams::kRoles + role;
+  p.viewAxis[at] = axis;
+  p.viewInner[at] = inner;
+  p.viewSize[at] = size;
+}
+
+// Q, K and V in slots 0, 1, 2 of packed projections [S, B, 3 H D], O written as [S, B, H D]: what
+// attention_layout makes of torch.nn.MultiheadAttention's export.
+AttentionParams packed(int64_t h, int64_t d) {
+  AttentionParams p = params(0.5f);
+  p.viewed = true;
+  for (int i = 0; i < 3; ++i) {
+    setRole(p, i, R::kSequence, 0, 1, 0);
+    setRole(p, i, R::kBatch, 1, 1, 0);
+    setRole(p, i, R::kHeads, 2, d, h);
+    setRole(p, i, R::kHeadSize, 2, 1, d);
+    setRole(p, i, R::kSlot, 2, h * d, 0);
+    p.viewSlot[i] = i;
+  }
+  const int32_t order[4] = {R::kSequence, R::kBatch, R::kHeads, R::kHeadSize};
+  std::copy(order, order + 4, p.outputOrder);
+  p.outputMerged[3] = true;
+  return p;
+}
+
+}  // namespace views
+
+TEST(Attention, HeadViewsShapeRule) {
+  const AttentionParams p = views::packed(3, 4);
+  EXPECT_EQ(inferLayerOk(kAT, p, {f32({5, 2, 36}), f32({7, 2, 36}), f32({7, 2, 36})}).dims,
+            makeDims({5, 2, 12}));
+  // With a mask over [B, H, Sq, Sk], or merged [B H, Sq, Sk].
+  EXPECT_EQ(
+      inferLayerOk(kAT, p, {f32({5, 2, 36}), f32({7, 2, 36}), f32({7, 2, 36}), f32({2, 1, 1, 7})})
+          .dims,
+      makeDims({5, 2, 12}));
+  EXPECT_EQ(
+      inferLayerOk(kAT, p, {f32({5, 2, 36}), f32({7, 2, 36}), f32({7, 2, 36}), f32({6, 5, 7})})
+          .dims,
+      makeDims({5, 2, 12}));
+  EXPECT_MENTIONS(
+      inferLayerError(kAT, p, {f32({5, 2, 36}), f32({7, 2, 36}), f32({7, 2, 36}), f32({5, 5, 7})}),
+      "does not broadcast to the scores [2,3,5,7]");
+  // The packed axis is not 3 H D: the roles do not reach its end.
+  EXPECT_MENTIONS(inferLayerError(kAT, p, {f32({5, 2, 35}), f32({7, 2, 36}), f32({7, 2, 36})}),
+                  "Q's view of [5,2,35]");
+  EXPECT_MENTIONS(inferLayerError(kAT, p, {f32({5, 2, 36}), f32({7, 3, 36}), f32({7, 2, 36})}),
+                  "K's view has 3 x 3 batch x heads, Q's 2 x 3");
+  EXPECT_MENTIONS(inferLayerError(kAT, p, {f32({5, 2, 36}), f32({7, 2, 36}), f32({6, 2, 36})}),
+                  "V's view has 6 rows but K has 7 keys");
+  AttentionParams bad = p;
+  bad.viewSlot[1] = 3;
+  EXPECT_MENTIONS(inferLayerError(kAT, bad, {f32({5, 2, 36}), f32({7, 2, 36}), f32({7, 2, 36})}),
+                  "slot 3 outside");
+  bad = p;
+  bad.viewInner[views::R::kHeads] = 5;  // Q's heads no longer next to its head size
+  EXPECT_MENTIONS(inferLayerError(kAT, bad, {f32({5, 2, 36}), f32({7, 2, 36}), f32({7, 2, 36})}),
+                  "do not tile");
+  bad = p;
+  bad.viewAxis[views::R::kHeadSize] = 1;
+  EXPECT_MENTIONS(inferLayerError(kAT, bad, {f32({5, 2, 36}), f32({7, 2, 36}), f32({7, 2, 36})}),
+                  "innermost part of the last axis");
+  bad = p;
+  bad.viewAxis[views::R::kBatch] = 7;
+  EXPECT_MENTIONS(inferLayerError(kAT, bad, {f32({5, 2, 36}), f32({7, 2, 36}), f32({7, 2, 36})}),
+                  "past its rank");
+  bad = p;
+  bad.outputOrder[0] = views::R::kHeadSize;
+  EXPECT_MENTIONS(inferLayerError(kAT, bad, {f32({5, 2, 36}), f32({7, 2, 36}), f32({7, 2, 36})}),
+                  "outputOrder");
+  bad = p;
+  bad.keyTransposed = true;
+  EXPECT_MENTIONS(inferLayerError(kAT, bad, {f32({5, 2, 36}), f32({7, 2, 36}), f32({7, 2, 36})}),
+                  "never transposed");
+}
+
+// A viewed Attention computes what the plain one does on Q, K and V copied out of the packed
+// projections, with its output then moved to [S, B, H D], on both CPU tactics.
+TEST(Attention, HeadViewsMatchTheCopiedOutOperands) {
+  Rng rng;
+  const int64_t b = 2, h = 3, d = 5, e = h * d;
+  for (int64_t sq : {1, 9, 70}) {
+    const int64_t sk = sq == 70 ? 300 : sq + 2;
+    SCOPED_TRACE("sq " + std::to_string(sq));
+    const AttentionParams viewed = views::packed(h, d);
+    std::vector<std::vector<float>> packed;
+    std::vector<Dims> packedDims;
+    for (int i = 0; i < 3; ++i) {
+      packedDims.push_back(makeDims({i == 0 ? sq : sk, b, 3 * e}));
+      packed.push_back(rng.floats(volume(packedDims.back()), -2.f, 2.f));
+    }
+    // The plain problem: [B, H, S, D] copies of each slot.
+    std::vector<std::vector<float>> plain(3);
+    std::vector<Dims> plainDims;
+    for (int i = 0; i < 3; ++i) {
+      const int64_t s = i == 0 ? sq : sk;
+      plainDims.push_back(makeDims({b, h, s, d}));
+      for (int64_t bi = 0; bi < b; ++bi)
+        for (int64_t hi = 0; hi < h; ++hi)
+          for (int64_t si = 0; si < s; ++si)
+            for (int64_t di = 0; di < d; ++di)
+              plain[size_t(i)].push_back(
+                  packed[size_t(i)][size_t((si * b + bi) * 3 * e + i * e + hi * d + di)]);
+    }
+    std::vector<PluginTensorDesc> in, inPlain;
+    for (const Dims& x : packedDims) in.push_back(fp32(x));
+    for (const Dims& x : plainDims) inPlain.push_back(fp32(x));
+    const AttentionParams flat = params(0.5f);
+    const KernelConfig cv =
+        config(kAT, viewed, in, inferredOutputs(&ops::Attention::infer, viewed, in));
+    const KernelConfig cp =
+        config(kAT, flat, inPlain, inferredOutputs(&ops::Attention::infer, flat, inPlain));
+    ASSERT_EQ(cv.outputs[0].dims, makeDims({sq, b, e}));
+    const auto& tactics = ops::Attention::cpuTactics();
+    const auto want = runTactic(tacticNamed(tactics, "reference"), cp, plain);
+    // want is [B, H, Sq, D]; the viewed output [Sq, B, H D].
+    std::vector<double> moved(want.size());
+    for (int64_t bi = 0; bi < b; ++bi)
+      for (int64_t hi = 0; hi < h; ++hi)
+        for (int64_t si = 0; si < sq; ++si)
+          for (int64_t di = 0; di < d; ++di)
+            moved[size_t((si * b + bi) * e + hi * d + di)] =
+                want[size_t(((bi * h + hi) * sq + si) * d + di)];
+    for (const char* tactic : {"reference", "blocked"}) {
+      SCOPED_TRACE(tactic);
+      expectNearScaled(runTactic(tacticNamed(tactics, tactic), cv, packed), moved, 2e-5, "");
+    }
+  }
 }
 
 }  // namespace

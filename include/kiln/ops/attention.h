@@ -3,6 +3,8 @@
 // mask add -> Softmax -> MatMul chain that exporters write; the network API can add it directly.
 #pragma once
 
+#include <cstdint>
+
 namespace kiln {
 
 // Inputs Q [..., Sq, D], K [..., Sk, D] (or [..., D, Sk] when keyTransposed: the right operand of
@@ -24,16 +26,50 @@ namespace kiln {
 // by zeros instead, so its output is the sum over keys of 0 * V (0 where V is finite): the
 // Where(IsNaN(P), 0, P) guard that PyTorch's scaled_dot_product_attention export writes after its
 // softmax, which the attention_fusion pass takes into the layer.
+//
+// Head views (`viewed`): Q, K and V are read where they lie inside larger tensors, and O is
+// written in another order, so that the transposes, slices and gathers exporters write around
+// multi-head attention (Q, K, V picked from one packed projection [S, B, 3 * H * D], heads moved
+// in front of the sequence, and back for O) are never copies. Each of Q, K, V is then a view of
+// its input X (any rank up to 8, contiguous) in four roles, batch B, heads H, sequence S and head
+// size D, plus an optional slot role (which third of a packed projection): role r of input i
+// lives on axis viewAxis[5 i + r] of X (-1: absent, size 1), at viewInner times that axis's
+// stride, with viewSize elements (0: the rest of the axis, its extent / inner). The roles on one
+// axis must tile it exactly (the innermost at inner 1, each next at the inner of the one inside
+// times its size, the outermost reaching the extent); an axis no role uses must be 1; D is on
+// X's last axis at inner 1; the slot role reads index viewSlot[i]. B and H of Q, K and V must
+// agree (no broadcasting), K is never transposed. The attention is then over [B, H, Sq, Sk], a
+// Mask broadcasts to that (or is [B * H, Sq, Sk] with the two merged, as exports that attend over
+// [B * H, S, D] write it), and O holds the roles B, H, S and Dv in memory in outputOrder
+// (outermost first, D last); its dims are those roles, a role with outputMerged set joined to
+// the dim before it ([S, B, H, D] with H and D merged is [S, B, H * D]).
 struct AttentionParams {
+  static constexpr int32_t kRoles = 5;  // B, H, S, D, slot
+  enum Role : int32_t { kBatch = 0, kHeads = 1, kSequence = 2, kHeadSize = 3, kSlot = 4 };
+
   float scale = 1.f;  // finite
   bool keyTransposed = false;
   bool zeroNanRows = false;
+  bool viewed = false;
+  int32_t viewAxis[3 * kRoles] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+  int64_t viewInner[3 * kRoles] = {};
+  int64_t viewSize[3 * kRoles] = {};
+  int64_t viewSlot[3] = {};
+  int32_t outputOrder[4] = {kBatch, kHeads, kSequence, kHeadSize};
+  bool outputMerged[4] = {};
 
   template <class Self, class Visit>
   static void fields(Self& p, Visit&& v) {
     v("scale", p.scale);
     v("keyTransposed", p.keyTransposed);
     v("zeroNanRows", p.zeroNanRows);
+    v("viewed", p.viewed);
+    v("viewAxis", p.viewAxis);
+    v("viewInner", p.viewInner);
+    v("viewSize", p.viewSize);
+    v("viewSlot", p.viewSlot);
+    v("outputOrder", p.outputOrder);
+    v("outputMerged", p.outputMerged);
   }
 };
 

@@ -61,6 +61,7 @@ Status eliminateDeadLayers(Graph& graph, PassContext& context);  // dead_layer_e
 Status fuseGelu(Graph& graph, PassContext& context);             // gelu_fusion.cpp
 Status fuseLayerNorm(Graph& graph, PassContext& context);        // layer_norm_fusion.cpp
 Status fuseAttention(Graph& graph, PassContext& context);        // attention_fusion.cpp
+Status layOutAttention(Graph& graph, PassContext& context);      // attention_layout.cpp
 Status fuseLinear(Graph& graph, PassContext& context);           // linear_fusion.cpp
 Status fuseConvolution(Graph& graph, PassContext& context);      // conv_fusion.cpp
 

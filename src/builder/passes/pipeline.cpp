@@ -11,7 +11,9 @@ std::span<const Pass> defaultPipeline() {
   //  - linear fusion after the others: GELU fusion makes the activation it takes in, and the
   //    attention chain's products must still be MatMuls when attention fusion looks for them;
   //  - convolution fusion after affine folding, which gives a convolution its BatchNorm as a bias;
-  //  - dead-layer elimination last: it also removes the constants the folds left unread.
+  //  - attention layout after the fusions: it reads the Attention layers and the products that
+  //    feed them as those passes left them, and leaves the data movement it makes views of to
+  //  - dead-layer elimination, last: it also removes the constants the folds left unread.
   static const Pass passes[] = {
       {"identity_elimination", eliminateIdentities},
       {"constant_folding", foldConstants},
@@ -21,6 +23,7 @@ std::span<const Pass> defaultPipeline() {
       {"attention_fusion", fuseAttention},
       {"linear_fusion", fuseLinear},
       {"conv_fusion", fuseConvolution},
+      {"attention_layout", layOutAttention},
       {"dead_layer_elimination", eliminateDeadLayers},
   };
   return passes;

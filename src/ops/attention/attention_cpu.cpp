@@ -55,7 +55,7 @@ void attendReference(const Geometry& g, const void* const* in, void* out) {
       for (int64_t j = 0; j < g.sk; ++j) {
         double dot = 0;
         for (int64_t e = 0; e < g.d; ++e)
-          dot += static_cast<double>(E::toFloat(q[o.q + i * g.d + e])) *
+          dot += static_cast<double>(E::toFloat(q[o.q + i * g.qRow + e])) *
                  E::toFloat(k[o.k + at::keyIndex(g, j, e)]);
         const double add = mask ? E::toFloat(mask[o.mask + at::maskIndex(g, i, j)]) : 0.0;
         s[static_cast<size_t>(j)] = at::score(dot, g.scale, add);
@@ -72,8 +72,8 @@ void attendReference(const Geometry& g, const void* const* in, void* out) {
       for (int64_t j = 0; j < g.sk; ++j)
         for (int64_t e = 0; e < g.dv; ++e)
           acc[static_cast<size_t>(e)] +=
-              s[static_cast<size_t>(j)] * E::toFloat(v[o.v + j * g.dv + e]);
-      S* row = y + (n * g.sq + i) * g.dv;
+              s[static_cast<size_t>(j)] * E::toFloat(v[o.v + j * g.vRow + e]);
+      S* row = y + o.y + i * g.yRow;
       for (int64_t e = 0; e < g.dv; ++e)
         row[e] = E::fromFloat(static_cast<float>(acc[static_cast<size_t>(e)] / sum));
     }
@@ -182,9 +182,9 @@ class BlockedAttention final : public Kernel {
     for (int64_t j0 = 0; j0 < g_.sk; j0 += layout_.bk) {
       const int64_t cols = std::min(layout_.bk, g_.sk - j0);
       // S = scale * Q[i0:, :] K[j0:, :]^T, [rows, cols] with leading dim bk.
-      const MatrixRef qa{q + off.q + i0 * g_.d, g_.d, false};
+      const MatrixRef qa{q + off.q + i0 * g_.qRow, g_.qRow, false};
       const MatrixRef kb = g_.keyTransposed ? MatrixRef{k + off.k + j0, g_.sk, false}
-                                            : MatrixRef{k + off.k + j0 * g_.d, g_.d, true};
+                                            : MatrixRef{k + off.k + j0 * g_.kRow, g_.kRow, true};
       sgemm(rows, cols, g_.d, g_.scale, {qa}, {kb}, 0.f, s, layout_.bk, gemm);
       for (int64_t r = 0; r < rows; ++r) {
         float* sr = s + r * layout_.bk;
@@ -206,21 +206,21 @@ class BlockedAttention final : public Kernel {
       }
       // O += P V[j0:, :]
       const MatrixRef pa{s, layout_.bk, false};
-      const MatrixRef vb{v + off.v + j0 * g_.dv, g_.dv, false};
+      const MatrixRef vb{v + off.v + j0 * g_.vRow, g_.vRow, false};
       sgemm(rows, g_.dv, cols, 1.f, {pa}, {vb}, 1.f, o, g_.dv, gemm);
     }
-    float* yb = y + (n * g_.sq + i0) * g_.dv;
+    float* yb = y + off.y + i0 * g_.yRow;
     for (int64_t r = 0; r < rows; ++r) {
       if (g_.zeroNanRows && at::nanRow(runSum[r])) {
         // The guarded row: V weighed by zeros (0 where V is finite, NaN where it is not).
         for (int64_t e = 0; e < g_.dv; ++e) {
           float zero = 0.f;
-          for (int64_t j = 0; j < g_.sk; ++j) zero += 0.f * v[off.v + j * g_.dv + e];
-          yb[r * g_.dv + e] = zero;
+          for (int64_t j = 0; j < g_.sk; ++j) zero += 0.f * v[off.v + j * g_.vRow + e];
+          yb[r * g_.yRow + e] = zero;
         }
         continue;
       }
-      for (int64_t e = 0; e < g_.dv; ++e) yb[r * g_.dv + e] = o[r * g_.dv + e] / runSum[r];
+      for (int64_t e = 0; e < g_.dv; ++e) yb[r * g_.yRow + e] = o[r * g_.dv + e] / runSum[r];
     }
   }
 

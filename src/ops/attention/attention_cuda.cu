@@ -10,8 +10,10 @@
 //                   probabilities are rounded to the storage type, as the A operand of P V.
 //   unfused_cublas  fp32/fp16: the chain the fusion replaced, as one kernel: S = scale Q K^T by
 //                   cuBLAS into the workspace, the mask add and softmax (FP32) in place, O = S V
-//                   by cuBLAS. It is what FP32 networks use, and the yardstick by which the
-//                   timing decides that the fused kernel is worth it.
+//                   by cuBLAS (strided batches, or pointer arrays where head views or a partial
+//                   broadcast leave no one stride between batch indices). It is what FP32
+//                   networks use, and the yardstick by which the timing decides that the fused
+//                   kernel is worth it.
 //   reference       every float type: one thread per output element, all in FP32 (emulatable on
 //                   the host, so the index rules are tested in CI).
 #include <cublas_v2.h>
@@ -62,13 +64,13 @@ struct ReferenceElement {
   __host__ __device__ float scoreAt(const at::Offsets& o, int64_t i, int64_t j) const {
     float dot = 0.f;
     for (int64_t e = 0; e < g.d; ++e)
-      dot += toFloat(q[o.q + i * g.d + e]) * toFloat(k[o.k + at::keyIndex(g, j, e)]);
+      dot += toFloat(q[o.q + i * g.qRow + e]) * toFloat(k[o.k + at::keyIndex(g, j, e)]);
     const float add = mask ? toFloat(mask[o.mask + at::maskIndex(g, i, j)]) : 0.f;
     return at::score(dot, g.scale, add);
   }
 
-  // Output element `index` of [count, Sq, Dv]: the Softmax layer's one-pass softmax over the
-  // row's scores, then the weighted sum of V's column.
+  // Output element `index` of the logical [count, Sq, Dv]: the Softmax layer's one-pass softmax
+  // over the row's scores, then the weighted sum of V's column.
   __host__ __device__ void operator()(int64_t index) const {
     const int64_t e = index % g.dv;
     const int64_t i = (index / g.dv) % g.sq;
@@ -83,14 +85,14 @@ struct ReferenceElement {
     for (int64_t j = 0; j < g.sk; ++j) {
       const float p = ops::softmax::sumTerm(scoreAt(o, i, j), m);
       sum += p;
-      acc += p * toFloat(v[o.v + j * g.dv + e]);
+      acc += p * toFloat(v[o.v + j * g.vRow + e]);
     }
     if (g.zeroNanRows && at::nanRow(sum)) {  // V weighed by zeros
       acc = 0.f;
-      for (int64_t j = 0; j < g.sk; ++j) acc += 0.f * toFloat(v[o.v + j * g.dv + e]);
+      for (int64_t j = 0; j < g.sk; ++j) acc += 0.f * toFloat(v[o.v + j * g.vRow + e]);
       sum = 1.f;
     }
-    y[index] = fromFloat<T>(acc / sum);
+    y[o.y + i * g.yRow + e] = fromFloat<T>(acc / sum);
   }
 };
 
@@ -200,8 +202,8 @@ __device__ inline void waitAsync() {
 template <class T>
 __device__ inline uint32_t queryPair(const T* q, const Geometry& g, int64_t row, int64_t col) {
   const bool inRow = row < g.sq;
-  const float a = inRow && col < g.d ? toFloat(q[row * g.d + col]) : 0.f;
-  const float b = inRow && col + 1 < g.d ? toFloat(q[row * g.d + col + 1]) : 0.f;
+  const float a = inRow && col < g.d ? toFloat(q[row * g.qRow + col]) : 0.f;
+  const float b = inRow && col + 1 < g.d ? toFloat(q[row * g.qRow + col + 1]) : 0.f;
   return packPair<T>(a, b);
 }
 
@@ -216,7 +218,7 @@ __device__ inline float quadSum(float v) {
 }
 
 // Starts filling keys[j][e] = K(j0 + j, e) and values[j][e] = V(j0 + j, e), zero outside the
-// matrices. `vectorized` (d == dv == DP, K not transposed, 16-byte aligned rows): 16-byte
+// matrices. `vectorized` (d == dv == DP, K not transposed, every row 16-byte aligned): 16-byte
 // cp.async copies that land while the block computes on the other stage; else plain loads,
 // complete when the next barrier is passed.
 template <class T, int DP>
@@ -231,8 +233,8 @@ __device__ inline void loadKeyBlock(const T* k, const T* v, const Geometry& g, i
       const bool inside = jj < g.sk;
       // Outside, the (unread) source address stays inside the matrix.
       const int64_t row = inside ? jj : 0;
-      copy16Async(keys + j * kRow + e, k + row * g.d + e, inside);
-      copy16Async(values + j * kRow + e, v + row * g.dv + e, inside);
+      copy16Async(keys + j * kRow + e, k + row * g.kRow + e, inside);
+      copy16Async(values + j * kRow + e, v + row * g.vRow + e, inside);
     }
     return;
   }
@@ -247,7 +249,7 @@ __device__ inline void loadKeyBlock(const T* k, const T* v, const Geometry& g, i
   for (int idx = threadIdx.x; idx < kBlockKeys * DP; idx += blockDim.x) {
     const int j = idx / DP, e = idx % DP;
     const int64_t jj = j0 + j;
-    values[j * kRow + e] = jj < g.sk && e < g.dv ? v[jj * g.dv + e] : zero;
+    values[j * kRow + e] = jj < g.sk && e < g.dv ? v[jj * g.vRow + e] : zero;
   }
 }
 
@@ -425,7 +427,7 @@ __global__ void __launch_bounds__(kWarps * 32, minBlocksPerSm<DP, MT>())
     waitAsync<0>();
     // A row whose scores were all -inf has sum 0 and o 0: 0 / 0 is the NaN the Softmax layer
     // gives (attention_semantics.h).
-    T* yn = y + n * g.sq * g.dv;
+    T* yn = y + off.y;
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
       const float total[2] = {quadSum(rowSum[mt][0]), quadSum(rowSum[mt][1])};
@@ -435,12 +437,22 @@ __global__ void __launch_bounds__(kWarps * 32, minBlocksPerSm<DP, MT>())
         for (int h = 0; h < 2; ++h) {
           const int64_t row = rows[mt][h];
           if (row >= g.sq) continue;
-          if (c < g.dv) yn[row * g.dv + c] = fromFloat<T>(o[mt][nt][2 * h] / total[h]);
-          if (c + 1 < g.dv) yn[row * g.dv + c + 1] = fromFloat<T>(o[mt][nt][2 * h + 1] / total[h]);
+          if (c < g.dv) yn[row * g.yRow + c] = fromFloat<T>(o[mt][nt][2 * h] / total[h]);
+          if (c + 1 < g.dv)
+            yn[row * g.yRow + c + 1] = fromFloat<T>(o[mt][nt][2 * h + 1] / total[h]);
         }
       }
     }
   }
+}
+
+// Whether every row of a 16-bit input starts 16-byte aligned: its base, its row stride and its
+// batch strides all multiples of 8 elements.
+bool rowsAligned(const void* data, int64_t base, int64_t row, const int64_t* strides,
+                 int32_t batchRank) {
+  bool aligned = reinterpret_cast<uintptr_t>(data) % 16 == 0 && base % 8 == 0 && row % 8 == 0;
+  for (int32_t i = 0; i < batchRank; ++i) aligned = aligned && strides[i] % 8 == 0;
+  return aligned;
 }
 
 // The padded head size the kernel is compiled for: the smallest of 32, 64, 96, 128 that holds D
@@ -456,8 +468,8 @@ template <class T, int DP, int MT>
 Status launchFlash(const Geometry& g, const void* const* in, void* const* out,
                    const RunContext& ctx) {
   const bool vectorized = !g.keyTransposed && g.d == DP && g.dv == DP &&
-                          reinterpret_cast<uintptr_t>(in[1]) % 16 == 0 &&
-                          reinterpret_cast<uintptr_t>(in[2]) % 16 == 0;
+                          rowsAligned(in[1], g.kBase, g.kRow, g.kStride, g.batchRank) &&
+                          rowsAligned(in[2], g.vBase, g.vRow, g.vStride, g.batchRank);
   constexpr size_t bytes = sharedBytes<T, DP>();
   // Above 48 KiB a kernel must opt in to its dynamic shared memory (once per kernel; cheap).
   if constexpr (bytes > 48 * 1024) {
@@ -555,13 +567,45 @@ __global__ void maskedSoftmaxRows(T* scores, const T* mask, Geometry g) {
   }
 }
 
+// The pointer-array batch's operands: per batch index, where its K, Q, score, V and output
+// matrices start (cublasGemmBatchedEx reads them from device memory).
+struct BatchPointers {
+  const void** k;
+  const void** q;
+  void** scores;
+  const void** v;
+  void** y;
+};
+
+template <class T>
+__global__ void fillBatchPointers(BatchPointers p, const T* q, const T* k, const T* v, T* scores,
+                                  T* y, Geometry g) {
+  for (int64_t n = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; n < g.count;
+       n += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const at::Offsets o = at::offsetsOf(g, n);
+    p.k[n] = k + o.k;
+    p.q[n] = q + o.q;
+    p.scores[n] = scores + n * g.sq * g.sk;
+    p.v[n] = v + o.v;
+    p.y[n] = y + o.y;
+  }
+}
+
+// Strides between consecutive batch indices, for cuBLAS's strided batch.
+struct BatchStrides {
+  int64_t q = 0, k = 0, v = 0, y = 0;
+};
+
 class UnfusedCublas final : public Kernel {
  public:
-  UnfusedCublas(const Geometry& g, DataType type, int64_t qStride, int64_t kStride, int64_t vStride)
-      : g_(g), type_(type), qStride_(qStride), kStride_(kStride), vStride_(vStride) {}
+  // `strided`: every operand's batch indices one stride apart (`strides`), so cuBLAS's strided
+  // batch reads them; otherwise (head views whose batch and heads strides differ) a kernel writes
+  // each batch index's matrix addresses into the workspace and the pointer-array batch reads them.
+  UnfusedCublas(const Geometry& g, DataType type, bool strided, BatchStrides strides)
+      : g_(g), type_(type), strided_(strided), strides_(strides) {}
 
   size_t workspaceSize() const override {
-    return static_cast<size_t>(g_.count * g_.sq * g_.sk) * elementSize();
+    return pointersAt() + (strided_ ? 0 : 5 * static_cast<size_t>(g_.count) * sizeof(void*));
   }
   bool usesLibraries() const override { return true; }
 
@@ -570,17 +614,47 @@ class UnfusedCublas final : public Kernel {
     if (g_.count == 0 || g_.sq == 0) return Status::ok();
     cublasHandle_t h = nullptr;
     KILN_RETURN_IF_ERROR(cublasHandleFor(ctx, h));
+    const auto stream = static_cast<cudaStream_t>(ctx.stream);
+    BatchPointers ptrs{};
+    if (!strided_) {
+      auto** base = reinterpret_cast<void**>(static_cast<char*>(workspace) + pointersAt());
+      const size_t c = static_cast<size_t>(g_.count);
+      ptrs = {const_cast<const void**>(base), const_cast<const void**>(base + c), base + 2 * c,
+              const_cast<const void**>(base + 3 * c), base + 4 * c};
+      const unsigned blocks =
+          static_cast<unsigned>(std::min<int64_t>((g_.count + 255) / 256, 4096));
+      if (type_ == DataType::kFLOAT)
+        fillBatchPointers<float><<<blocks, 256, 0, stream>>>(
+            ptrs, static_cast<const float*>(in[0]), static_cast<const float*>(in[1]),
+            static_cast<const float*>(in[2]), static_cast<float*>(workspace),
+            static_cast<float*>(out[0]), g_);
+      else
+        fillBatchPointers<__half><<<blocks, 256, 0, stream>>>(
+            ptrs, static_cast<const __half*>(in[0]), static_cast<const __half*>(in[1]),
+            static_cast<const __half*>(in[2]), static_cast<__half*>(workspace),
+            static_cast<__half*>(out[0]), g_);
+      KILN_CHECK_LAUNCH("attention_batch_pointers");
+    }
     const cudaDataType_t t = cublasDataType(type_);
     const float zero = 0.f, one = 1.f;
     const int sq = static_cast<int>(g_.sq), sk = static_cast<int>(g_.sk);
     const int d = static_cast<int>(g_.d), dv = static_cast<int>(g_.dv);
     const int count = static_cast<int>(g_.count);
+    const int ldk = static_cast<int>(g_.keyTransposed ? g_.sk : g_.kRow);
+    const int ldq = static_cast<int>(g_.qRow), ldv = static_cast<int>(g_.vRow);
+    const int ldy = static_cast<int>(g_.yRow);
     // Row-major matrices are column-major transposes: S^T [sk, sq] = op(K) Q^T.
-    KILN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-        h, g_.keyTransposed ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, sk, sq, d, &g_.scale, in[1],
-        t, g_.keyTransposed ? sk : d, kStride_, in[0], t, d, qStride_, &zero, workspace, t, sk,
-        g_.sq * g_.sk, count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    const auto stream = static_cast<cudaStream_t>(ctx.stream);
+    const cublasOperation_t opK = g_.keyTransposed ? CUBLAS_OP_N : CUBLAS_OP_T;
+    if (strided_)
+      KILN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+          h, opK, CUBLAS_OP_N, sk, sq, d, &g_.scale,
+          static_cast<const char*>(in[1]) + bytes(g_.kBase), t, ldk, strides_.k,
+          static_cast<const char*>(in[0]) + bytes(g_.qBase), t, ldq, strides_.q, &zero, workspace,
+          t, sk, g_.sq * g_.sk, count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    else
+      KILN_CUBLAS_CHECK(cublasGemmBatchedEx(h, opK, CUBLAS_OP_N, sk, sq, d, &g_.scale, ptrs.k, t,
+                                            ldk, ptrs.q, t, ldq, &zero, ptrs.scores, t, sk, count,
+                                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     const int64_t rows = g_.count * g_.sq;
     const int64_t blocks = std::min<int64_t>((rows + 7) / 8, 65536);
     if (type_ == DataType::kFLOAT)
@@ -593,34 +667,51 @@ class UnfusedCublas final : public Kernel {
           g_);
     KILN_CHECK_LAUNCH("attention_masked_softmax");
     // O^T [dv, sq] = V^T P^T.
-    KILN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, dv, sq, sk, &one,
-                                                 in[2], t, dv, vStride_, workspace, t, sk,
-                                                 g_.sq * g_.sk, &zero, out[0], t, dv, g_.sq * g_.dv,
-                                                 count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    if (strided_)
+      KILN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+          h, CUBLAS_OP_N, CUBLAS_OP_N, dv, sq, sk, &one,
+          static_cast<const char*>(in[2]) + bytes(g_.vBase), t, ldv, strides_.v, workspace, t, sk,
+          g_.sq * g_.sk, &zero, out[0], t, ldy, strides_.y, count, CUBLAS_COMPUTE_32F,
+          CUBLAS_GEMM_DEFAULT));
+    else
+      KILN_CUBLAS_CHECK(cublasGemmBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, dv, sq, sk, &one, ptrs.v,
+                                            t, ldv, ptrs.scores, t, sk, &zero, ptrs.y, t, ldy,
+                                            count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     return Status::ok();
   }
 
  private:
   size_t elementSize() const { return type_ == DataType::kFLOAT ? 4 : 2; }
+  size_t bytes(int64_t elements) const { return static_cast<size_t>(elements) * elementSize(); }
+  // The pointer arrays follow the scores, 256-byte aligned.
+  size_t pointersAt() const { return (bytes(g_.count * g_.sq * g_.sk) + 255) / 256 * 256; }
 
   Geometry g_;
   DataType type_;
-  int64_t qStride_, kStride_, vStride_;
+  bool strided_;
+  BatchStrides strides_;
 };
 
-// The one stride between consecutive batch indices' matrices of an input (0: shared by all), or
-// false when its broadcasting needs more than one (then cuBLAS's strided batch cannot read it).
-bool uniformStride(const Geometry& g, const int64_t* strides, int64_t matrix, int64_t* stride) {
-  bool shared = true, perIndex = true;
-  int64_t expect = matrix;
+// The one stride between consecutive batch indices of an operand whose per-axis strides are
+// `strides` (0: one matrix shared by all), or false when there is none: it broadcasts over some
+// batch dims only, or (head views) its batch and heads strides are not one run.
+bool uniformStride(const Geometry& g, const int64_t* strides, int64_t* stride) {
+  bool first = true;
+  int64_t unit = 0, expect = 0;
   for (int32_t i = g.batchRank - 1; i >= 0; --i) {
     if (g.batch[i] == 1) continue;
-    shared = shared && strides[i] == 0;
-    perIndex = perIndex && strides[i] == expect;
-    expect *= g.batch[i];
+    if (first) {
+      unit = strides[i];
+      expect = unit * g.batch[i];
+      first = false;
+    } else if (strides[i] != expect) {
+      return false;
+    } else {
+      expect *= g.batch[i];
+    }
   }
-  *stride = shared ? 0 : matrix;
-  return shared || perIndex;
+  *stride = unit;
+  return true;
 }
 
 std::unique_ptr<Kernel> createUnfused(const KernelConfig& c, std::string* whyNot) {
@@ -628,20 +719,18 @@ std::unique_ptr<Kernel> createUnfused(const KernelConfig& c, std::string* whyNot
   if (!readGeometry(c, "unfused_cublas", g, whyNot)) return nullptr;
   const DataType type = c.inputs[0].type;
   if (!cublasSupportsType(type, whyNot)) return nullptr;
-  for (int64_t v : {g.sq, g.sk, g.d, g.dv, g.count, g.sq * g.sk, g.sq * g.dv}) {
+  for (int64_t v : {g.sq, g.sk, g.d, g.dv, g.count, g.sq * g.sk, g.qRow, g.kRow, g.vRow, g.yRow}) {
     if (!fitsInt32(v)) {
-      if (whyNot) *whyNot = "unfused_cublas: a dimension or the batch exceeds 32-bit int";
+      if (whyNot)
+        *whyNot = "unfused_cublas: a dimension, a row stride or the batch exceeds 32-bit int";
       return nullptr;
     }
   }
-  int64_t qs = 0, ks = 0, vs = 0;
-  if (!uniformStride(g, g.qStride, g.sq * g.d, &qs) ||
-      !uniformStride(g, g.kStride, g.sk * g.d, &ks) ||
-      !uniformStride(g, g.vStride, g.sk * g.dv, &vs)) {
-    if (whyNot) *whyNot = "unfused_cublas: Q, K or V broadcast over some batch dims only";
-    return nullptr;
-  }
-  return std::make_unique<UnfusedCublas>(g, type, qs, ks, vs);
+  BatchStrides st;
+  const bool strided = uniformStride(g, g.qStride, &st.q) && uniformStride(g, g.kStride, &st.k) &&
+                       uniformStride(g, g.vStride, &st.v) && uniformStride(g, g.yStride, &st.y);
+  // Broadcasting (a stride of 0 on some batch axes) is read through the pointer array as well.
+  return std::make_unique<UnfusedCublas>(g, type, strided, st);
 }
 
 // Two query tiles per warp (kTilesPerWarp = 2, head sizes up to 64) are not offered: on the H200

@@ -15,6 +15,10 @@
 //     term makes l, and so the row, NaN, again as the Softmax layer does.
 // With zeroNanRows such a row (l NaN or 0) weighs V by zeros instead (kiln/ops/attention.h):
 // every kernel tests its final sum with nanRow and then writes the sum over keys of 0 * V.
+//
+// Every index is through the geometry's strides (rows of Q, K, V and O at qRow, kRow, vRow and
+// yRow, batch indices at the per-axis strides), so a viewed Attention (head views,
+// attention_views.h) runs on the same kernels as a plain one.
 #pragma once
 
 #include <cmath>
@@ -23,6 +27,7 @@
 #include "core/host_device.h"
 #include "kiln/ops/attention.h"
 #include "kiln/types.h"
+#include "ops/attention/attention_views.h"
 #include "ops/matrix_multiply/matrix_multiply_semantics.h"
 
 namespace kiln::ops::attention {
@@ -36,19 +41,28 @@ struct Geometry {
   bool keyTransposed = false;
   bool hasMask = false;
   bool zeroNanRows = false;
-  // Per batch axis, each input's element stride along it (0 where it broadcasts).
+  // Per batch axis, each input's and the output's element stride along it (0 where an input
+  // broadcasts).
   int64_t qStride[Dims::kMaxDims] = {}, kStride[Dims::kMaxDims] = {}, vStride[Dims::kMaxDims] = {},
-          maskStride[Dims::kMaxDims] = {};
+          maskStride[Dims::kMaxDims] = {}, yStride[Dims::kMaxDims] = {};
   int64_t maskRowStride = 0, maskColStride = 0;  // along Sq and Sk (0 where the mask broadcasts)
+  // Between consecutive rows (queries, keys, values, outputs), in elements: d, d, dv and dv for
+  // plain matrices; whatever the head views say otherwise. Along D every row is contiguous.
+  int64_t qRow = 0, kRow = 0, vRow = 0, yRow = 0;
+  // Where element 0 of Q, K and V is in their inputs (a head view's slot).
+  int64_t qBase = 0, kBase = 0, vBase = 0;
 };
 
 // Where batch index n finds its matrices, in elements.
 struct Offsets {
-  int64_t q = 0, k = 0, v = 0, mask = 0;
+  int64_t q = 0, k = 0, v = 0, mask = 0, y = 0;
 };
 
 KILN_HOST_DEVICE inline Offsets offsetsOf(const Geometry& g, int64_t n) {
   Offsets o;
+  o.q = g.qBase;
+  o.k = g.kBase;
+  o.v = g.vBase;
   for (int32_t i = g.batchRank - 1; i >= 0; --i) {
     const int64_t c = n % g.batch[i];
     n /= g.batch[i];
@@ -56,13 +70,14 @@ KILN_HOST_DEVICE inline Offsets offsetsOf(const Geometry& g, int64_t n) {
     o.k += c * g.kStride[i];
     o.v += c * g.vStride[i];
     o.mask += c * g.maskStride[i];
+    o.y += c * g.yStride[i];
   }
   return o;
 }
 
 // Element (j, e) of K for a batch (k points at its matrix): K[j][e], or K[e][j] when transposed.
 KILN_HOST_DEVICE inline int64_t keyIndex(const Geometry& g, int64_t j, int64_t e) {
-  return g.keyTransposed ? e * g.sk + j : j * g.d + e;
+  return g.keyTransposed ? e * g.sk + j : j * g.kRow + e;
 }
 
 // Element (i, j) of the mask for a batch (mask points at its offset).
@@ -90,10 +105,71 @@ KILN_HOST_DEVICE inline bool nanRow(V sum) {
   return !(sum > V(0));
 }
 
+// The mask's strides over [batch..., Sq, Sk]: it aligns right, a missing or size-1 dim
+// broadcasts.
+inline void setMaskStrides(Geometry& g, const Dims& m) {
+  using ops::matrix_multiply::broadcastStrides;
+  g.hasMask = true;
+  const int64_t cols = m.nbDims >= 1 ? m.d[m.nbDims - 1] : 1;
+  const int64_t rows = m.nbDims >= 2 ? m.d[m.nbDims - 2] : 1;
+  g.maskColStride = cols == 1 ? 0 : 1;
+  g.maskRowStride = rows == 1 ? 0 : cols;
+  const int32_t maskBatch = m.nbDims > 2 ? m.nbDims - 2 : 0;
+  broadcastStrides(g.batchRank, m.d, maskBatch, rows * cols, g.maskStride);
+}
+
+// The geometry of a viewed Attention (head views, attention_views.h) whose shapes the shape rule
+// accepted: batch [B, H], every stride from the views.
+inline Geometry viewedGeometryOf(const AttentionParams& p, const Dims& q, const Dims& k,
+                                 const Dims& v, const Dims* mask) {
+  Geometry g;
+  g.scale = p.scale;
+  g.zeroNanRows = p.zeroNanRows;
+  InputView views[3];
+  resolveInputView(p, 0, q, views[0], nullptr);
+  resolveInputView(p, 1, k, views[1], nullptr);
+  resolveInputView(p, 2, v, views[2], nullptr);
+  using R = AttentionParams::Role;
+  g.batchRank = 2;
+  g.batch[0] = views[0].role[R::kBatch].size;
+  g.batch[1] = views[0].role[R::kHeads].size;
+  g.count = g.batch[0] * g.batch[1];
+  g.sq = views[0].role[R::kSequence].size;
+  g.d = views[0].role[R::kHeadSize].size;
+  g.sk = views[1].role[R::kSequence].size;
+  g.dv = views[2].role[R::kHeadSize].size;
+  int64_t* strides[3] = {g.qStride, g.kStride, g.vStride};
+  int64_t* rows[3] = {&g.qRow, &g.kRow, &g.vRow};
+  int64_t* bases[3] = {&g.qBase, &g.kBase, &g.vBase};
+  for (int i = 0; i < 3; ++i) {
+    strides[i][0] = views[i].role[R::kBatch].stride;
+    strides[i][1] = views[i].role[R::kHeads].stride;
+    *rows[i] = views[i].role[R::kSequence].stride;
+    *bases[i] = views[i].offset;
+  }
+  const int64_t sizes[4] = {g.batch[0], g.batch[1], g.sq, g.dv};
+  Dims y;
+  int64_t ys[4] = {};
+  outputLayout(p, sizes, y, ys, nullptr);
+  g.yStride[0] = ys[R::kBatch];
+  g.yStride[1] = ys[R::kHeads];
+  g.yRow = ys[R::kSequence];
+  if (mask) {
+    setMaskStrides(g, *mask);
+    if (maskMergesBatch(*mask, g.batch[0], g.batch[1])) {  // [B * H, rows, cols]
+      const int64_t matrix = (mask->d[mask->nbDims - 2]) * (mask->d[mask->nbDims - 1]);
+      g.maskStride[1] = matrix;
+      g.maskStride[0] = matrix * g.batch[1];
+    }
+  }
+  return g;
+}
+
 // The geometry of a configuration whose shapes the shape rule accepted (host code): Q, K, V,
 // optional Mask and the output's dims.
 inline Geometry geometryOf(const AttentionParams& p, const Dims& q, const Dims& k, const Dims& v,
                            const Dims* mask, const Dims& y) {
+  if (p.viewed) return viewedGeometryOf(p, q, k, v, mask);
   Geometry g;
   g.scale = p.scale;
   g.keyTransposed = p.keyTransposed;
@@ -108,21 +184,17 @@ inline Geometry geometryOf(const AttentionParams& p, const Dims& q, const Dims& 
   g.d = q.d[q.nbDims - 1];
   g.sk = keyTransposed ? k.d[k.nbDims - 1] : k.d[k.nbDims - 2];
   g.dv = v.d[v.nbDims - 1];
+  g.qRow = g.d;
+  g.kRow = g.d;
+  g.vRow = g.dv;
+  g.yRow = g.dv;
   using ops::matrix_multiply::broadcastStrides;
   broadcastStrides(g.batchRank, q.d, q.nbDims - 2, g.sq * g.d, g.qStride);
   broadcastStrides(g.batchRank, k.d, k.nbDims - 2, g.sk * g.d, g.kStride);
   broadcastStrides(g.batchRank, v.d, v.nbDims - 2, g.sk * g.dv, g.vStride);
-  if (mask) {
-    g.hasMask = true;
-    // The mask aligns right with [batch..., Sq, Sk]; a missing or size-1 dim broadcasts.
-    const Dims& m = *mask;
-    const int64_t cols = m.nbDims >= 1 ? m.d[m.nbDims - 1] : 1;
-    const int64_t rows = m.nbDims >= 2 ? m.d[m.nbDims - 2] : 1;
-    g.maskColStride = cols == 1 ? 0 : 1;
-    g.maskRowStride = rows == 1 ? 0 : cols;
-    const int32_t maskBatch = m.nbDims > 2 ? m.nbDims - 2 : 0;
-    broadcastStrides(g.batchRank, m.d, maskBatch, rows * cols, g.maskStride);
-  }
+  for (int32_t i = g.batchRank - 1; i >= 0; --i)
+    g.yStride[i] = i == g.batchRank - 1 ? g.sq * g.dv : g.yStride[i + 1] * g.batch[i + 1];
+  if (mask) setMaskStrides(g, *mask);
   return g;
 }
 

@@ -1,10 +1,12 @@
 // The shape and type rule of Attention (kiln/ops/attention.h): Q [..., Sq, D], K [..., Sk, D]
 // (or [..., D, Sk]), V [..., Sk, Dv] and an optional Mask that broadcasts to [..., Sq, Sk], all of
 // one float type; the output is [batch..., Sq, Dv] with the numpy broadcast of the batch dims.
+// A viewed Attention (head views) takes its sizes from the views and gives O in their order.
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "ops/attention/attention_views.h"
 #include "ops/op.h"
 #include "ops/shape_checks.h"
 
@@ -19,6 +21,56 @@ Dims batchDims(const Dims& x) {
   b.nbDims = x.nbDims - 2;
   for (int32_t i = 0; i < b.nbDims; ++i) b.d[i] = x.d[i];
   return b;
+}
+
+// The shape rule of a viewed Attention (attention_views.h): each of Q, K and V is resolved to its
+// roles; they must agree on B and H, Q and K on D, K and V on S.
+Status viewedShapeRule(const AttentionParams& p, const Shapes& in, Shapes& out) {
+  using R = AttentionParams::Role;
+  if (p.keyTransposed)
+    return invalidArgument(std::string(kLayer) + ": a viewed K is never transposed");
+  attention::InputView views[3];
+  std::string why;
+  for (int i = 0; i < 3; ++i)
+    if (!attention::resolveInputView(p, i, in[size_t(i)].dims, views[i], &why))
+      return invalidArgument(std::string(kLayer) + ": " + why);
+  auto sizeOf = [&](int i, int r) { return views[i].role[r].size; };
+  for (int i = 1; i < 3; ++i)
+    if (sizeOf(i, R::kBatch) != sizeOf(0, R::kBatch) ||
+        sizeOf(i, R::kHeads) != sizeOf(0, R::kHeads))
+      return invalidArgument(std::string(kLayer) + ": " + (i == 1 ? "K" : "V") + "'s view has " +
+                             shape::str(sizeOf(i, R::kBatch)) + " x " +
+                             shape::str(sizeOf(i, R::kHeads)) + " batch x heads, Q's " +
+                             shape::str(sizeOf(0, R::kBatch)) + " x " +
+                             shape::str(sizeOf(0, R::kHeads)));
+  if (sizeOf(1, R::kHeadSize) != sizeOf(0, R::kHeadSize))
+    return invalidArgument(std::string(kLayer) + ": K's view has head size " +
+                           shape::str(sizeOf(1, R::kHeadSize)) + " but Q's " +
+                           shape::str(sizeOf(0, R::kHeadSize)));
+  const int64_t sk = sizeOf(1, R::kSequence);
+  if (sk == 0)
+    return invalidArgument(std::string(kLayer) + ": K's view has no keys; attention needs Sk >= 1");
+  if (sizeOf(2, R::kSequence) != sk)
+    return invalidArgument(std::string(kLayer) + ": V's view has " +
+                           shape::str(sizeOf(2, R::kSequence)) + " rows but K has " +
+                           shape::str(sk) + " keys");
+  const int64_t sizes[4] = {sizeOf(0, R::kBatch), sizeOf(0, R::kHeads), sizeOf(0, R::kSequence),
+                            sizeOf(2, R::kHeadSize)};
+  if (in.size() == 4) {
+    const Dims scores{4, {sizes[0], sizes[1], sizes[2], sk}};
+    const Dims& m = in[3].dims;
+    Dims b;
+    Dims merged = m;  // [B * H, ...] read as [B, H, ...]
+    if (attention::maskMergesBatch(m, sizes[0], sizes[1])) merged.d[m.nbDims - 3] = sizes[1];
+    if (merged.nbDims > 4 || !shape::broadcastDims({scores, merged}, b, &why) || !(b == scores))
+      return invalidArgument(std::string(kLayer) + ": Mask " + dimsString(m) +
+                             " does not broadcast to the scores " + dimsString(scores));
+  }
+  Dims y;
+  int64_t strides[4] = {};
+  if (!attention::outputLayout(p, sizes, y, strides, &why))
+    return invalidArgument(std::string(kLayer) + ": " + why);
+  return shape::setOutput(kLayer, y, in[0].type, out);
 }
 
 }  // namespace
@@ -41,6 +93,7 @@ Status Attention::shapeRule(const AttentionParams& p, const Shapes& in, Shapes& 
   if (!std::isfinite(p.scale))
     return invalidArgument(std::string(kLayer) + ": scale " + std::to_string(p.scale) +
                            " must be finite");
+  if (p.viewed) return viewedShapeRule(p, in, out);
   const Dims& q = in[0].dims;
   const Dims& k = in[1].dims;
   const Dims& v = in[2].dims;

@@ -2,7 +2,8 @@
 // against the CPU reference, in fp32, fp16 and bf16. Small problems run emulated in CI too (the
 // reference kernel's index rules); the sweep the fused kernel is held to (head sizes 32 to 128,
 // sequence lengths 1 to 1024, lengths that are not a multiple of its 64-row and 64-key tiles,
-// with and without masks, K transposed or not, K and V shared across heads) runs on the device.
+// with and without masks, K transposed or not, K and V shared across heads, head views of packed
+// projections) runs on the device.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -75,6 +76,78 @@ OpCase attention(const Problem& p, bool emulate) {
   return c;
 }
 
+// Head views (kiln/ops/attention.h, `viewed`): Q, K and V read where they lie in packed
+// projections, O written in another order, as the attention_layout pass makes them.
+struct ViewProblem {
+  int form;  // 0: torch's [S, B, 3 H D] packed projections, O as [S, B, H D]; 1: Hugging Face's
+             // [B, S, H D] each, O as [B, S, H D]; 2: torch's with a mask merged as [B H, Sq, Sk]
+  int64_t b, h, sq, sk, d;
+};
+
+void setRole(AttentionParams& p, int input, int role, int32_t axis, int64_t inner, int64_t size) {
+  const int at = input * AttentionParams::kRoles + role;
+  p.viewAxis[at] = axis;
+  p.viewInner[at] = inner;
+  p.viewSize[at] = size;
+}
+
+OpCase viewedAttention(const ViewProblem& v, bool emulate) {
+  using R = AttentionParams::Role;
+  OpCase c;
+  c.name = std::string("attention_viewed_") + (v.form == 1 ? "bshd" : "packed") +
+           (v.form == 2 ? "_merged_mask" : "") + "_b" + std::to_string(v.b) + "_h" +
+           std::to_string(v.h) + "_q" + std::to_string(v.sq) + "_k" + std::to_string(v.sk) + "_d" +
+           std::to_string(v.d);
+  c.type = LayerType::kATTENTION;
+  AttentionParams p;
+  p.scale = 1.f / std::sqrt(static_cast<float>(v.d));
+  p.viewed = true;
+  const int64_t e = v.h * v.d;
+  for (int i = 0; i < 3; ++i) {
+    const int64_t s = i == 0 ? v.sq : v.sk;
+    OpInput x;
+    if (v.form == 1) {  // [B, S, H D]
+      x.dims = Dims{3, {v.b, s, e}};
+      setRole(p, i, R::kBatch, 0, 1, 0);
+      setRole(p, i, R::kSequence, 1, 1, 0);
+    } else {  // [S, B, 3 H D], input i in slot i
+      x.dims = Dims{3, {s, v.b, 3 * e}};
+      setRole(p, i, R::kSequence, 0, 1, 0);
+      setRole(p, i, R::kBatch, 1, 1, 0);
+      setRole(p, i, R::kSlot, 2, e, 0);
+      p.viewSlot[i] = i;
+    }
+    setRole(p, i, R::kHeads, 2, v.d, v.h);
+    setRole(p, i, R::kHeadSize, 2, 1, v.d);
+    x.floatLo = -2.f;
+    x.floatHi = 2.f;
+    x.edgeValues = i != 2;  // V's special values stay out, as in attention() above
+    c.inputs.push_back(x);
+  }
+  const int32_t order[2][4] = {{R::kSequence, R::kBatch, R::kHeads, R::kHeadSize},
+                               {R::kBatch, R::kSequence, R::kHeads, R::kHeadSize}};
+  for (int i = 0; i < 4; ++i) p.outputOrder[i] = order[v.form == 1][i];
+  p.outputMerged[3] = true;  // [.., H D]
+  if (v.form == 2) {
+    OpInput m;
+    m.dims = Dims{3, {v.b * v.h, v.sq, v.sk}};
+    m.floatLo = -4.f;
+    m.floatHi = 1.f;
+    c.inputs.push_back(m);
+  } else if (v.form == 1) {
+    OpInput m;  // a padding mask
+    m.dims = Dims{4, {v.b, 1, 1, v.sk}};
+    m.floatLo = -4.f;
+    m.floatHi = 1.f;
+    c.inputs.push_back(m);
+  }
+  c.params = p;
+  c.floatTypes = {DataType::kFLOAT, DataType::kHALF, DataType::kBF16};
+  c.fp32Rel = c.fp32Abs = 1e-4f;
+  c.emulate = emulate;
+  return c;
+}
+
 std::vector<OpCase> attentionCases() {
   std::vector<OpCase> cases;
   // Small: emulated in CI as well.
@@ -102,6 +175,15 @@ std::vector<OpCase> attentionCases() {
   cases.push_back(attention({{1, 1}, 1024, 1024, 128, 128}, false));
   cases.push_back(attention({{1, 2}, 1000, 1000, 128, 128, true, {1000, 1000}}, false));
   cases.push_back(attention({{12}, 197, 197, 64, 64}, false));
+  // Head views: small ones emulated in CI, the kernels' row and batch strides on the device
+  // (head size 40 takes flash_mma's unvectorized loads, 64 and 128 its cp.async rows).
+  for (int form : {0, 1, 2}) {
+    cases.push_back(viewedAttention({form, 2, 3, 5, 7, 8}, true));
+    cases.push_back(viewedAttention({form, 2, 3, 1, 1, 8}, true));
+    for (int64_t d : {40, 64, 128})
+      cases.push_back(viewedAttention({form, 3, 4, 70, 130, d}, false));
+  }
+  cases.push_back(viewedAttention({0, 4, 12, 197, 197, 64}, false));
   return cases;
 }
 
@@ -151,10 +233,17 @@ TEST(AttentionTactics, FlashAcceptsTransformerShapes) {
   const OpCase kt = attention({{2, 3}, 9, 10, 64, 64, true, {9, 10}}, false);
   EXPECT_EQ(accepts(kt, DataType::kHALF, "flash_mma"), "");
   EXPECT_EQ(accepts(kt, DataType::kFLOAT, "unfused_cublas"), "");
-  // K shared by the heads of one batch index but not across batch indices: no single stride.
+  // K shared by the heads of one batch index but not across batch indices: no single stride, so
+  // cuBLAS's pointer-array batch reads it.
   const OpCase mixed = attention({{2, 3}, 4, 6, 8, 8, false, {}, {2, 1}}, false);
-  EXPECT_NE(accepts(mixed, DataType::kFLOAT, "unfused_cublas"), "");
+  EXPECT_EQ(accepts(mixed, DataType::kFLOAT, "unfused_cublas"), "");
   EXPECT_EQ(accepts(mixed, DataType::kHALF, "flash_mma"), "");
+  // Head views: both fast tactics take them.
+  for (int form : {0, 1, 2}) {
+    const OpCase viewed = viewedAttention({form, 4, 12, 197, 197, 64}, false);
+    EXPECT_EQ(accepts(viewed, DataType::kHALF, "flash_mma"), "") << viewed.name;
+    EXPECT_EQ(accepts(viewed, DataType::kFLOAT, "unfused_cublas"), "") << viewed.name;
+  }
 }
 
 }  // namespace kiln::testing

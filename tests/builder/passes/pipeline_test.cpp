@@ -12,7 +12,8 @@ TEST(Pipeline, RunsThePassesInTheirOrder) {
   EXPECT_EQ(names,
             (std::vector<std::string>{"identity_elimination", "constant_folding", "affine_folding",
                                       "gelu_fusion", "layer_norm_fusion", "attention_fusion",
-                                      "linear_fusion", "conv_fusion", "dead_layer_elimination"}));
+                                      "linear_fusion", "conv_fusion", "attention_layout",
+                                      "dead_layer_elimination"}));
 }
 
 TEST(Pipeline, VerboseBuildReportsEveryPass) {
