@@ -4,6 +4,8 @@
 //   cublaslt_bias_then_activation  the same product with the bias epilogue, then the Activation
 //                                  op's element kernel in place on Y: every other activation.
 //   reference                      kiln's per-element kernel (linear_cuda.cu).
+// Each cuBLASLt tactic comes in four ranks: the heuristic's first algorithm, and (suffix _1 to
+// _3) its second to fourth, which the builder times beside it.
 //
 // cuBLASLt decisions:
 // - What it computes: D = epilogue(alpha op(A) op(B) + beta C), and its bias epilogues "apply
@@ -74,7 +76,7 @@ namespace {
 constexpr uint64_t kMaxWorkspace = uint64_t{32} << 20;
 // The alignment the fast algorithm assumes of every buffer.
 constexpr uint32_t kAlignment = 16;
-// How many candidates to ask the heuristic for (the first usable one is taken).
+// How many candidates to ask the heuristic for: a tactic of rank r takes the (r + 1)-th usable one.
 constexpr int kCandidates = 8;
 
 cudaDataType_t ltType(DataType t) {
@@ -141,7 +143,9 @@ class LtHandle : NonCopyable {
 // launches it.
 class LtProduct : NonCopyable {
  public:
-  LtProduct(const LinearGeometry& g, cublasLtEpilogue_t epilogue) : g_(g), epilogue_(epilogue) {}
+  // rank: which of the heuristic's usable algorithms for aligned buffers (0 its first).
+  LtProduct(const LinearGeometry& g, cublasLtEpilogue_t epilogue, int rank = 0)
+      : g_(g), epilogue_(epilogue), rank_(rank) {}
   ~LtProduct() {
     for (cublasLtMatrixLayout_t l : {w_, x_, y_})
       if (l) cublasLtMatrixLayoutDestroy(l);
@@ -163,11 +167,12 @@ class LtProduct : NonCopyable {
     KILN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&y_, t, n, rows, static_cast<int64_t>(n)));
     LtHandle handle;
     KILN_RETURN_IF_ERROR(handle.create());
-    KILN_RETURN_IF_ERROR(findAlgo(handle.get(), kAlignment, &alignedAlgo_, &alignedWorkspace_));
+    KILN_RETURN_IF_ERROR(
+        findAlgo(handle.get(), kAlignment, rank_, &alignedAlgo_, &alignedWorkspace_));
     const uint32_t element = static_cast<uint32_t>(dataTypeSize(g_.type));
     // Without an algorithm for element alignment, a misaligned binding fails the run (below).
     hasUnalignedAlgo_ =
-        findAlgo(handle.get(), element, &unalignedAlgo_, &unalignedWorkspace_).isOk();
+        findAlgo(handle.get(), element, 0, &unalignedAlgo_, &unalignedWorkspace_).isOk();
     return Status::ok();
   }
 
@@ -219,9 +224,9 @@ class LtProduct : NonCopyable {
     return Status::ok();
   }
 
-  // The heuristic's first algorithm for buffers aligned to `alignment` bytes that fits the
-  // workspace (and writes D apart from C when C is the residual).
-  Status findAlgo(cublasLtHandle_t h, uint32_t alignment, cublasLtMatmulAlgo_t* algo,
+  // The heuristic's usable algorithm of `rank` (0 its first) for buffers aligned to `alignment`
+  // bytes that fits the workspace (and writes D apart from C when C is the residual).
+  Status findAlgo(cublasLtHandle_t h, uint32_t alignment, int rank, cublasLtMatmulAlgo_t* algo,
                   size_t* workspace) const {
     cublasLtMatmulPreferenceOpaque_t storage;
     cublasLtMatmulPreference_t pref = &storage;
@@ -253,18 +258,24 @@ class LtProduct : NonCopyable {
             outOfPlace == 0)
           continue;
       }
+      if (rank-- > 0) continue;
       *algo = results[i].algo;
       *workspace = results[i].workspaceSize;
       return Status::ok();
     }
-    return unsupported("cuBLASLt's heuristic offers no algorithm for " + std::to_string(g_.rows) +
-                       "x" + std::to_string(g_.k) + " times " + std::to_string(g_.k) + "x" +
-                       std::to_string(g_.n) + " " + dataTypeName(g_.type) + " with " +
-                       std::to_string(alignment) + "-byte aligned buffers");
+    return unsupported("cuBLASLt's heuristic offers no " +
+                       (rank_ > 0 && alignment == kAlignment
+                            ? "algorithm of rank " + std::to_string(rank_) + " (counting from 0)"
+                            : std::string("algorithm")) +
+                       " for " + std::to_string(g_.rows) + "x" + std::to_string(g_.k) + " times " +
+                       std::to_string(g_.k) + "x" + std::to_string(g_.n) + " " +
+                       dataTypeName(g_.type) + " with " + std::to_string(alignment) +
+                       "-byte aligned buffers");
   }
 
   LinearGeometry g_;
   cublasLtEpilogue_t epilogue_;
+  int rank_ = 0;
   cublasLtMatrixLayout_t w_ = nullptr, x_ = nullptr, y_ = nullptr;
   cublasLtMatmulAlgo_t alignedAlgo_ = {}, unalignedAlgo_ = {};
   size_t alignedWorkspace_ = 0, unalignedWorkspace_ = 0;
@@ -307,8 +318,9 @@ bool readForCublasLt(const KernelConfig& c, const char* tactic, LinearGeometry* 
 }
 
 std::unique_ptr<Kernel> makeKernel(const LinearGeometry& g, cublasLtEpilogue_t epilogue,
-                                   bool activateAfter, const char* tactic, std::string* whyNot) {
-  auto product = std::make_unique<LtProduct>(g, epilogue);
+                                   bool activateAfter, const char* tactic, std::string* whyNot,
+                                   int rank = 0) {
+  auto product = std::make_unique<LtProduct>(g, epilogue, rank);
   const Status s = product->prepare();
   if (!s) {
     fail(whyNot, tactic, s.message());
@@ -317,8 +329,16 @@ std::unique_ptr<Kernel> makeKernel(const LinearGeometry& g, cublasLtEpilogue_t e
   return std::make_unique<LinearCublasLt>(std::move(product), g, activateAfter);
 }
 
+// The tactic names by rank: the heuristic's first algorithm, then its second to fourth.
+constexpr const char* kEpilogueNames[] = {"cublaslt_epilogue", "cublaslt_epilogue_1",
+                                          "cublaslt_epilogue_2", "cublaslt_epilogue_3"};
+constexpr const char* kThenNames[] = {
+    "cublaslt_bias_then_activation", "cublaslt_bias_then_activation_1",
+    "cublaslt_bias_then_activation_2", "cublaslt_bias_then_activation_3"};
+
+template <int Rank>
 std::unique_ptr<Kernel> createEpilogue(const KernelConfig& c, std::string* whyNot) {
-  constexpr const char* kTactic = "cublaslt_epilogue";
+  const char* kTactic = kEpilogueNames[Rank];
   LinearGeometry g;
   if (!readForCublasLt(c, kTactic, &g, whyNot)) return nullptr;
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
@@ -327,11 +347,12 @@ std::unique_ptr<Kernel> createEpilogue(const KernelConfig& c, std::string* whyNo
     fail(whyNot, kTactic, why);
     return nullptr;
   }
-  return makeKernel(g, epilogue, false, kTactic, whyNot);
+  return makeKernel(g, epilogue, false, kTactic, whyNot, Rank);
 }
 
+template <int Rank>
 std::unique_ptr<Kernel> createBiasThenActivation(const KernelConfig& c, std::string* whyNot) {
-  constexpr const char* kTactic = "cublaslt_bias_then_activation";
+  const char* kTactic = kThenNames[Rank];
   LinearGeometry g;
   if (!readForCublasLt(c, kTactic, &g, whyNot)) return nullptr;
   if (!g.p.hasActivation) {
@@ -339,7 +360,7 @@ std::unique_ptr<Kernel> createBiasThenActivation(const KernelConfig& c, std::str
     return nullptr;
   }
   return makeKernel(g, g.p.hasBias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT, true,
-                    kTactic, whyNot);
+                    kTactic, whyNot, Rank);
 }
 
 }  // namespace
@@ -362,9 +383,20 @@ namespace {
 // Fastest first, kiln's reference last; plans and timing caches record these names.
 // The cuBLASLt ones add the residual as C with beta 1 (C == D is its in-place form); the separate
 // activation then reads and writes Y only.
-constexpr Tactic kTactics[] = {{"cublaslt_epilogue", &createEpilogue, true},
-                               {"cublaslt_bias_then_activation", &createBiasThenActivation, true},
-                               {"reference", &createLinearReference}};
+// The heuristic's second to fourth algorithms are tactics of their own (ranks 1 to 3), timed
+// beside its first, as convolution's cudnn_graph_1..3 are: on the H200 its first pick for ViT's
+// [12608, 768] x [768, 3072] ran the products at about half the rate cuBLAS's own GEMM reached on
+// the same network's [12608, 768] x [768, 2304].
+constexpr Tactic kTactics[] = {
+    {"cublaslt_epilogue", &createEpilogue<0>, true},
+    {"cublaslt_epilogue_1", &createEpilogue<1>, true},
+    {"cublaslt_epilogue_2", &createEpilogue<2>, true},
+    {"cublaslt_epilogue_3", &createEpilogue<3>, true},
+    {"cublaslt_bias_then_activation", &createBiasThenActivation<0>, true},
+    {"cublaslt_bias_then_activation_1", &createBiasThenActivation<1>, true},
+    {"cublaslt_bias_then_activation_2", &createBiasThenActivation<2>, true},
+    {"cublaslt_bias_then_activation_3", &createBiasThenActivation<3>, true},
+    {"reference", &createLinearReference}};
 
 }  // namespace
 }  // namespace kiln::cuda

@@ -258,6 +258,29 @@ std::vector<OpCase> denseCases() {
                                                           .residual = true,
                                                           .activation = kRelu,
                                                           .weightsFollowFormat = true}));
+  // Stride equal to the kernel, unpadded: patch_gemm (a vision transformer's patch embedding),
+  // with rows and columns past the last whole patch left out, and with the full epilogue.
+  cases.push_back(conv("patch4_nhwc_weights", {.c = 3,
+                                               .h = 17,
+                                               .w = 13,
+                                               .k = 16,
+                                               .kh = 4,
+                                               .kw = 4,
+                                               .sh = 4,
+                                               .sw = 4,
+                                               .weightsFollowFormat = true}));
+  cases.push_back(conv("patch16_residual_relu_nhwc_weights", {.n = 2,
+                                                              .c = 3,
+                                                              .h = 32,
+                                                              .w = 48,
+                                                              .k = 24,
+                                                              .kh = 16,
+                                                              .kw = 16,
+                                                              .sh = 16,
+                                                              .sw = 16,
+                                                              .residual = true,
+                                                              .activation = kRelu,
+                                                              .weightsFollowFormat = true}));
   // NHWC weights reach cudnn_graph (cuDNN's graph API), which also takes asymmetric pads.
   cases.push_back(conv("stride2_asym_pad_nhwc_weights", {.n = 2,
                                                          .c = 8,
@@ -445,7 +468,8 @@ TEST(DenseLibraries, DeviceAcceptCommonConfigs) {
 
 // The channels-last tactics on a GPU: cudnn_graph takes every NHWC-weights convolution case in
 // FP16 (in FP32 cuDNN 9's heuristic offered only TF32 engines on the H200, which kiln refuses),
-// and cublaslt_1x1 the 1x1 ones in FP32 and FP16 (with the tensors as the builder gives a CNN).
+// cublaslt_1x1 the 1x1 ones in FP32 and FP16 (with the tensors as the builder gives a CNN), and
+// patch_gemm the ones whose stride is their kernel.
 TEST(DenseLibraries, DeviceChannelsLastTacticsAccept) {
   const std::string why = deviceSkipReason();
   if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
@@ -472,9 +496,12 @@ TEST(DenseLibraries, DeviceChannelsLastTacticsAccept) {
         config.constantInputs.push_back(c.inputs[i].constant ? bytes[i].data() : nullptr);
       ASSERT_TRUE(inferLayerOutputs(c.type, c.params, shapes, outs).isOk());
       config.outputs.push_back({outs[0].dims, t, TensorFormat::kCHANNELS_LAST, DeviceKind::kCUDA});
-      for (const char* name : {"cudnn_graph", "cublaslt_1x1"}) {
-        const bool wanted =
-            std::string(name) == "cudnn_graph" ? nhwcWeights && t == DataType::kHALF : oneByOne;
+      const bool patches = c.name.rfind("conv_patch", 0) == 0;
+      for (const char* name : {"cudnn_graph", "cublaslt_1x1", "patch_gemm"}) {
+        const std::string n = name;
+        const bool wanted = n == "cudnn_graph"    ? nhwcWeights && t == DataType::kHALF
+                            : n == "cublaslt_1x1" ? oneByOne
+                                                  : patches;
         if (!wanted) continue;
         const Tactic* tactic = ops::findTactic(ops::cudaTactics(c.type), name);
         ASSERT_NE(tactic, nullptr) << name;
@@ -485,7 +512,7 @@ TEST(DenseLibraries, DeviceChannelsLastTacticsAccept) {
       }
     }
   }
-  EXPECT_GE(checked, 12);
+  EXPECT_GE(checked, 16);
 }
 
 }  // namespace
