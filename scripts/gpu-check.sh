@@ -299,12 +299,14 @@ fi
 
 # 5b. compute-sanitizer on the fused attention kernel: memcheck and racecheck over device cases
 # that cover partial query and key tiles, masks, transposed K, every padded head size and a long
-# sequence (the whole sweep under racecheck would take many minutes)
+# sequence, head views of packed projections (the whole sweep under racecheck would take many
+# minutes)
 if command -v compute-sanitizer >/dev/null; then
   exe=$(where tests/backends/cuda/test_cuda_ops_attention)
   cases='Ops/Attention.Device/attention_2x2xq7_k65_d*:Ops/Attention.Device/attention_1x3xq130_k200_d64*'
   cases+=':Ops/Attention.Device/attention_1x3xq130_k200_d128*:Ops/Attention.Device/attention_2x2xq1_k1_d40'
   cases+=':Ops/Attention.Device/attention_1x2xq1000*:Ops/Attention.DeviceEdgeValues/attention_2x2xq7_k65_d96*'
+  cases+=':Ops/Attention.Device/attention_viewed_*_q70_k130_d40:Ops/Attention.Device/attention_viewed_packed_b3_h4_q70_k130_d64'
   for tool in memcheck racecheck; do
     log="$logs/test_cuda_ops_attention.$tool.log"
     start=$(date +%s)

@@ -733,6 +733,10 @@ std::unique_ptr<Kernel> createUnfused(const KernelConfig& c, std::string* whyNot
   return std::make_unique<UnfusedCublas>(g, type, strided, st);
 }
 
+// Skipping the tensor-core work of warps whose rows all lie past Sq and of key tiles past Sk (a
+// fifth of it at ViT's 197 tokens) made the kernel slower on the H200 (2026-12-03: ViT-B/16's 12
+// attention layers at batch 64 took 2.20 ms against 1.84 ms; the runtime branches in the
+// unrolled loops cost more than the work they saved), so every warp computes every tile.
 // Two query tiles per warp (kTilesPerWarp = 2, head sizes up to 64) are not offered: on the H200
 // they timed slower than one wherever both applied (2026-12-03, FP16, D = 64: 0.190 against
 // 0.180 ms at ViT-B/16's 64x12x197, 0.168 against 0.130 ms at 4x12x1024; it spills at D = 64).

@@ -186,7 +186,8 @@ TEST(AttentionLayout, WhatItCannotViewStays) {
   ITensor* qkv[3];
   for (int i = 0; i < 3; ++i)
     qkv[i] = transposed(
-        *net, *reshaped(*net, *lastAxisSlice(*net, *x, i % 2, kEmbed, 2), {b, s, kHeads, kHeadSize}),
+        *net,
+        *reshaped(*net, *lastAxisSlice(*net, *x, i % 2, kEmbed, 2), {b, s, kHeads, kHeadSize}),
         {0, 2, 1, 3});
   ASSERT_TRUE(net->markOutput(*attention(*net, *qkv[0], *qkv[1], *qkv[2], nullptr)).isOk());
   Graph g = graphOf(*net);
