@@ -218,10 +218,7 @@ bool rolesOf(const View& v, const std::vector<Piece>& batch, int64_t b, int64_t 
 bool encodeInput(const Roles& r, int64_t offset, const Dims& x, int input, AttentionParams& p) {
   const int32_t rank = x.nbDims;
   int64_t stride[Dims::kMaxDims] = {};
-  for (int32_t a = rank - 1, s = 1; a >= 0; --a) {
-    stride[a] = s;
-    s *= x.d[a];
-  }
+  at::contiguousStrides(x, stride);
   const int32_t base = input * AttentionParams::kRoles;
   int64_t top[Dims::kMaxDims];  // per axis, how far its roles reach (inner times size)
   std::fill(top, top + rank, 1);

@@ -27,6 +27,15 @@ struct InputView {
   int64_t offset = 0;
 };
 
+// The element strides of a contiguous tensor of dims x, per axis.
+inline void contiguousStrides(const Dims& x, int64_t (&strides)[Dims::kMaxDims]) {
+  int64_t s = 1;
+  for (int32_t a = x.nbDims - 1; a >= 0; --a) {
+    strides[a] = s;
+    s *= x.d[a];
+  }
+}
+
 // Input `input` (0 Q, 1 K, 2 V) of a viewed Attention over a contiguous tensor of dims x, or
 // false with *why when the view does not fit x (roles that do not tile an axis, an axis of more
 // than one element that no role uses, a slot index outside its role).
@@ -40,10 +49,7 @@ inline bool resolveInputView(const AttentionParams& p, int input, const Dims& x,
   };
   const int32_t rank = x.nbDims;
   int64_t axisStride[Dims::kMaxDims] = {};
-  for (int32_t a = rank - 1, s = 1; a >= 0; --a) {
-    axisStride[a] = s;
-    s *= x.d[a];
-  }
+  contiguousStrides(x, axisStride);
   const int32_t base = input * AttentionParams::kRoles;
   int64_t inner[AttentionParams::kRoles] = {}, size[AttentionParams::kRoles] = {};
   view = InputView{};

@@ -28,6 +28,24 @@
 namespace kiln::cuda {
 namespace {
 
+// The convolution as Linear's product Y [rows, K] = X' [rows, k] W^T, W stored [K, k] (so
+// transposed), with the convolution's bias, residual and activation as its epilogue.
+LinearGeometry productOf(const ConvGeometry& g, int64_t rows, int64_t k) {
+  LinearGeometry lg;
+  lg.type = g.type;
+  lg.p.transposeW = true;
+  lg.p.hasBias = g.hasBias;
+  lg.p.hasResidual = g.residual >= 0;
+  lg.p.hasActivation = g.hasActivation;
+  lg.p.activation = g.activation;
+  lg.p.activationAlpha = g.activationAlpha;
+  lg.p.activationBeta = g.activationBeta;
+  lg.rows = rows;
+  lg.k = k;
+  lg.n = g.k;
+  return lg;
+}
+
 std::unique_ptr<Kernel> createCublasLt1x1(const KernelConfig& c, std::string* whyNot) {
   constexpr const char* kTactic = "cublaslt_1x1";
   ConvGeometry g;
@@ -43,19 +61,8 @@ std::unique_ptr<Kernel> createCublasLt1x1(const KernelConfig& c, std::string* wh
       g.padBottom != 0 || g.padRight != 0)
     return decline("needs a 1x1 kernel, stride 1 and no padding");
   if (g.groups != 1) return decline("needs groups = 1");
-  LinearGeometry lg;
-  lg.type = g.type;
-  lg.p.transposeW = true;  // W [K, C] is [N, K] of the product
-  lg.p.hasBias = g.hasBias;
-  lg.p.hasResidual = g.residual >= 0;
-  lg.p.hasActivation = g.hasActivation;
-  lg.p.activation = g.activation;
-  lg.p.activationAlpha = g.activationAlpha;
-  lg.p.activationBeta = g.activationBeta;
-  lg.rows = g.n * g.h * g.w;
-  lg.k = g.c;
-  lg.n = g.k;
-  return createLinearCublasLt(lg, kTactic, whyNot);
+  // W [K, C] is [N, K] of the product.
+  return createLinearCublasLt(productOf(g, g.n * g.h * g.w, g.c), kTactic, whyNot);
 }
 
 // patch_gemm: the patches gathered into the workspace, then Linear's cuBLASLt product over them.
@@ -100,19 +107,9 @@ std::unique_ptr<Kernel> createPatchGemm(const KernelConfig& c, std::string* whyN
     return decline(
         "needs a stride equal to its kernel (larger than 1x1), no padding and no dilation");
   if (g.groups != 1) return decline("needs groups = 1");
-  LinearGeometry lg;
-  lg.type = g.type;
-  lg.p.transposeW = true;  // W [K, KH, KW, C] is [N, K] of the product
-  lg.p.hasBias = g.hasBias;
-  lg.p.hasResidual = g.residual >= 0;
-  lg.p.hasActivation = g.hasActivation;
-  lg.p.activation = g.activation;
-  lg.p.activationAlpha = g.activationAlpha;
-  lg.p.activationBeta = g.activationBeta;
-  lg.rows = g.n * g.oh * g.ow;
-  lg.k = g.kh * g.kw * g.c;
-  lg.n = g.k;
-  std::unique_ptr<Kernel> product = createLinearCublasLt(lg, kTactic, whyNot);
+  // W [K, KH, KW, C] is [N, K] of the product.
+  std::unique_ptr<Kernel> product =
+      createLinearCublasLt(productOf(g, g.n * g.oh * g.ow, g.kh * g.kw * g.c), kTactic, whyNot);
   if (!product) return nullptr;
   return std::make_unique<PatchGemm>(g, std::move(product));
 }
