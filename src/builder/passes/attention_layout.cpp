@@ -329,9 +329,8 @@ std::vector<int32_t> chainAbove(const GraphEditor& edit, int32_t t) {
 // The view of t from the tensor `depth` layers up its chain, or false.
 bool viewFrom(const GraphEditor& edit, const std::vector<int32_t>& chain, size_t depth,
               const DimsOf& dimsOf, View& v) {
-  const int32_t source = depth == 0 ? -1 : edit.node(chain[depth - 1]).inputs[0];
   if (depth == 0) return false;
-  v = contiguous(dimsOf(source));
+  v = contiguous(dimsOf(edit.node(chain[depth - 1]).inputs[0]));
   for (size_t i = depth; i-- > 0;)
     if (!follow(edit, chain[i], dimsOf, v)) return false;
   return true;
