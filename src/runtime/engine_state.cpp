@@ -3,6 +3,7 @@
 #include "kiln/plugin_utils.h"
 #include "kiln/registry.h"
 #include "ops/op_table.h"
+#include "runtime/workspace_placement.h"
 
 namespace kiln {
 namespace {
@@ -216,6 +217,7 @@ Status buildEngineState(plan::Plan plan, std::shared_ptr<EngineState>& out) {
   // record of it.
   state->workspaceBytes = 0;
   state->steps.resize(plan.steps.size());
+  std::vector<uint64_t> kernelWorkspace(plan.steps.size(), 0);
   {
     PhaseScope phase(TracePhase::kDeserialize);
     // A profile plan's kernels are made per set of input shapes (prepareProfiles makes them at
@@ -231,10 +233,16 @@ Status buildEngineState(plan::Plan plan, std::shared_ptr<EngineState>& out) {
               : makeBuiltinKernel(plan, *backend, step, s, state->steps[s]);
       if (!status) return status;  // `state` tears down whatever was made
       if (const KernelPtr& k = state->steps[s].kernel) {
-        state->workspaceBytes = std::max<uint64_t>(state->workspaceBytes, k->workspaceSize());
+        kernelWorkspace[s] = k->workspaceSize();
         state->usesLibraries = state->usesLibraries || k->usesLibraries();
       }
     }
+  }
+  state->arenaBytes = plan.arenaBytes;
+  if (plan.profiles.empty()) {
+    const WorkspacePlacement placed = placeWorkspacesInArena(plan, kernelWorkspace);
+    state->workspaceOffsets = placed.offsets;
+    state->arenaBytes = placed.arenaBytes;
   }
   if (!backend->usesHostMemory()) {
     // Weights go to the device once per engine; every context reads the same copy.

@@ -56,6 +56,14 @@ struct EngineState {
   // getOutputDimensions() on an engine object may come from several contexts' setInputShape().
   mutable std::mutex pluginShapeMutex;
   std::unordered_map<std::string, int32_t> ioTensors;  // name -> plan tensor index
+  // The arena a context allocates: a static plan's, grown where its built-in steps' workspaces
+  // (placed in it by liveness, workspace_placement.h) fit no hole; a profile plan's own.
+  uint64_t arenaBytes = 0;
+  // A static plan's built-in steps: per step, its workspace's offset in the arena.
+  std::vector<uint64_t> workspaceOffsets;
+  // The separate workspace: a static plan's plugins (their scratch stays apart from the
+  // activations, so a plugin that overruns it cannot corrupt a tensor), every step of a profile
+  // plan (whose shapes, and so workspaces, vary).
   uint64_t workspaceBytes = 0;
 
   // Dynamic shapes (plan.profiles non-empty). Per tensor, its dims with -1 where some profile

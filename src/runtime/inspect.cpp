@@ -1,4 +1,5 @@
 // `kiln inspect`: the plan as JSON (layers, tactics, formats, timings, memory plan, plugins).
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -6,6 +7,7 @@
 #include "core/param_fields.h"
 #include "kiln/runtime.h"
 #include "runtime/engine_state.h"
+#include "runtime/workspace_placement.h"
 
 namespace kiln {
 namespace {
@@ -97,9 +99,24 @@ std::string inspectPlan(const plan::Plan& p) {
     }
     o << "]}";
   }
+  // A static plan's context: the arena with its built-in steps' workspaces placed in it, and the
+  // plugins' separate workspace (as the engine lays them out at load, from the recorded sizes).
+  uint64_t contextBytes = p.arenaBytes + p.maxWorkspaceBytes;
+  if (p.profiles.empty()) {
+    std::vector<uint64_t> builtin(p.steps.size(), 0);
+    uint64_t plugins = 0;
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+      if (p.steps[s].type == LayerType::kPLUGIN)
+        plugins = std::max(plugins, p.steps[s].workspaceBytes);
+      else
+        builtin[s] = p.steps[s].workspaceBytes;
+    }
+    contextBytes = placeWorkspacesInArena(p, builtin).arenaBytes + plugins;
+  }
   o << "\n  ],\n  \"memory\": {\"planned_activation_bytes\": " << p.arenaBytes
     << ", \"naive_activation_bytes\": " << p.naiveActivationBytes
-    << ", \"workspace_bytes\": " << p.maxWorkspaceBytes << ", \"weight_bytes\": ";
+    << ", \"workspace_bytes\": " << p.maxWorkspaceBytes << ", \"context_bytes\": " << contextBytes
+    << ", \"weight_bytes\": ";
   uint64_t weights = 0;
   for (const auto& w : p.weights) weights += w->size();
   o << weights << "},\n  \"plugins\": [";

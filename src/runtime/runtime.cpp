@@ -31,8 +31,7 @@ class ExecutionContext final : public IExecutionContext {
   Status setUp() {
     const Backend& backend = *engine_->backend;
     KILN_RETURN_IF_ERROR(backend.activate(engine_->deviceIndex));
-    KILN_RETURN_IF_ERROR(
-        backend.allocate(engine_->plan.arenaBytes, "the activation arena", arena_));
+    KILN_RETURN_IF_ERROR(backend.allocate(engine_->arenaBytes, "the activation arena", arena_));
     arenaOffsets_ = nullptr;
     if (dynamic()) arenaOffsets_ = &engine_->plan.profiles[0].arenaOffsets;
     KILN_RETURN_IF_ERROR(
@@ -285,7 +284,11 @@ class ExecutionContext final : public IExecutionContext {
       for (int32_t o : step.outputs) outs.push_back(address(o));
       Status status;
       if (engineStep.kernel) {
-        status = engineStep.kernel->run(ins.data(), outs.data(), workspace, context);
+        // A static plan's built-in steps have their scratch in the arena (workspace_placement.h).
+        void* scratch = dynamic()
+                            ? workspace
+                            : static_cast<uint8_t*>(arena_->data()) + engine_->workspaceOffsets[s];
+        status = engineStep.kernel->run(ins.data(), outs.data(), scratch, context);
       } else {
         status = tellShapes(s, engineStep);
         if (status)
@@ -588,7 +591,7 @@ class Engine final : public IEngine {
     EngineMemory memory;
     for (const auto& w : state_->deviceWeights) memory.weightBytes += w ? w->size() : 0;
     memory.contextBytes =
-        std::max(state_->plan.arenaBytes, state_->maxArenaBytes) + state_->workspaceBytes;
+        std::max(state_->arenaBytes, state_->maxArenaBytes) + state_->workspaceBytes;
     return memory;
   }
 
