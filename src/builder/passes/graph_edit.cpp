@@ -102,13 +102,18 @@ void GraphEditor::makeConstant(int32_t n,
 
 int32_t GraphEditor::addConstant(const std::string& base, const TensorShape& shape,
                                  std::shared_ptr<const std::vector<uint8_t>> bytes) {
+  const int32_t t = addActivation(base, shape);
+  graph_.tensors[size_t(t)].constant = std::move(bytes);
+  return t;
+}
+
+int32_t GraphEditor::addActivation(const std::string& base, const TensorShape& shape) {
   std::string name = base;
   for (int i = 1; names_.count(name); ++i) name = base + "_" + std::to_string(i);
   names_.insert(name);
   GraphTensor t;
   t.name = name;
   t.shape = shape;
-  t.constant = std::move(bytes);
   graph_.tensors.push_back(std::move(t));
   consumers_.emplace_back();
   return static_cast<int32_t>(graph_.tensors.size()) - 1;

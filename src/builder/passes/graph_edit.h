@@ -56,6 +56,11 @@ class GraphEditor {
   // `base` but unique in the graph.
   int32_t addConstant(const std::string& base, const TensorShape& shape,
                       std::shared_ptr<const std::vector<uint8_t>> bytes);
+  // A new computed tensor of `shape`, named after `base` but unique; setOutput gives it its
+  // producer.
+  int32_t addActivation(const std::string& base, const TensorShape& shape);
+  // Node n is called `name` (a layer that moves keeps the name it had in the network).
+  void rename(int32_t n, std::string name) { graph_.nodes[size_t(n)].name = std::move(name); }
 
   // Drops removed nodes and the tensors no live node reads or produces any more, keeping network
   // inputs and outputs, and renumbers everything. Constants nothing reads are dropped only when

@@ -2,7 +2,8 @@
 // layers for its bias, its residual and its activation, each a pass over the whole output:
 //   head      MatMul(X, W)   W a 2-D constant, transposeB allowed (not transposeA); or
 //             Gemm(X, W[, C]) with alpha 1, no transA, W a constant, C (if any) a constant bias
-//             ([N], [1, N] or one value) with beta 1
+//             ([N], [1, N] or one value) with beta 1; or a Linear without residual and
+//             activation (the pipeline runs this pass again after transpose motion)
 //   bias      + b            b a constant of one value per output column ([N], [1, ..., 1, N]) or a
 //                            single value, either operand order (not after a Gemm with C)
 //   residual  + r            r any tensor of exactly the output's shape and type
@@ -84,6 +85,13 @@ class Matcher {
         c.bias = node.inputs[2];
         c.params.hasBias = true;
       }
+    } else if (node.type == LayerType::kLINEAR) {
+      // A Linear made earlier (by this pass before transpose motion) that a residual add or an
+      // activation now follows: its own bias stays, the chain goes on from there.
+      const auto* p = std::get_if<LinearParams>(&node.params);
+      if (!p || p->hasResidual || p->hasActivation) return false;
+      c.params = *p;
+      if (p->hasBias) c.bias = node.inputs[2];
     } else {
       return false;
     }

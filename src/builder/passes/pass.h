@@ -63,6 +63,7 @@ Status fuseLayerNorm(Graph& graph, PassContext& context);        // layer_norm_f
 Status fuseAttention(Graph& graph, PassContext& context);        // attention_fusion.cpp
 Status layOutAttention(Graph& graph, PassContext& context);      // attention_layout.cpp
 Status fuseLinear(Graph& graph, PassContext& context);           // linear_fusion.cpp
+Status moveTransposes(Graph& graph, PassContext& context);       // transpose_motion.cpp
 Status fuseConvolution(Graph& graph, PassContext& context);      // conv_fusion.cpp
 
 }  // namespace kiln::passes

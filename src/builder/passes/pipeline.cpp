@@ -10,6 +10,9 @@ std::span<const Pass> defaultPipeline() {
   //  - fusions after the folds, which may have turned their constants into plain scalars;
   //  - linear fusion after the others: GELU fusion makes the activation it takes in, and the
   //    attention chain's products must still be MatMuls when attention fusion looks for them;
+  //  - transpose motion after linear fusion, whose Linears it moves leading-axis transposes
+  //    across, then linear fusion once more (linear_residual_fusion), for the residual adds that
+  //    the moved transposes had kept from the Linears' epilogues;
   //  - convolution fusion after affine folding, which gives a convolution its BatchNorm as a bias;
   //  - attention layout after the fusions: it reads the Attention layers and the products that
   //    feed them as those passes left them, and leaves the data movement it makes views of to
@@ -22,6 +25,8 @@ std::span<const Pass> defaultPipeline() {
       {"layer_norm_fusion", fuseLayerNorm},
       {"attention_fusion", fuseAttention},
       {"linear_fusion", fuseLinear},
+      {"transpose_motion", moveTransposes},
+      {"linear_residual_fusion", fuseLinear},
       {"conv_fusion", fuseConvolution},
       {"attention_layout", layOutAttention},
       {"dead_layer_elimination", eliminateDeadLayers},

@@ -176,6 +176,48 @@ TEST(AttentionLayout, EveryExportedFormReadsAndWritesHeadViews) {
   }
 }
 
+// torchvision's ViT encoder block as PyTorch exports nn.MultiheadAttention(batch_first=True):
+// the stream transposed to [S, B, E] before the packed projection, the output projection a 2-D
+// Gemm between reshapes, the transpose back, then the residual add. With transpose_motion the
+// plan has no copy left: the projection reads x, the Attention reads its view of the projection
+// and writes [B, S, E], and the output projection adds the residual in its epilogue.
+TEST(AttentionLayout, BatchFirstBlockKeepsNoTransposeAndFusesTheResidual) {
+  Rng rng;
+  const int64_t b = 2, s = 5;
+  auto net = createNetwork();
+  ITensor* x = net->addInput("x", DataType::kFLOAT, makeDims({b, s, kEmbed}));
+  ITensor* proj = project(*net, *transposed(*net, *x, {1, 0, 2}), 3 * kEmbed, rng);
+  ITensor* qkv[3];
+  for (int i = 0; i < 3; ++i)
+    qkv[i] = transposed(*net,
+                        *reshaped(*net, *lastAxisSlice(*net, *proj, i * kEmbed, kEmbed),
+                                  {s, b * kHeads, kHeadSize}),
+                        {1, 0, 2});
+  ITensor* o = attention(*net, *qkv[0], *qkv[1], *qkv[2], nullptr);
+  ITensor* rows = reshaped(*net, *transposed(*net, *o, {1, 0, 2}), {s * b, kEmbed});
+  std::vector<float> w(static_cast<size_t>(kEmbed * kEmbed)), c(static_cast<size_t>(kEmbed));
+  for (float& f : w) f = rng.uniformFloat(-0.3f, 0.3f);
+  for (float& f : c) f = rng.uniformFloat(-0.1f, 0.1f);
+  GemmParams gp;
+  gp.transposeB = true;  // F.linear's weight [out, in]
+  ITensor* y = net->addGemm(*rows, *constant(*net, makeDims({kEmbed, kEmbed}), w),
+                            constant(*net, makeDims({kEmbed}), c), gp)
+                   ->getOutput(0);
+  ITensor* back = transposed(*net, *reshaped(*net, *y, {s, b, kEmbed}), {1, 0, 2});
+  ASSERT_TRUE(
+      net->markOutput(*net->addElementwise(*back, *x, ElementwiseOp::kADD)->getOutput(0)).isOk());
+  Graph g = graphOf(*net);
+  std::vector<std::string> log;
+  ASSERT_TRUE(passes::runPipeline(g, passes::defaultPipeline(), {}, &log).isOk());
+  std::vector<std::string> layers;  // constant layers aside
+  for (const GraphNode& n : g.nodes)
+    if (n.type != LayerType::kCONSTANT) layers.push_back(layerTypeName(n.type));
+  EXPECT_EQ(layers, (std::vector<std::string>{"Linear", "Attention", "Linear"})) << joined(log);
+  EXPECT_TRUE(mentions(log, "pass transpose_motion: made")) << joined(log);
+  EXPECT_TRUE(mentions(log, "pass linear_residual_fusion: fused")) << joined(log);
+  expectSameResults(*net, 1e-5f);
+}
+
 // A slice with a step of 2 is no head view: the Attention reads the layers below it as views
 // and the slice stays; the result is the same.
 TEST(AttentionLayout, WhatItCannotViewStays) {
