@@ -20,4 +20,10 @@ struct ConvGeometry;  // backends/cuda/conv_geometry.h
 Status launchPatchGather(DataType type, const void* x, void* p, const ConvGeometry& g,
                          const RunContext& ctx);
 
+// im2col_gemm's gather (patch_gather.cu): rows [rowBegin, rowBegin + rows) of the patch matrix P
+// [N OH OW, columns] of an ungrouped convolution over channels-last X, column (ky, kx, c), zero
+// in the padding and past KH KW C; `columns` a multiple of 8, rows and columns below 2^31.
+Status launchIm2colGather(DataType type, const void* x, void* p, const ConvGeometry& g,
+                          int64_t columns, int64_t rowBegin, int64_t rows, const RunContext& ctx);
+
 }  // namespace kiln::cuda

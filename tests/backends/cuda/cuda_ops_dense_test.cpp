@@ -2,8 +2,12 @@
 // pooling, matrix multiply, gemm (see cuda_ops_test_util.h for the two modes).
 #include <gtest/gtest.h>
 
+#include <random>
+
+#include "backends/cuda/conv_geometry.h"
 #include "backends/cuda/cuda_ops_test_util.h"
 #include "backends/cuda/kernel.h"
+#include "ops/convolution/convolution_cuda.h"
 #include "ops/op_table.h"
 
 namespace kiln::testing {
@@ -281,6 +285,53 @@ std::vector<OpCase> denseCases() {
                                                               .residual = true,
                                                               .activation = kRelu,
                                                               .weightsFollowFormat = true}));
+  // Few input channels, any stride, padding and dilation: im2col_gemm (a CNN's stem). 7x7 over
+  // 3 channels is 147 columns, padded to 152 along with the weights; the large one spans two
+  // chunks of the patch matrix in FP32 (16 MiB is 27520 rows of 152 floats), the second ragged,
+  // and writes its residual's rows in each.
+  cases.push_back(conv("im2col_stem_relu_nhwc_weights", {.c = 3,
+                                                         .h = 23,
+                                                         .w = 20,
+                                                         .k = 16,
+                                                         .kh = 7,
+                                                         .kw = 7,
+                                                         .sh = 2,
+                                                         .sw = 2,
+                                                         .pt = 3,
+                                                         .pl = 3,
+                                                         .pb = 3,
+                                                         .pr = 3,
+                                                         .activation = kRelu,
+                                                         .weightsFollowFormat = true}));
+  cases.push_back(conv("im2col_dilated_nobias_nhwc_weights", {.n = 2,
+                                                              .c = 4,
+                                                              .h = 11,
+                                                              .w = 9,
+                                                              .k = 8,
+                                                              .dh = 2,
+                                                              .dw = 3,
+                                                              .pt = 2,
+                                                              .pl = 1,
+                                                              .pb = 0,
+                                                              .pr = 3,
+                                                              .bias = false,
+                                                              .weightsFollowFormat = true}));
+  cases.push_back(conv("im2col_chunks_residual_relu_nhwc_weights", {.n = 4,
+                                                                    .c = 3,
+                                                                    .h = 170,
+                                                                    .w = 170,
+                                                                    .k = 8,
+                                                                    .kh = 7,
+                                                                    .kw = 7,
+                                                                    .sh = 2,
+                                                                    .sw = 2,
+                                                                    .pt = 3,
+                                                                    .pl = 3,
+                                                                    .pb = 3,
+                                                                    .pr = 3,
+                                                                    .residual = true,
+                                                                    .activation = kRelu,
+                                                                    .weightsFollowFormat = true}));
   // NHWC weights reach cudnn_graph (cuDNN's graph API), which also takes asymmetric pads.
   cases.push_back(conv("stride2_asym_pad_nhwc_weights", {.n = 2,
                                                          .c = 8,
@@ -469,7 +520,7 @@ TEST(DenseLibraries, DeviceAcceptCommonConfigs) {
 // The channels-last tactics on a GPU: cudnn_graph takes every NHWC-weights convolution case in
 // FP16 (in FP32 cuDNN 9's heuristic offered only TF32 engines on the H200, which kiln refuses),
 // cublaslt_1x1 the 1x1 ones in FP32 and FP16 (with the tensors as the builder gives a CNN), and
-// patch_gemm the ones whose stride is their kernel.
+// patch_gemm the ones whose stride is their kernel, im2col_gemm the ones over few channels.
 TEST(DenseLibraries, DeviceChannelsLastTacticsAccept) {
   const std::string why = deviceSkipReason();
   if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
@@ -497,11 +548,13 @@ TEST(DenseLibraries, DeviceChannelsLastTacticsAccept) {
       ASSERT_TRUE(inferLayerOutputs(c.type, c.params, shapes, outs).isOk());
       config.outputs.push_back({outs[0].dims, t, TensorFormat::kCHANNELS_LAST, DeviceKind::kCUDA});
       const bool patches = c.name.rfind("conv_patch", 0) == 0;
-      for (const char* name : {"cudnn_graph", "cublaslt_1x1", "patch_gemm"}) {
+      const bool im2col = c.name.rfind("conv_im2col", 0) == 0;
+      for (const char* name : {"cudnn_graph", "cublaslt_1x1", "patch_gemm", "im2col_gemm"}) {
         const std::string n = name;
         const bool wanted = n == "cudnn_graph"    ? nhwcWeights && t == DataType::kHALF
                             : n == "cublaslt_1x1" ? oneByOne
-                                                  : patches;
+                            : n == "patch_gemm"   ? patches
+                                                  : im2col;
         if (!wanted) continue;
         const Tactic* tactic = ops::findTactic(ops::cudaTactics(c.type), name);
         ASSERT_NE(tactic, nullptr) << name;
@@ -512,7 +565,53 @@ TEST(DenseLibraries, DeviceChannelsLastTacticsAccept) {
       }
     }
   }
-  EXPECT_GE(checked, 16);
+  EXPECT_GE(checked, 22);
+}
+
+// im2col_gemm's gather, emulated on the host (so in CI): every chunk of rows of the patch matrix
+// against patches read naively from X, with stride, asymmetric padding, dilation and the zero
+// columns that round a row up to a multiple of 8; the chunks start mid-image and the last is
+// ragged.
+TEST(Im2colGather, ChunksMatchNaivePatchesUnderEmulation) {
+  cuda::ConvGeometry g;
+  g.type = DataType::kFLOAT;
+  g.channelsLast = g.weightsChannelsLast = true;
+  g.n = 2, g.c = 3, g.h = 9, g.w = 11, g.k = 4;
+  g.kh = 3, g.kw = 5, g.sh = 2, g.sw = 1, g.dh = 2, g.dw = 1;
+  g.padTop = 1, g.padLeft = 2, g.padBottom = 0, g.padRight = 3;
+  g.oh = (g.h + g.padTop + g.padBottom - g.dh * (g.kh - 1) - 1) / g.sh + 1;
+  g.ow = (g.w + g.padLeft + g.padRight - g.dw * (g.kw - 1) - 1) / g.sw + 1;
+  const int64_t taps = g.kh * g.kw * g.c, columns = (taps + 7) / 8 * 8;
+  ASSERT_NE(taps, columns);  // the case has padding columns
+  std::vector<float> x(static_cast<size_t>(g.n * g.h * g.w * g.c));
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (float& v : x) v = dist(rng);
+  const int64_t rows = g.n * g.oh * g.ow, chunk = 17;
+  cuda::RunContext ctx;
+  ctx.emulate = true;
+  for (int64_t begin = 0; begin < rows; begin += chunk) {
+    const int64_t count = std::min(chunk, rows - begin);
+    std::vector<float> p(static_cast<size_t>(count * columns), -7.f);
+    ASSERT_TRUE(
+        cuda::launchIm2colGather(g.type, x.data(), p.data(), g, columns, begin, count, ctx).isOk());
+    for (int64_t r = 0; r < count; ++r) {
+      const int64_t row = begin + r, ox = row % g.ow, oy = row / g.ow % g.oh,
+                    n = row / (g.ow * g.oh);
+      for (int64_t j = 0; j < columns; ++j) {
+        float want = 0.f;
+        if (j < taps) {
+          const int64_t c = j % g.c, kx = j / g.c % g.kw, ky = j / (g.c * g.kw);
+          const int64_t iy = oy * g.sh - g.padTop + ky * g.dh,
+                        ix = ox * g.sw - g.padLeft + kx * g.dw;
+          if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w)
+            want = x[static_cast<size_t>(((n * g.h + iy) * g.w + ix) * g.c + c)];
+        }
+        ASSERT_EQ(p[static_cast<size_t>(r * columns + j)], want)
+            << "row " << row << " column " << j;
+      }
+    }
+  }
 }
 
 }  // namespace
