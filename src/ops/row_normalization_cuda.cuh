@@ -21,7 +21,9 @@
 //                         deviations; mean and 1/stddev), false: RMSNormalization's (the sum of
 //                         squares; mean 0 and 1/rms);
 //   value<T>(g, scale, bias, r, j, x, mean, inv)  element j of row r before rounding, from those
-//                         statistics (the warp kernel's epilogue; the op's own formula).
+//                         statistics (the warp kernel's epilogue; the op's own formula);
+//   kRowParams            true when value() reads Scale and B only at j * g.scale/bias.strides[0]
+//                         (so warp_per_row may hand it a chunk's parameters as vectors).
 // B is input 2 where the layer has three inputs; bias is nullptr otherwise.
 #pragma once
 
@@ -167,7 +169,11 @@ inline constexpr int kWarpRowsPerBlock = 4;
 // terms in the same order, so all 32 agree bit for bit).
 __device__ inline float warpSum(float v) { return warpReduce(v, SumF{}); }
 
-template <class Op, class T, int kVec, int kPerLane>
+// kVecParams: Scale and B (when present) are one run of the row's shape, 16-byte aligned, so a
+// chunk's parameters are read as vectors like X (only for an Op with kRowParams, where that
+// stride is 1). Otherwise each element's
+// parameters are read one by one: on a 768-wide FP16 row, 48 scalar loads per lane beside X's 3.
+template <class Op, class T, int kVec, int kPerLane, bool kVecParams>
 __global__ void __launch_bounds__(kWarpRowsPerBlock * 32)
     warpRowsKernel(const T* x, const T* scale, const T* bias, T* y, typename Op::Geometry g) {
   namespace ln = ops::layer_normalization;
@@ -228,10 +234,21 @@ __global__ void __launch_bounds__(kWarpRowsPerBlock * 32)
       const int j0 = (c * 32 + lane) * kVec;
       if (j0 < len) {
         Vec<T, kVec> p;
+        if constexpr (kVecParams) {
+          // The chunk's Scale and B as vectors; value() reads element k of them at stride 1.
+          const Vec<T, kVec> sv = loadVec<kVec>(scale + j0);
+          Vec<T, kVec> bv;
+          if (bias) bv = loadVec<kVec>(bias + j0);
 #pragma unroll
-        for (int k = 0; k < kVec; ++k)
-          p.v[k] = fromFloat<T>(
-              Op::template value<T>(g, scale, bias, r, j0 + k, v[c * kVec + k], mean, inv));
+          for (int k = 0; k < kVec; ++k)
+            p.v[k] = fromFloat<T>(Op::template value<T>(g, sv.v, bias ? bv.v : nullptr, r, k,
+                                                        v[c * kVec + k], mean, inv));
+        } else {
+#pragma unroll
+          for (int k = 0; k < kVec; ++k)
+            p.v[k] = fromFloat<T>(
+                Op::template value<T>(g, scale, bias, r, j0 + k, v[c * kVec + k], mean, inv));
+        }
         storeVec<kVec>(yr + j0, p);
       }
     }
@@ -240,16 +257,30 @@ __global__ void __launch_bounds__(kWarpRowsPerBlock * 32)
 
 // The kernel for rows of len elements, kVec elements per access: the smallest register capacity
 // (8, 32 or 128 values per lane) that holds the row.
-template <class Op, class T, int kVec>
+template <class Op, class T, int kVec, bool kVecParams = false>
 void launchWarpRows(int64_t len, unsigned blocks, cudaStream_t stream, const T* x, const T* scale,
                     const T* bias, T* y, const typename Op::Geometry& g) {
   constexpr int kThreads = kWarpRowsPerBlock * 32;
   if (len <= 32 * 8)
-    warpRowsKernel<Op, T, kVec, 8><<<blocks, kThreads, 0, stream>>>(x, scale, bias, y, g);
+    warpRowsKernel<Op, T, kVec, 8, kVecParams>
+        <<<blocks, kThreads, 0, stream>>>(x, scale, bias, y, g);
   else if (len <= 32 * 32)
-    warpRowsKernel<Op, T, kVec, 32><<<blocks, kThreads, 0, stream>>>(x, scale, bias, y, g);
+    warpRowsKernel<Op, T, kVec, 32, kVecParams>
+        <<<blocks, kThreads, 0, stream>>>(x, scale, bias, y, g);
   else
-    warpRowsKernel<Op, T, kVec, 128><<<blocks, kThreads, 0, stream>>>(x, scale, bias, y, g);
+    warpRowsKernel<Op, T, kVec, 128, kVecParams>
+        <<<blocks, kThreads, 0, stream>>>(x, scale, bias, y, g);
+}
+
+// Whether Op's Scale and B are read as vectors (kVecParams above) for geometry g.
+template <class Op, class T>
+bool vectorParams(const typename Op::Geometry& g, const T* scale, const T* bias) {
+  if constexpr (Op::kRowParams) {
+    return g.scale.strides[0] == 1 && isAligned(scale) &&
+           (!bias || (g.bias.strides[0] == 1 && isAligned(bias)));
+  } else {
+    return false;
+  }
 }
 
 template <class Op>
@@ -279,10 +310,12 @@ std::unique_ptr<Kernel> createWarpRows(const KernelConfig& c, std::string* whyNo
             static_cast<unsigned>(groups < (int64_t{1} << 20) ? groups : (int64_t{1} << 20));
         const auto stream = static_cast<cudaStream_t>(ctx.stream);
         // 16-byte vectors when every row starts on a 16-byte boundary: the row length a multiple
-        // of the vector and X and Y aligned (Scale and B are read element by element: they are
-        // a few KB that every row shares, served from cache).
+        // of the vector and X and Y aligned; Scale and B too where they are whole rows, aligned
+        // (else element by element: a few KB that every row shares, served from cache).
         constexpr int kVec = kVectorElements<T>;
-        if (g.len % kVec == 0 && isAligned(x) && isAligned(y))
+        if (g.len % kVec == 0 && isAligned(x) && isAligned(y) && vectorParams<Op>(g, scale, bias))
+          launchWarpRows<Op, T, kVec, true>(g.len, blocks, stream, x, scale, bias, y, g);
+        else if (g.len % kVec == 0 && isAligned(x) && isAligned(y))
           launchWarpRows<Op, T, kVec>(g.len, blocks, stream, x, scale, bias, y, g);
         else
           launchWarpRows<Op, T, 1>(g.len, blocks, stream, x, scale, bias, y, g);

@@ -57,6 +57,7 @@ struct GroupNorm {
   // warp_per_row (rows of at most kWarpMaxLen elements): the statistics of rowStatistics, then
   // Scale and B of the element's channel, g.channelOf(r, j).
   static constexpr bool kCentred = true;
+  static constexpr bool kRowParams = false;  // value() reads per channel, from r
   static bool warpRowsFit(const Geometry&, std::string*) { return true; }
   template <class T>
   __device__ static float value(const Geometry& g, const T* scale, const T* bias, int64_t r,

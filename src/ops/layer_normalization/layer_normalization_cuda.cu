@@ -56,6 +56,8 @@ struct LayerNorm {
   // B are one run of the row's shape or one value (a ParamIndex of one dim: offset j * stride),
   // so that the kernel's unrolled epilogue has no general index walk.
   static constexpr bool kCentred = true;
+  // value() reads Scale and B at j * stride only.
+  static constexpr bool kRowParams = true;
   static bool warpRowsFit(const Geometry& g, std::string* whyNot) {
     if (g.scale.rank == 1 && (!g.hasBias || g.bias.rank == 1)) return true;
     return config_checks::fail(whyNot,

@@ -56,6 +56,8 @@ struct RmsNorm {
   // warp_per_row: 1 / rms from the sum of squares (mean is 0), then normalized as above. Scale
   // is one run of the row's shape or one value (offset j * stride), as LayerNormalization's.
   static constexpr bool kCentred = false;
+  // value() reads Scale and B at j * stride only.
+  static constexpr bool kRowParams = true;
   static bool warpRowsFit(const Geometry& g, std::string* whyNot) {
     if (g.scale.rank == 1) return true;
     return config_checks::fail(whyNot,

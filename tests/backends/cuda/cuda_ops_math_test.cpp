@@ -441,6 +441,7 @@ void addLayerNormalization(std::vector<OpCase>& cases) {
       {makeDims({7, 1}), -1, makeDims({1}), false, {}, -2.f, 3.f},
       {makeDims({7, 7}), -1, makeDims({7}), true, makeDims({7}), -2.f, 3.f},
       {makeDims({7, 768}), -1, makeDims({768}), true, makeDims({768}), -2.f, 3.f},
+      {makeDims({7, 768}), -1, makeDims({768}), false, {}, -2.f, 3.f},  // vector Scale, no B
       {makeDims({7, 1000}), -1, makeDims({1000}), true, makeDims({1000}), -2.f, 3.f},
       {makeDims({7, 1001}), -1, makeDims({1001}), true, makeDims({1001}), -2.f, 3.f},
       {makeDims({7, 4096}), -1, makeDims({4096}), true, makeDims({4096}), -2.f, 3.f},
