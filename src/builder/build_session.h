@@ -6,6 +6,7 @@
 //                   (tactic_selection.cpp, tactic_choice.h)
 //   makePlan()      plan activation memory, serialize the chosen plugins, fill the plan
 //   (builder.cpp)
+//   fitWorkspaces() trade a little time for a workspace that fits the arena (workspace_choice.cpp)
 #pragma once
 
 #include <array>
@@ -78,6 +79,9 @@ class BuildSession {
   // Uses and updates BuilderConfig::timingCachePath when set.
   Status chooseTactics();
   Status makePlan(plan::Plan& plan);
+  // A static plan's steps whose workspace would grow the arena take a timed candidate within a
+  // tolerance of their time that fits it (workspace_choice.cpp).
+  Status fitWorkspaces(plan::Plan& plan);
   // Tells BuilderConfig::progress (when set) that unit `done` of `total` of `phase` is finished;
   // kCancelled when it asks to stop.
   Status reportProgress(const char* phase, int32_t done, int32_t total,

@@ -172,6 +172,7 @@ Status buildPlanFromGraph(const Graph& network, const BuilderConfig& config,
   KILN_RETURN_IF_ERROR(session.chooseTactics());
   plan::Plan plan;
   KILN_RETURN_IF_ERROR(session.makePlan(plan));
+  KILN_RETURN_IF_ERROR(session.fitWorkspaces(plan));
   KILN_RETURN_IF_ERROR(plan::writePlan(plan, bytes));
   return session.reportProgress("plan", 1, 1, "");
 }

@@ -1,0 +1,125 @@
+// The memory side of the tactic choice (static plans). The fastest tactic of a layer may ask for
+// far more scratch than its neighbours: at ResNet-50 batch 64, cuDNN's fastest algorithm for the
+// 7x7 stem over 3 channels wanted 122.5 MiB, where the activations live at that step leave a
+// 42.8 MiB hole in the arena, so that one layer made every context 80 MiB larger. The engine puts
+// each step's workspace in a hole of the arena (runtime/workspace_placement.h); a workspace that
+// fits none grows the arena. So once the plan's memory is laid out, a step whose workspace grows
+// the arena takes, from its timed candidates, the fastest one within kWorkspaceTimeTolerance of
+// its time whose workspace fits (largest growth first, while any remains); the verbose log says
+// what it gave and what it saved. Profile plans keep a separate workspace and are left alone.
+#include "builder/workspace_choice.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "builder/build_session.h"
+#include "core/log.h"
+#include "ops/op_table.h"
+#include "runtime/workspace_placement.h"
+
+namespace kiln {
+namespace {
+
+std::vector<uint64_t> builtinWorkspaces(const plan::Plan& plan) {
+  std::vector<uint64_t> asks(plan.steps.size(), 0);
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    if (plan.steps[s].type != LayerType::kPLUGIN) asks[s] = plan.steps[s].workspaceBytes;
+  return asks;
+}
+
+std::string mib(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+}  // namespace
+
+const plan::Candidate* fittingCandidate(
+    const std::vector<plan::Candidate>& candidates, const std::string& chosen, double chosenMs,
+    const std::function<bool(const plan::Candidate&, uint64_t&)>& workspaceOf,
+    const std::function<bool(uint64_t)>& fits) {
+  std::vector<const plan::Candidate*> order;
+  for (const plan::Candidate& c : candidates)
+    if (c.rejectedBecause.empty() && c.name != chosen &&
+        c.medianMs <= chosenMs * (1.0 + kWorkspaceTimeTolerance))
+      order.push_back(&c);
+  std::stable_sort(
+      order.begin(), order.end(),
+      [](const plan::Candidate* a, const plan::Candidate* b) { return a->medianMs < b->medianMs; });
+  for (const plan::Candidate* c : order) {
+    uint64_t bytes = 0;
+    if (workspaceOf(*c, bytes) && fits(bytes)) return c;
+  }
+  return nullptr;
+}
+
+Status BuildSession::fitWorkspaces(plan::Plan& plan) {
+  if (!plan.profiles.empty() || plan.steps.size() != steps_.size()) return Status::ok();
+  std::vector<bool> tried(plan.steps.size(), false);
+  bool changedCache = false;
+  const auto done = [&] {
+    return changedCache && !config_.timingCachePath.empty()
+               ? timingCache_.save(config_.timingCachePath)
+               : Status::ok();
+  };
+  for (;;) {
+    std::vector<uint64_t> asks = builtinWorkspaces(plan);
+    const WorkspacePlacement placed = placeWorkspacesInArena(plan, asks);
+    if (placed.arenaBytes <= plan.arenaBytes) return done();
+    // The untried step that grows the arena most.
+    size_t worst = plan.steps.size();
+    uint64_t growth = 0;
+    for (size_t s = 0; s < plan.steps.size(); ++s) {
+      const uint64_t end = placed.offsets[s] + asks[s];
+      if (!tried[s] && asks[s] > 0 && end > plan.arenaBytes && end - plan.arenaBytes > growth) {
+        growth = end - plan.arenaBytes;
+        worst = s;
+      }
+    }
+    if (worst == plan.steps.size()) return done();
+    tried[worst] = true;
+    plan::Step& step = plan.steps[worst];
+    const std::span<const Tactic> tactics = target_.backend->tactics(step.type);
+    const Tactic* chosen = ops::findTactic(tactics, step.tactic);
+    if (!chosen) continue;
+    const KernelConfig config = kernelConfig(steps_[worst]);
+    const auto workspaceOf = [&](const plan::Candidate& c, uint64_t& bytes) {
+      const Tactic* tactic = ops::findTactic(tactics, c.name);
+      // A layer written over its residual in place keeps a tactic that allows it.
+      if (!tactic || (chosen->residualInPlace && !tactic->residualInPlace)) return false;
+      std::string why;
+      const KernelPtr kernel = tactic->create(config, &why);
+      if (kernel) bytes = kernel->workspaceSize();
+      return kernel != nullptr;
+    };
+    const auto fits = [&](uint64_t bytes) {
+      asks[worst] = bytes;
+      const WorkspacePlacement trial = placeWorkspacesInArena(plan, asks);
+      return trial.offsets[worst] + bytes <= plan.arenaBytes;
+    };
+    const plan::Candidate* c =
+        fittingCandidate(step.candidates, step.tactic, step.medianMs, workspaceOf, fits);
+    if (c) {
+      uint64_t bytes = 0;
+      workspaceOf(*c, bytes);
+      logVerbose("layer '" + step.layerName + "': " + c->name + " (" + std::to_string(c->medianMs) +
+                 " ms, workspace " + mib(bytes) + ") instead of " + step.tactic + " (" +
+                 std::to_string(step.medianMs) + " ms, workspace " + mib(step.workspaceBytes) +
+                 "), whose workspace would grow every context by " + mib(growth));
+      // A rebuild from the timing cache makes the same choice.
+      timingCache_.record(TimingCache::key(*target_.backend, config), c->name, c->medianMs);
+      changedCache = true;
+      step.tactic = steps_[worst].tactic = c->name;
+      step.medianMs = steps_[worst].medianMs = c->medianMs;
+      step.workspaceBytes = steps_[worst].workspaceBytes = bytes;
+    }
+    plan.maxWorkspaceBytes = 0;
+    for (const plan::Step& s : plan.steps)
+      plan.maxWorkspaceBytes = std::max<uint64_t>(plan.maxWorkspaceBytes, s.workspaceBytes);
+  }
+}
+
+}  // namespace kiln

@@ -1,0 +1,70 @@
+// The rule by which a step whose workspace would grow the arena trades time for one that fits
+// (builder/workspace_choice.h): the fastest fitting candidate within the tolerance, never one
+// that was rejected, is the chosen one itself, is slower than that or cannot be made.
+#include "builder/workspace_choice.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace kiln::testing {
+namespace {
+
+plan::Candidate timed(const std::string& name, double ms) {
+  plan::Candidate c;
+  c.name = name;
+  c.medianMs = ms;
+  return c;
+}
+
+plan::Candidate rejected(const std::string& name) {
+  plan::Candidate c;
+  c.name = name;
+  c.rejectedBecause = "declined";
+  return c;
+}
+
+struct Tactics {
+  std::map<std::string, uint64_t> workspace;  // absent: cannot be made
+  bool workspaceOf(const plan::Candidate& c, uint64_t& bytes) const {
+    auto it = workspace.find(c.name);
+    if (it == workspace.end()) return false;
+    bytes = it->second;
+    return true;
+  }
+};
+
+const plan::Candidate* pick(const std::vector<plan::Candidate>& candidates, const Tactics& t,
+                            uint64_t hole) {
+  return fittingCandidate(
+      candidates, "fast", 1.0,
+      [&](const plan::Candidate& c, uint64_t& bytes) { return t.workspaceOf(c, bytes); },
+      [&](uint64_t bytes) { return bytes <= hole; });
+}
+
+TEST(WorkspaceChoice, TakesTheFastestFittingCandidateWithinTheTolerance) {
+  const std::vector<plan::Candidate> candidates = {
+      timed("fast", 1.0),  timed("roomy", 1.05),
+      timed("small", 1.2), timed("smaller", 1.1),
+      rejected("refused"), timed("slow", 1.0 + kWorkspaceTimeTolerance + 0.01)};
+  Tactics t;
+  t.workspace = {{"fast", 100},  {"roomy", 90},  {"small", 5},
+                 {"smaller", 8}, {"refused", 0}, {"slow", 0}};
+  const plan::Candidate* c = pick(candidates, t, 10);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->name, "smaller");               // 1.1 ms beats small's 1.2; roomy does not fit
+  EXPECT_EQ(pick(candidates, t, 4), nullptr);  // only `slow` (too slow) and `refused` would fit
+}
+
+TEST(WorkspaceChoice, SkipsCandidatesThatCannotBeMade) {
+  const std::vector<plan::Candidate> candidates = {timed("fast", 1.0), timed("gone", 1.01),
+                                                   timed("kept", 1.02)};
+  Tactics t;
+  t.workspace = {{"fast", 100}, {"kept", 1}};
+  const plan::Candidate* c = pick(candidates, t, 10);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->name, "kept");
+}
+
+}  // namespace
+}  // namespace kiln::testing
