@@ -96,12 +96,12 @@ bool mathAllowed(DataType type, cudnnMathType_t m) {
   return m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH;  // the descriptor stays FMA
 }
 
-// The first of cuDNN's ranked algorithms `perf` that succeeded, uses a math type allowed for
-// `type` and needs at most kMaxWorkspace bytes (workspaceOf(algo, &bytes)), its bytes in
-// *bytesOut; -1 when none, with the ones that need more listed in *tried.
+// The `rank`-th (0: the first) of cuDNN's ranked algorithms `perf` that succeeded, uses a math
+// type allowed for `type` and needs at most kMaxWorkspace bytes (workspaceOf(algo, &bytes)), its
+// bytes in *bytesOut; -1 when none, with the ones that need more listed in *tried.
 template <class Perf, class WorkspaceOf>
-int firstUsable(const Perf* perf, int returned, DataType type, WorkspaceOf&& workspaceOf,
-                size_t* bytesOut, std::string* tried) {
+int usableAt(int rank, const Perf* perf, int returned, DataType type, WorkspaceOf&& workspaceOf,
+             size_t* bytesOut, std::string* tried) {
   for (int i = 0; i < returned; ++i) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS || !mathAllowed(type, perf[i].mathType)) continue;
     size_t bytes = 0;
@@ -111,6 +111,7 @@ int firstUsable(const Perf* perf, int returned, DataType type, WorkspaceOf&& wor
           " algo " + std::to_string(perf[i].algo) + " needs " + std::to_string(bytes) + " bytes;";
       continue;
     }
+    if (rank-- > 0) continue;
     *bytesOut = bytes;
     return i;
   }
@@ -119,7 +120,7 @@ int firstUsable(const Perf* perf, int returned, DataType type, WorkspaceOf&& wor
 
 class ConvCudnn final : public Kernel {
  public:
-  ConvCudnn(const ConvGeometry& g, bool deconv) : g_(g), deconv_(deconv) {}
+  ConvCudnn(const ConvGeometry& g, bool deconv, int rank) : g_(g), deconv_(deconv), rank_(rank) {}
 
   // Descriptors, the algorithm and the workspace; unsupported() says why not.
   Status init() {
@@ -132,8 +133,8 @@ class ConvCudnn final : public Kernel {
         int returned = 0;
         KILN_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
             h, d_.x, d_.w, d_.conv, d_.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
-        const int i = firstUsable(
-            perf, returned, g_.type,
+        const int i = usableAt(
+            rank_, perf, returned, g_.type,
             [&](cudnnConvolutionFwdAlgo_t algo, size_t* bytes) {
               return cudnnGetConvolutionForwardWorkspaceSize(h, d_.x, d_.w, d_.conv, d_.y, algo,
                                                              bytes);
@@ -149,8 +150,8 @@ class ConvCudnn final : public Kernel {
         // Backward data: dy is kiln's input x, dx kiln's output y.
         KILN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
             h, d_.w, d_.x, d_.conv, d_.y, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf));
-        const int i = firstUsable(
-            perf, returned, g_.type,
+        const int i = usableAt(
+            rank_, perf, returned, g_.type,
             [&](cudnnConvolutionBwdDataAlgo_t algo, size_t* bytes) {
               return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d_.w, d_.x, d_.conv, d_.y,
                                                                   algo, bytes);
@@ -161,6 +162,9 @@ class ConvCudnn final : public Kernel {
           return finish();
         }
       }
+      if (rank_ > 0)
+        return unsupported("cuDNN's heuristic offers fewer than " + std::to_string(rank_ + 1) +
+                           " usable algorithms for this configuration");
       return unsupported("cuDNN offers no algorithm for this configuration" +
                          (tried.empty() ? std::string() : " within the workspace limit:" + tried));
     });
@@ -209,6 +213,7 @@ class ConvCudnn final : public Kernel {
 
   ConvGeometry g_;
   bool deconv_;
+  int rank_;  // which usable algorithm of the heuristic's list
   Descriptors d_;
   cudnnConvolutionFwdAlgo_t fwdAlgo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   cudnnConvolutionBwdDataAlgo_t bwdAlgo_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
@@ -229,7 +234,7 @@ Status withCudnnQueryHandle(const std::function<Status(void* handle)>& f) {
 }
 
 std::unique_ptr<Kernel> createCudnnConvolution(const ConvGeometry& g, bool deconv,
-                                               std::string* whyNot) {
+                                               std::string* whyNot, int rank) {
   if (g.type != DataType::kFLOAT && g.type != DataType::kHALF) {
     if (whyNot) *whyNot = std::string("cudnn: fp32 and fp16 only, got ") + dataTypeName(g.type);
     return nullptr;
@@ -245,7 +250,7 @@ std::unique_ptr<Kernel> createCudnnConvolution(const ConvGeometry& g, bool decon
       return nullptr;
     }
   }
-  auto kernel = std::make_unique<ConvCudnn>(g, deconv);
+  auto kernel = std::make_unique<ConvCudnn>(g, deconv, rank);
   const Status s = kernel->init();
   if (!s) {
     if (whyNot) *whyNot = "cudnn: " + s.message();

@@ -20,8 +20,11 @@ namespace kiln::cuda {
 // deconvolution), or nullptr with *whyNot ("cudnn: ...") when cuDNN cannot run it: a type other
 // than FP32 or FP16, no GPU to choose an algorithm on, a size beyond int, pads cuDNN cannot
 // express, no algorithm within the workspace limit.
+// `rank`: which usable algorithm of cuDNN's ranked list (0 its first; "cudnn_1", "cudnn_2" are
+// ranks 1 and 2, timed beside it: the first may be fast and ask for a large workspace, the next a
+// little slower with much less, which the builder's workspace choice can then take).
 std::unique_ptr<Kernel> createCudnnConvolution(const ConvGeometry& g, bool deconv,
-                                               std::string* whyNot);
+                                               std::string* whyNot, int rank = 0);
 
 // The "cudnn_graph" tactics of convolution: cuDNN's graph API, an execution plan made at creation
 // (cudnn_graph_convolution.cpp); channels-last FP32/FP16 only. `rank` picks which usable engine
@@ -39,13 +42,13 @@ Status withCudnnQueryHandle(const std::function<Status(void* handle)>& f);
 
 // The "cudnn" tactic of convolution (P = ConvolutionParams) and deconvolution
 // (DeconvolutionParams).
-template <class P>
+template <class P, int Rank = 0>
 std::unique_ptr<Kernel> createCudnnTactic(const KernelConfig& c, std::string* whyNot) {
   ConvGeometry g;
   // Channels-last weights only with a channels-last x: cuDNN's filter takes x's format.
   const bool nhwc = c.inputs.size() > 1 && c.inputs[0].format == TensorFormat::kCHANNELS_LAST;
   if (!readConvGeometry<P>(c, "cudnn", &g, whyNot, nhwc)) return nullptr;
-  return createCudnnConvolution(g, std::is_same_v<P, DeconvolutionParams>, whyNot);
+  return createCudnnConvolution(g, std::is_same_v<P, DeconvolutionParams>, whyNot, Rank);
 }
 
 // The kernels around the library call, enqueued on ctx.stream.

@@ -19,7 +19,8 @@
 //                 channels-last only. The heuristic's first usable engine; cudnn_graph_1..3 its
 //                 next three, so that timing, not the heuristic, picks among them.
 //   cudnn         the legacy cudnnConvolutionForward (backends/cuda/cudnn_convolution.cpp), then
-//                 kiln's epilogue kernel.
+//                 kiln's epilogue kernel: the heuristic's first usable algorithm, cudnn_1 and
+//                 cudnn_2 its next two (the fastest may ask for far more workspace than they do).
 //   reference     kiln's own per-element kernel (convolution_cuda.cu).
 // All validate through readConvGeometry (conv_geometry.h), as deconvolution's do. Plain C++ (no
 // CUDA header).
@@ -246,10 +247,16 @@ std::unique_ptr<Kernel> createCudnnGraphRank(const KernelConfig& c, std::string*
 // Fastest first, kiln's reference last; plans and timing caches record these names.
 constexpr Tactic kTactics[] = {
     // cuBLASLt adds the residual as C with beta 1: C == D is its in-place form.
-    {"cublaslt_1x1", &createCublasLt1x1, true},  {"patch_gemm", &createPatchGemm, true},
-    {"im2col_gemm", &createIm2colGemm, true},    {"cudnn_graph", &createCudnnGraphConvolution},
-    {"cudnn_graph_1", &createCudnnGraphRank<1>}, {"cudnn_graph_2", &createCudnnGraphRank<2>},
-    {"cudnn_graph_3", &createCudnnGraphRank<3>}, {"cudnn", &createCudnnTactic<ConvolutionParams>},
+    {"cublaslt_1x1", &createCublasLt1x1, true},
+    {"patch_gemm", &createPatchGemm, true},
+    {"im2col_gemm", &createIm2colGemm, true},
+    {"cudnn_graph", &createCudnnGraphConvolution},
+    {"cudnn_graph_1", &createCudnnGraphRank<1>},
+    {"cudnn_graph_2", &createCudnnGraphRank<2>},
+    {"cudnn_graph_3", &createCudnnGraphRank<3>},
+    {"cudnn", &createCudnnTactic<ConvolutionParams>},
+    {"cudnn_1", &createCudnnTactic<ConvolutionParams, 1>},
+    {"cudnn_2", &createCudnnTactic<ConvolutionParams, 2>},
     {"reference", &createConvolutionReference}};
 
 }  // namespace
