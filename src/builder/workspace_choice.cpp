@@ -22,13 +22,6 @@
 namespace kiln {
 namespace {
 
-std::vector<uint64_t> builtinWorkspaces(const plan::Plan& plan) {
-  std::vector<uint64_t> asks(plan.steps.size(), 0);
-  for (size_t s = 0; s < plan.steps.size(); ++s)
-    if (plan.steps[s].type != LayerType::kPLUGIN) asks[s] = plan.steps[s].workspaceBytes;
-  return asks;
-}
-
 std::string mib(uint64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
@@ -40,7 +33,7 @@ std::string mib(uint64_t bytes) {
 const plan::Candidate* fittingCandidate(
     const std::vector<plan::Candidate>& candidates, const std::string& chosen, double chosenMs,
     const std::function<bool(const plan::Candidate&, uint64_t&)>& workspaceOf,
-    const std::function<bool(uint64_t)>& fits) {
+    const std::function<bool(uint64_t)>& fits, uint64_t* workspace) {
   std::vector<const plan::Candidate*> order;
   for (const plan::Candidate& c : candidates)
     if (c.rejectedBecause.empty() && c.name != chosen &&
@@ -51,7 +44,10 @@ const plan::Candidate* fittingCandidate(
       [](const plan::Candidate* a, const plan::Candidate* b) { return a->medianMs < b->medianMs; });
   for (const plan::Candidate* c : order) {
     uint64_t bytes = 0;
-    if (workspaceOf(*c, bytes) && fits(bytes)) return c;
+    if (workspaceOf(*c, bytes) && fits(bytes)) {
+      if (workspace) *workspace = bytes;
+      return c;
+    }
   }
   return nullptr;
 }
@@ -66,7 +62,7 @@ Status BuildSession::fitWorkspaces(plan::Plan& plan) {
                : Status::ok();
   };
   for (;;) {
-    std::vector<uint64_t> asks = builtinWorkspaces(plan);
+    std::vector<uint64_t> asks = builtinStepWorkspaces(plan);
     const WorkspacePlacement placed = placeWorkspacesInArena(plan, asks);
     if (placed.arenaBytes <= plan.arenaBytes) return done();
     // The untried step that grows the arena most.
@@ -100,11 +96,10 @@ Status BuildSession::fitWorkspaces(plan::Plan& plan) {
       const WorkspacePlacement trial = placeWorkspacesInArena(plan, asks);
       return trial.offsets[worst] + bytes <= plan.arenaBytes;
     };
+    uint64_t bytes = 0;
     const plan::Candidate* c =
-        fittingCandidate(step.candidates, step.tactic, step.medianMs, workspaceOf, fits);
+        fittingCandidate(step.candidates, step.tactic, step.medianMs, workspaceOf, fits, &bytes);
     if (c) {
-      uint64_t bytes = 0;
-      workspaceOf(*c, bytes);
       logVerbose("layer '" + step.layerName + "': " + c->name + " (" + std::to_string(c->medianMs) +
                  " ms, workspace " + mib(bytes) + ") instead of " + step.tactic + " (" +
                  std::to_string(step.medianMs) + " ms, workspace " + mib(step.workspaceBytes) +

@@ -17,10 +17,10 @@ constexpr double kWorkspaceTimeTolerance = 0.25;
 
 // The fastest timed candidate other than `chosen`, at most kWorkspaceTimeTolerance slower than
 // chosenMs, for which workspaceOf gives a workspace (false: the tactic cannot be made or must
-// not be taken) that `fits`; nullptr when there is none.
+// not be taken) that `fits`, with that workspace in *workspace; nullptr when there is none.
 const plan::Candidate* fittingCandidate(
     const std::vector<plan::Candidate>& candidates, const std::string& chosen, double chosenMs,
     const std::function<bool(const plan::Candidate&, uint64_t&)>& workspaceOf,
-    const std::function<bool(uint64_t)>& fits);
+    const std::function<bool(uint64_t)>& fits, uint64_t* workspace = nullptr);
 
 }  // namespace kiln

@@ -103,15 +103,10 @@ std::string inspectPlan(const plan::Plan& p) {
   // plugins' separate workspace (as the engine lays them out at load, from the recorded sizes).
   uint64_t contextBytes = p.arenaBytes + p.maxWorkspaceBytes;
   if (p.profiles.empty()) {
-    std::vector<uint64_t> builtin(p.steps.size(), 0);
     uint64_t plugins = 0;
-    for (size_t s = 0; s < p.steps.size(); ++s) {
-      if (p.steps[s].type == LayerType::kPLUGIN)
-        plugins = std::max(plugins, p.steps[s].workspaceBytes);
-      else
-        builtin[s] = p.steps[s].workspaceBytes;
-    }
-    contextBytes = placeWorkspacesInArena(p, builtin).arenaBytes + plugins;
+    for (const plan::Step& s : p.steps)
+      if (s.type == LayerType::kPLUGIN) plugins = std::max(plugins, s.workspaceBytes);
+    contextBytes = placeWorkspacesInArena(p, builtinStepWorkspaces(p)).arenaBytes + plugins;
   }
   o << "\n  ],\n  \"memory\": {\"planned_activation_bytes\": " << p.arenaBytes
     << ", \"naive_activation_bytes\": " << p.naiveActivationBytes

@@ -50,4 +50,11 @@ WorkspacePlacement placeWorkspacesInArena(const plan::Plan& plan,
   return out;
 }
 
+std::vector<uint64_t> builtinStepWorkspaces(const plan::Plan& plan) {
+  std::vector<uint64_t> bytes(plan.steps.size(), 0);
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    if (plan.steps[s].type != LayerType::kPLUGIN) bytes[s] = plan.steps[s].workspaceBytes;
+  return bytes;
+}
+
 }  // namespace kiln

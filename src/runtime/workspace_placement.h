@@ -28,4 +28,8 @@ struct WorkspacePlacement {
 WorkspacePlacement placeWorkspacesInArena(const plan::Plan& plan,
                                           const std::vector<uint64_t>& stepBytes);
 
+// Per step of `plan`, the workspace it records for a built-in step and 0 for a plugin step (whose
+// workspace is apart): what `kiln inspect` and the builder place.
+std::vector<uint64_t> builtinStepWorkspaces(const plan::Plan& plan);
+
 }  // namespace kiln

@@ -25,6 +25,7 @@
 // and K, never by the corner's batch or sequence, and declined where that cannot be done.
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "builder/passes/graph_edit.h"
@@ -34,14 +35,20 @@
 namespace kiln::passes {
 namespace {
 
+// Node n's transpose when it is a Shuffle that only permutes its input, else nullptr.
+const ShuffleParams* pureTranspose(const GraphEditor& edit, int32_t n) {
+  const GraphNode& node = edit.node(n);
+  if (node.type != LayerType::kSHUFFLE || node.inputs.size() != 1) return nullptr;
+  const auto* p = std::get_if<ShuffleParams>(&node.params);
+  if (!p || !p->hasFirstTranspose || p->hasReshape || p->hasSecondTranspose) return nullptr;
+  return p;
+}
+
 // Whether node n is a Shuffle that only permutes the leading axes of its input (the last axis
 // stays last), with that permutation in *perm.
 bool leadingTranspose(const GraphEditor& edit, int32_t n, std::vector<int32_t>* perm) {
-  const GraphNode& node = edit.node(n);
-  if (node.type != LayerType::kSHUFFLE || node.inputs.size() != 1) return false;
-  const auto* p = std::get_if<ShuffleParams>(&node.params);
-  if (!p || !p->hasFirstTranspose || p->hasReshape || p->hasSecondTranspose) return false;
-  const int32_t rank = edit.tensor(node.inputs[0]).shape.dims.nbDims;
+  const ShuffleParams* p = pureTranspose(edit, n);
+  const int32_t rank = p ? edit.tensor(edit.node(n).inputs[0]).shape.dims.nbDims : 0;
   if (rank < 2 || p->firstTranspose[rank - 1] != rank - 1) return false;
   perm->assign(p->firstTranspose, p->firstTranspose + rank);
   return true;
@@ -125,11 +132,9 @@ class Mover {
       if (edit_.producer(inputs[i]) >= p)
         inputs[i] = edit_.addConstant(c.name, c.shape, c.constant);
     }
-    edit_.replaceLayer(p, LayerType::kLINEAR, linear.params, inputs);
+    become(p, linear, inputs);
     edit_.setOutput(p, 0, unpermuted);
-    edit_.rename(p, linear.name);
-    edit_.replaceLayer(l, LayerType::kSHUFFLE, shuffle.params, {unpermuted});
-    edit_.rename(l, shuffle.name);
+    become(l, shuffle, {unpermuted});
     context_.changed("moved " + describe(shuffle) + " after " + describe(linear) +
                      ", which now reads '" + edit_.tensor(x).name + "'");
     return true;
@@ -153,11 +158,9 @@ class Mover {
     const GraphNode linear = edit_.node(l), shuffle = edit_.node(p);
     std::vector<int32_t> inputs = linear.inputs;
     inputs[0] = xp;
-    edit_.replaceLayer(l, LayerType::kSHUFFLE, shuffle.params, {x});
+    become(l, shuffle, {x});
     edit_.setOutput(l, 0, xp);
-    edit_.rename(l, shuffle.name);
-    edit_.replaceLayer(p, LayerType::kLINEAR, linear.params, inputs);
-    edit_.rename(p, linear.name);
+    become(p, linear, inputs);
     context_.changed("moved " + describe(shuffle) + " before " + describe(linear) +
                      ", which now writes '" + edit_.tensor(y).name + "'");
     mergeReshape(l);
@@ -238,6 +241,13 @@ class Mover {
   }
 
  private:
+  // Node n becomes the layer `as` was (its type, parameters and name), reading `inputs`; its
+  // outputs stay.
+  void become(int32_t n, const GraphNode& as, std::vector<int32_t> inputs) {
+    edit_.replaceLayer(n, as.type, as.params, std::move(inputs));
+    edit_.rename(n, as.name);
+  }
+
   // A pure reshape (node r's producer) and then the transpose r, its one reader: one Shuffle, which
   // also takes the transpose before the reshape, where there is one (the Attention's output
   // permuted to [S, B H, D], regrouped to [S, B, E], permuted to [B, S, E]: a Shuffle's first
@@ -262,11 +272,9 @@ class Mover {
     const int32_t before = first.inputs[0];
     const int32_t t = edit_.producer(before);
     if (t < 0 || onlyReader(edit_, before) != a) return;
+    const ShuffleParams* lp = pureTranspose(edit_, t);
+    if (!lp) return;
     const GraphNode& lead = edit_.node(t);
-    const auto* lp = std::get_if<ShuffleParams>(&lead.params);
-    if (lead.type != LayerType::kSHUFFLE || lead.inputs.size() != 1 || !lp ||
-        !lp->hasFirstTranspose || lp->hasReshape || lp->hasSecondTranspose)
-      return;
     merged.hasFirstTranspose = true;
     std::copy(lp->firstTranspose, lp->firstTranspose + Dims::kMaxDims, merged.firstTranspose);
     const std::string leadName = describe(lead);
