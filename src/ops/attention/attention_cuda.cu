@@ -8,6 +8,9 @@
 //                   the online softmax of attention_semantics.h runs between them in FP32 on the
 //                   score fragments, so the score matrix never reaches device memory. Only the
 //                   probabilities are rounded to the storage type, as the A operand of P V.
+//                   Warps past Sq and key steps past Sk are skipped with warp-uniform branches
+//                   outside the unrolled loops, and every index is 32-bit: at short sequences
+//                   the kernel is bound by instruction issue, not by the tensor cores.
 //   unfused_cublas  fp32/fp16: the chain the fusion replaced, as one kernel: S = scale Q K^T by
 //                   cuBLAS into the workspace, the mask add and softmax (FP32) in place, O = S V
 //                   by cuBLAS (strided batches, or pointer arrays where head views or a partial
@@ -114,18 +117,11 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
 // ---- flash_mma -------------------------------------------------------------------------------
 
 constexpr int kWarps = 4;
-constexpr int kBlockKeys = 64;  // keys per step
-constexpr int kPad = 8;         // shared-memory row padding: conflict-free ldmatrix rows
+constexpr int kBlockRows = 16 * kWarps;  // query rows per thread block: 16 per warp
+constexpr int kBlockKeys = 64;           // keys per step
+constexpr int kPad = 8;                  // shared-memory row padding: conflict-free ldmatrix rows
 constexpr float kLog2e = 1.4426950408889634f;
 
-// Query tiles of 16 rows per warp: the kernel's MT. Two would let each K and V fragment read from
-// shared memory serve both tiles, at the price of registers; on the H200 that timed slower (see
-// kTactics), so flash_mma launches kTilesPerWarp = 1.
-constexpr int kTilesPerWarp = 1;
-template <int MT>
-constexpr int blockRows() {
-  return 16 * MT * kWarps;
-}
 // One stage of the K/V pipeline: K and V row-major, [kBlockKeys][DP + kPad] each.
 template <int DP>
 constexpr size_t stageElements() {
@@ -198,13 +194,14 @@ __device__ inline void waitAsync() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
 }
 
-// Q[row][col], Q[row][col + 1] of one batch index as an mma register (0 outside the matrix).
-template <class T>
-__device__ inline uint32_t queryPair(const T* q, const Geometry& g, int64_t row, int64_t col) {
-  const bool inRow = row < g.sq;
-  const float a = inRow && col < g.d ? toFloat(q[row * g.qRow + col]) : 0.f;
-  const float b = inRow && col + 1 < g.d ? toFloat(q[row * g.qRow + col + 1]) : 0.f;
-  return packPair<T>(a, b);
+// 2^x by the hardware's approximation alone (PTX "ex2.approx.ftz": about 2 ulp, a result below
+// 2^-126 flushed to 0). exp2f adds the instructions that keep subnormal results; here every
+// exponential is a probability relative to its row's maximum (whose term is 1), rounded to FP16
+// or BF16 before it is used, so such a term is 0 either way.
+__device__ inline float exp2Approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
 }
 
 // The largest of v over the 4 threads that hold one row of a fragment (a "quad").
@@ -217,242 +214,321 @@ __device__ inline float quadSum(float v) {
   return v + __shfl_xor_sync(0xffffffffu, v, 2);
 }
 
+// One batch index's matrices as the kernel indexes them. Every offset inside them fits an int
+// (createFlash checks), so the kernel's index arithmetic is 32-bit: at transformer shapes it is
+// bound by instruction issue, and a 64-bit product or compare costs two or three instructions
+// where a 32-bit one costs one. `vectorized` (d == dv == DP, K not transposed, every row of Q, K,
+// V and O 16-byte aligned) takes 16-byte cp.async rows for K and V and 32-bit loads and stores of
+// element pairs for Q and O.
+template <class T>
+struct FlashMatrices {
+  const T* q;
+  const T* k;
+  const T* v;
+  const T* mask;  // nullptr without a mask
+  T* y;
+  int sq, sk, d, dv;
+  int qRow, kRow, vRow, yRow;
+  int maskRow, maskCol;  // the mask's strides along Sq and Sk
+  bool keyTransposed, vectorized;
+};
+
 // Starts filling keys[j][e] = K(j0 + j, e) and values[j][e] = V(j0 + j, e), zero outside the
-// matrices. `vectorized` (d == dv == DP, K not transposed, every row 16-byte aligned): 16-byte
-// cp.async copies that land while the block computes on the other stage; else plain loads,
-// complete when the next barrier is passed.
+// matrices. Vectorized: 16-byte cp.async copies that land while the block computes on the other
+// stage; else plain loads, complete when the next barrier is passed.
 template <class T, int DP>
-__device__ inline void loadKeyBlock(const T* k, const T* v, const Geometry& g, int64_t j0,
-                                    bool vectorized, T* keys, T* values) {
+__device__ inline void loadKeyBlock(const FlashMatrices<T>& m, int j0, T* keys, T* values) {
   constexpr int kRow = DP + kPad;
-  if (vectorized) {
-    constexpr int kVec = 8, kChunks = kBlockKeys * DP / kVec;
-    for (int idx = threadIdx.x; idx < kChunks; idx += blockDim.x) {
-      const int j = idx / (DP / kVec), e = idx % (DP / kVec) * kVec;
-      const int64_t jj = j0 + j;
-      const bool inside = jj < g.sk;
+  if (m.vectorized) {
+    constexpr int kVec = 8, kPerRow = DP / kVec, kChunks = kBlockKeys * kPerRow;
+    static_assert(kChunks % (kWarps * 32) == 0, "whole passes of the block's threads");
+#pragma unroll
+    for (int pass = 0; pass < kChunks / (kWarps * 32); ++pass) {
+      const int idx = threadIdx.x + pass * kWarps * 32;
+      const int j = idx / kPerRow, e = idx % kPerRow * kVec;
+      const bool inside = j0 + j < m.sk;
       // Outside, the (unread) source address stays inside the matrix.
-      const int64_t row = inside ? jj : 0;
-      copy16Async(keys + j * kRow + e, k + row * g.kRow + e, inside);
-      copy16Async(values + j * kRow + e, v + row * g.vRow + e, inside);
+      const int row = inside ? j0 + j : 0;
+      copy16Async(keys + j * kRow + e, m.k + row * m.kRow + e, inside);
+      copy16Async(values + j * kRow + e, m.v + row * m.vRow + e, inside);
     }
     return;
   }
   const T zero = fromFloat<T>(0.f);
   for (int idx = threadIdx.x; idx < kBlockKeys * DP; idx += blockDim.x) {
     // Consecutive threads read consecutive addresses of K in either layout.
-    const int j = g.keyTransposed ? idx % kBlockKeys : idx / DP;
-    const int e = g.keyTransposed ? idx / kBlockKeys : idx % DP;
-    const int64_t jj = j0 + j;
-    keys[j * kRow + e] = jj < g.sk && e < g.d ? k[at::keyIndex(g, jj, e)] : zero;
+    const int j = m.keyTransposed ? idx % kBlockKeys : idx / DP;
+    const int e = m.keyTransposed ? idx / kBlockKeys : idx % DP;
+    const int jj = j0 + j;
+    const bool inside = jj < m.sk && e < m.d;
+    keys[j * kRow + e] = inside ? m.k[m.keyTransposed ? e * m.sk + jj : jj * m.kRow + e] : zero;
   }
   for (int idx = threadIdx.x; idx < kBlockKeys * DP; idx += blockDim.x) {
     const int j = idx / DP, e = idx % DP;
-    const int64_t jj = j0 + j;
-    values[j * kRow + e] = jj < g.sk && e < g.dv ? v[jj * g.vRow + e] : zero;
+    const int jj = j0 + j;
+    values[j * kRow + e] = jj < m.sk && e < m.dv ? m.v[jj * m.vRow + e] : zero;
   }
 }
 
 // Fragment layout (PTX ISA, m16n8k16): lane = 4 * group + t. In a 16x8 accumulator, registers 0
 // and 1 are row `group`, columns 2t and 2t + 1; registers 2 and 3 are row group + 8. So each
-// thread holds two rows (group and group + 8) of each of its warp's 16-row query tiles, and the
-// four threads of a quad together hold a row's 8 columns of every tile.
-// Blocks per SM the register budget is made for: 3 for the small single-tile kernels (at most
-// 170 registers, 12 warps to hide the latency of each warp's mma -> softmax -> mma chain), else
-// whatever the kernel needs.
-template <int DP, int MT>
-constexpr int minBlocksPerSm() {
-  return MT == 1 && DP <= 64 ? 3 : 1;
+// thread holds two rows (group and group + 8) of its warp's 16 query rows, and the four threads
+// of a quad together hold a row's 8 columns of every tile.
+struct Lane {
+  int group, t;           // as above
+  int matrixRow, matrix;  // the row (of 8) and the matrix (of 4) this lane addresses in ldmatrix
+  int rows[2];            // this thread's two query rows
+};
+
+// This warp's rows of Q as A fragments, one per 16 columns of the head (0 outside the matrix).
+template <class T, int DP>
+__device__ inline void loadQuery(uint32_t (&qa)[DP / 16][4], const FlashMatrices<T>& m,
+                                 const Lane& l) {
+#pragma unroll
+  for (int kk = 0; kk < DP / 16; ++kk)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int row = l.rows[r % 2], col = kk * 16 + 2 * l.t + (r / 2) * 8;
+      const T* at = m.q + row * m.qRow + col;
+      if (m.vectorized) {
+        qa[kk][r] = row < m.sq ? *reinterpret_cast<const uint32_t*>(at) : 0u;
+      } else {
+        const bool inRow = row < m.sq;
+        const float a = inRow && col < m.d ? toFloat(at[0]) : 0.f;
+        const float b = inRow && col + 1 < m.d ? toFloat(at[1]) : 0.f;
+        qa[kk][r] = packPair<T>(a, b);
+      }
+    }
 }
 
-template <class T, int DP, int MT>
-__global__ void __launch_bounds__(kWarps * 32, minBlocksPerSm<DP, MT>())
-    flashAttentionKernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
-                         const T* __restrict__ mask, T* __restrict__ y, Geometry g,
-                         bool vectorized) {
+// A thread's running softmax state of its two rows and their unnormalised output.
+template <int DP>
+struct RowState {
+  float o[DP / 8][4];
+  float max[2];  // in the log2 domain: the score times log2(e)
+  float sum[2];  // this thread's columns' part of the sum of exponentials
+};
+
+// One key block for one warp: S = Q K^T on the tensor cores, the online softmax of
+// attention_semantics.h on the score fragments in FP32, O += P V. NK16 is the number of 16-key
+// steps the block has keys in (4 for a whole block); kPartial marks the last block, whose keys
+// past `left` score -inf. Both are compile-time, so that the tail of a sequence costs only the
+// steps it has (at ViT's 197 tokens the last block holds 5 keys) without a branch inside the
+// unrolled loops.
+//
+// The softmax runs in the log2 domain: x = (scale dot + mask) log2(e) as one multiply (and one
+// fused multiply-add for the mask), then exp(s - m) = 2^(x - m log2(e)). That rounds differently
+// from scale * dot + mask in the last bit of FP32 only.
+template <class T, int DP, int NK16, bool kPartial, bool kMasked>
+__device__ inline void attendKeyBlock(const T* keys, const T* values,
+                                      const uint32_t (&qa)[DP / 16][4], RowState<DP>& st,
+                                      const Lane& l, float scaleLog2, const T* const (&maskRows)[2],
+                                      int maskCol, int j0, int left) {
   constexpr int kRow = DP + kPad;
-  extern __shared__ __align__(16) unsigned char sharedRaw[];
-  T* const stages = reinterpret_cast<T*>(sharedRaw);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int group = lane / 4, t = lane % 4;
-  // The row (of 8) and the matrix (of 4) this lane addresses in ldmatrix.
-  const int matrixRow = lane % 8, matrix = lane / 8;
-  for (int64_t n = blockIdx.y; n < g.count; n += gridDim.y) {
-    const at::Offsets off = at::offsetsOf(g, n);
-    const T* qn = q + off.q;
-    const T* kn = k + off.k;
-    const T* vn = v + off.v;
-    const T* mn = mask ? mask + off.mask : nullptr;
-    int64_t rows[MT][2];  // per query tile, this thread's two rows
+  constexpr int NT = 2 * NK16;  // tiles of 8 keys
+  float s[NT][4];
+  // One ldmatrix gives a key tile's B fragments for two 16-column steps of the head.
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-      rows[mt][0] =
-          static_cast<int64_t>(blockIdx.x) * blockRows<MT>() + (warp * MT + mt) * 16 + group;
-      rows[mt][1] = rows[mt][0] + 8;
+  for (int nt = 0; nt < NT; ++nt) {
+    s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < DP / 16; kk += 2) {
+      uint32_t b[4];
+      loadMatrices(b, keys + (nt * 8 + l.matrixRow) * kRow + kk * 16 + l.matrix * 8);
+      mma16816<T>(s[nt], qa[kk], b[0], b[1]);
+      mma16816<T>(s[nt], qa[kk + 1], b[2], b[3]);
     }
-
-    // This warp's rows of Q as A fragments, one per 16 columns of the head.
-    uint32_t qa[MT][DP / 16][4];
+  }
+  float blockMax[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
+  for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-      for (int kk = 0; kk < DP / 16; ++kk) {
-        const int64_t c = kk * 16 + 2 * t;
-        qa[mt][kk][0] = queryPair(qn, g, rows[mt][0], c);
-        qa[mt][kk][1] = queryPair(qn, g, rows[mt][1], c);
-        qa[mt][kk][2] = queryPair(qn, g, rows[mt][0], c + 8);
-        qa[mt][kk][3] = queryPair(qn, g, rows[mt][1], c + 8);
+    for (int r = 0; r < 4; ++r) {
+      const int col = nt * 8 + 2 * l.t + (r & 1);
+      float x = s[nt][r] * scaleLog2;
+      if (kPartial && col >= left) {
+        x = -INFINITY;
+      } else if constexpr (kMasked) {
+        x = fmaf(toFloat(maskRows[r / 2][(j0 + col) * maskCol]), kLog2e, x);
       }
-    float o[MT][DP / 8][4];
-    float rowMax[MT][2], rowSum[MT][2];
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-      for (int nt = 0; nt < DP / 8; ++nt)
-        o[mt][nt][0] = o[mt][nt][1] = o[mt][nt][2] = o[mt][nt][3] = 0.f;
-      rowMax[mt][0] = rowMax[mt][1] = -INFINITY;
-      rowSum[mt][0] = rowSum[mt][1] = 0.f;
+      s[nt][r] = x;
+      blockMax[r / 2] = fmaxf(blockMax[r / 2], x);
     }
-
-    __syncthreads();  // the previous batch index is done with both stages
-    loadKeyBlock<T, DP>(kn, vn, g, 0, vectorized, stages, stages + kBlockKeys * kRow);
-    commitAsync();
-    int stage = 0;
-    for (int64_t j0 = 0; j0 < g.sk; j0 += kBlockKeys) {
-      T* const keys = stages + stage * stageElements<DP>();
-      T* const values = keys + kBlockKeys * kRow;
-      // The next block streams into the other stage while this one is used.
-      if (j0 + kBlockKeys < g.sk) {
-        T* const next = stages + (stage ^ 1) * stageElements<DP>();
-        loadKeyBlock<T, DP>(kn, vn, g, j0 + kBlockKeys, vectorized, next, next + kBlockKeys * kRow);
-      }
-      commitAsync();
-      waitAsync<1>();  // this block's copies have landed (the next block's may be in flight)
-      __syncthreads();
-
-      // S = Q K^T for this block: 8 tiles of 8 keys per query tile. One ldmatrix gives a key
-      // tile's B fragments for two 16-column steps of the head.
-      float s[MT][kBlockKeys / 8][4];
 #pragma unroll
-      for (int nt = 0; nt < kBlockKeys / 8; ++nt) {
+  for (int h = 0; h < 2; ++h) {
+    const float newMax = fmaxf(st.max[h], quadMax(blockMax[h]));
+    const float ref = at::referencePoint(newMax);
+    const float alpha = exp2Approx(st.max[h] - ref);
+    st.max[h] = newMax;
+    float add = 0.f;
 #pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-          s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.f;
-#pragma unroll
-        for (int kk = 0; kk < DP / 16; kk += 2) {
-          uint32_t b[4];
-          loadMatrices(b, keys + (nt * 8 + matrixRow) * kRow + kk * 16 + matrix * 8);
-#pragma unroll
-          for (int mt = 0; mt < MT; ++mt) {
-            mma16816<T>(s[mt][nt], qa[mt][kk], b[0], b[1]);
-            mma16816<T>(s[mt][nt], qa[mt][kk + 1], b[2], b[3]);
-          }
-        }
-      }
-      // Scale, mask, keys past the end; each row's new maximum and the rescale of what it had.
-      const bool full = j0 + kBlockKeys <= g.sk;
-      float ref[MT][2];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        float blockMax[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-        for (int nt = 0; nt < kBlockKeys / 8; ++nt) {
-#pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            const int64_t row = rows[mt][r / 2];
-            const int64_t col = j0 + nt * 8 + 2 * t + (r & 1);
-            float value = -INFINITY;
-            if (full || col < g.sk) {
-              const float add = mn && row < g.sq ? toFloat(mn[at::maskIndex(g, row, col)]) : 0.f;
-              value = at::score(s[mt][nt][r], g.scale, add);
-            }
-            s[mt][nt][r] = value;
-            blockMax[r / 2] = fmaxf(blockMax[r / 2], value);
-          }
-        }
-        // exp(x - ref) as exp2(x log2(e) - ref log2(e)): one fused multiply-add and the
-        // hardware's exp2 per score instead of expf's range reduction (2^-22 relative).
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const float newMax = fmaxf(rowMax[mt][h], quadMax(blockMax[h]));
-          ref[mt][h] = at::referencePoint(newMax);
-          const float alpha = exp2f((rowMax[mt][h] - ref[mt][h]) * kLog2e);
-          const float refLog2 = ref[mt][h] * kLog2e;
-          rowMax[mt][h] = newMax;
-          float add = 0.f;
-#pragma unroll
-          for (int nt = 0; nt < kBlockKeys / 8; ++nt) {
-            s[mt][nt][2 * h] = exp2f(fmaf(s[mt][nt][2 * h], kLog2e, -refLog2));
-            s[mt][nt][2 * h + 1] = exp2f(fmaf(s[mt][nt][2 * h + 1], kLog2e, -refLog2));
-            add += s[mt][nt][2 * h] + s[mt][nt][2 * h + 1];
-          }
-          // Each thread sums its own columns; the quad's partial sums meet at the end (alpha is
-          // the same in the four threads of a row, so the partial sums scale alike).
-          rowSum[mt][h] = rowSum[mt][h] * alpha + add;
-#pragma unroll
-          for (int nt = 0; nt < DP / 8; ++nt) {
-            o[mt][nt][2 * h] *= alpha;
-            o[mt][nt][2 * h + 1] *= alpha;
-          }
-        }
-      }
-      // O += P V: the score accumulators of two neighbouring key tiles are, register for
-      // register, the A fragment of a 16-key step. One transposing ldmatrix gives the B
-      // fragments of two 8-column tiles of V.
-#pragma unroll
-      for (int ks = 0; ks < kBlockKeys / 16; ++ks) {
-        uint32_t pa[MT][4];
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          pa[mt][0] = packPair<T>(s[mt][2 * ks][0], s[mt][2 * ks][1]);
-          pa[mt][1] = packPair<T>(s[mt][2 * ks][2], s[mt][2 * ks][3]);
-          pa[mt][2] = packPair<T>(s[mt][2 * ks + 1][0], s[mt][2 * ks + 1][1]);
-          pa[mt][3] = packPair<T>(s[mt][2 * ks + 1][2], s[mt][2 * ks + 1][3]);
-        }
-#pragma unroll
-        for (int nt = 0; nt < DP / 8; nt += 2) {
-          uint32_t b[4];
-          loadMatricesTransposed(
-              b, values + (ks * 16 + (matrix & 1) * 8 + matrixRow) * kRow + (nt + matrix / 2) * 8);
-#pragma unroll
-          for (int mt = 0; mt < MT; ++mt) {
-            mma16816<T>(o[mt][nt], pa[mt], b[0], b[1]);
-            mma16816<T>(o[mt][nt + 1], pa[mt], b[2], b[3]);
-          }
-        }
-      }
-      __syncthreads();  // every warp is done with this stage before it is refilled
-      stage ^= 1;
+    for (int nt = 0; nt < NT; ++nt) {
+      s[nt][2 * h] = exp2Approx(s[nt][2 * h] - ref);
+      s[nt][2 * h + 1] = exp2Approx(s[nt][2 * h + 1] - ref);
+      add += s[nt][2 * h] + s[nt][2 * h + 1];
     }
-    waitAsync<0>();
-    // A row whose scores were all -inf has sum 0 and o 0: 0 / 0 is the NaN the Softmax layer
-    // gives (attention_semantics.h).
-    T* yn = y + off.y;
+    // Each thread sums its own columns; the quad's partial sums meet at the end (alpha is the
+    // same in the four threads of a row, so the partial sums scale alike).
+    st.sum[h] = st.sum[h] * alpha + add;
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-      const float total[2] = {quadSum(rowSum[mt][0]), quadSum(rowSum[mt][1])};
+    for (int nt = 0; nt < DP / 8; ++nt) {
+      st.o[nt][2 * h] *= alpha;
+      st.o[nt][2 * h + 1] *= alpha;
+    }
+  }
+  // The score accumulators of two neighbouring key tiles are, register for register, the A
+  // fragment of a 16-key step. One transposing ldmatrix gives the B fragments of two 8-column
+  // tiles of V.
 #pragma unroll
-      for (int nt = 0; nt < DP / 8; ++nt) {
-        const int64_t c = nt * 8 + 2 * t;
-        for (int h = 0; h < 2; ++h) {
-          const int64_t row = rows[mt][h];
-          if (row >= g.sq) continue;
-          if (c < g.dv) yn[row * g.yRow + c] = fromFloat<T>(o[mt][nt][2 * h] / total[h]);
-          if (c + 1 < g.dv)
-            yn[row * g.yRow + c + 1] = fromFloat<T>(o[mt][nt][2 * h + 1] / total[h]);
-        }
+  for (int ks = 0; ks < NK16; ++ks) {
+    const uint32_t pa[4] = {packPair<T>(s[2 * ks][0], s[2 * ks][1]),
+                            packPair<T>(s[2 * ks][2], s[2 * ks][3]),
+                            packPair<T>(s[2 * ks + 1][0], s[2 * ks + 1][1]),
+                            packPair<T>(s[2 * ks + 1][2], s[2 * ks + 1][3])};
+#pragma unroll
+    for (int nt = 0; nt < DP / 8; nt += 2) {
+      uint32_t b[4];
+      loadMatricesTransposed(b, values + (ks * 16 + (l.matrix & 1) * 8 + l.matrixRow) * kRow +
+                                    (nt + l.matrix / 2) * 8);
+      mma16816<T>(st.o[nt], pa, b[0], b[1]);
+      mma16816<T>(st.o[nt + 1], pa, b[2], b[3]);
+    }
+  }
+}
+
+// O = o / sum for this thread's rows inside Sq. A row whose scores were all -inf has sum 0 and o
+// 0: 0 * (1 / 0) is the NaN the Softmax layer gives (attention_semantics.h).
+template <class T, int DP>
+__device__ inline void storeOutput(const RowState<DP>& st, const FlashMatrices<T>& m,
+                                   const Lane& l) {
+  const float inverse[2] = {1.f / quadSum(st.sum[0]), 1.f / quadSum(st.sum[1])};
+#pragma unroll
+  for (int nt = 0; nt < DP / 8; ++nt) {
+    const int c = nt * 8 + 2 * l.t;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = l.rows[h];
+      if (row >= m.sq) continue;
+      const float a = st.o[nt][2 * h] * inverse[h], b = st.o[nt][2 * h + 1] * inverse[h];
+      T* at = m.y + row * m.yRow + c;
+      if (m.vectorized) {
+        *reinterpret_cast<uint32_t*>(at) = packPair<T>(a, b);
+      } else {
+        if (c < m.dv) at[0] = fromFloat<T>(a);
+        if (c + 1 < m.dv) at[1] = fromFloat<T>(b);
       }
     }
   }
 }
 
-// Whether every row of a 16-bit input starts 16-byte aligned: its base, its row stride and its
+// Blocks per SM the register budget is made for: 4 for head sizes up to 64 (at most 128
+// registers: 16 warps to hide the latency of each warp's mma -> softmax -> mma chain), else
+// whatever the kernel needs.
+template <int DP>
+constexpr int minBlocksPerSm() {
+  return DP <= 64 ? 4 : 1;
+}
+
+// One thread block: 16 query rows per warp of one batch index; the grid's y walks the batch
+// indices. A warp whose rows all lie past Sq (the last block of a sequence that is not a multiple
+// of 64) takes its share of the loads and barriers and computes nothing.
+template <class T, int DP, bool kMasked>
+__global__ void __launch_bounds__(kWarps * 32, minBlocksPerSm<DP>())
+    flashAttentionKernel(FlashMatrices<T> base, Geometry g) {
+  constexpr int kRow = DP + kPad;
+  extern __shared__ __align__(16) unsigned char sharedRaw[];
+  T* const stages = reinterpret_cast<T*>(sharedRaw);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  Lane l;
+  l.group = lane / 4;
+  l.t = lane % 4;
+  l.matrixRow = lane % 8;
+  l.matrix = lane / 8;
+  const int warpRow = static_cast<int>(blockIdx.x) * kBlockRows + warp * 16;
+  l.rows[0] = warpRow + l.group;
+  l.rows[1] = l.rows[0] + 8;
+  const bool active = warpRow < base.sq;
+  const float scaleLog2 = g.scale * kLog2e;
+  const int count = static_cast<int>(g.count);
+  for (int n = blockIdx.y; n < count; n += gridDim.y) {
+    const at::Offsets off = at::offsetsOf(g, n);
+    FlashMatrices<T> m = base;
+    m.q += off.q;
+    m.k += off.k;
+    m.v += off.v;
+    m.y += off.y;
+    const T* maskRows[2] = {nullptr, nullptr};
+    if constexpr (kMasked) {
+      // Rows past Sq read the last row's mask: their results are not stored.
+      for (int h = 0; h < 2; ++h)
+        maskRows[h] = m.mask + off.mask + min(l.rows[h], m.sq - 1) * m.maskRow;
+    }
+    uint32_t qa[DP / 16][4];
+    loadQuery<T, DP>(qa, m, l);
+    RowState<DP> st;
+#pragma unroll
+    for (int nt = 0; nt < DP / 8; ++nt) st.o[nt][0] = st.o[nt][1] = st.o[nt][2] = st.o[nt][3] = 0.f;
+    st.max[0] = st.max[1] = -INFINITY;
+    st.sum[0] = st.sum[1] = 0.f;
+
+    __syncthreads();  // the previous batch index is done with both stages
+    loadKeyBlock<T, DP>(m, 0, stages, stages + kBlockKeys * kRow);
+    commitAsync();
+    int stage = 0;
+    for (int j0 = 0; j0 < m.sk; j0 += kBlockKeys) {
+      T* const keys = stages + stage * stageElements<DP>();
+      T* const values = keys + kBlockKeys * kRow;
+      // The next block streams into the other stage while this one is used.
+      if (j0 + kBlockKeys < m.sk) {
+        T* const next = stages + (stage ^ 1) * stageElements<DP>();
+        loadKeyBlock<T, DP>(m, j0 + kBlockKeys, next, next + kBlockKeys * kRow);
+      }
+      commitAsync();
+      waitAsync<1>();  // this block's copies have landed (the next block's may be in flight)
+      __syncthreads();
+      if (active) {
+        const int left = m.sk - j0;
+#define KILN_ATTEND(NK16, PARTIAL)                                                            \
+  attendKeyBlock<T, DP, NK16, PARTIAL, kMasked>(keys, values, qa, st, l, scaleLog2, maskRows, \
+                                                m.maskCol, j0, left)
+        if (left >= kBlockKeys)
+          KILN_ATTEND(4, false);
+        else if (left > 48)
+          KILN_ATTEND(4, true);
+        else if (left > 32)
+          KILN_ATTEND(3, true);
+        else if (left > 16)
+          KILN_ATTEND(2, true);
+        else
+          KILN_ATTEND(1, true);
+#undef KILN_ATTEND
+      }
+      __syncthreads();  // every warp is done with this stage before it is refilled
+      stage ^= 1;
+    }
+    waitAsync<0>();
+    if (active) storeOutput<T, DP>(st, m, l);
+  }
+}
+
+// Whether every row of a 16-bit tensor starts 16-byte aligned: its base, its row stride and its
 // batch strides all multiples of 8 elements.
 bool rowsAligned(const void* data, int64_t base, int64_t row, const int64_t* strides,
                  int32_t batchRank) {
   bool aligned = reinterpret_cast<uintptr_t>(data) % 16 == 0 && base % 8 == 0 && row % 8 == 0;
   for (int32_t i = 0; i < batchRank; ++i) aligned = aligned && strides[i] % 8 == 0;
   return aligned;
+}
+
+// Whether every offset flash_mma computes inside one batch index's matrices, and the batch count,
+// fit an int (its index arithmetic is 32-bit).
+bool fitsInt(const Geometry& g) {
+  constexpr int64_t kMax = INT32_MAX;
+  const int64_t keyExtent = g.keyTransposed ? g.d * g.sk : g.sk * g.kRow;
+  const int64_t maskExtent = g.sq * g.maskRowStride + g.sk * g.maskColStride;
+  return g.count <= kMax && g.sq + kBlockRows <= kMax && g.sk + kBlockKeys <= kMax &&
+         g.sq * g.qRow <= kMax && keyExtent <= kMax && g.sk * g.vRow <= kMax &&
+         g.sq * g.yRow <= kMax && maskExtent <= kMax;
 }
 
 // The padded head size the kernel is compiled for: the smallest of 32, 64, 96, 128 that holds D
@@ -464,44 +540,64 @@ int paddedHeadSize(const Geometry& g) {
   return 0;
 }
 
-template <class T, int DP, int MT>
-Status launchFlash(const Geometry& g, const void* const* in, void* const* out,
-                   const RunContext& ctx) {
-  const bool vectorized = !g.keyTransposed && g.d == DP && g.dv == DP &&
-                          rowsAligned(in[1], g.kBase, g.kRow, g.kStride, g.batchRank) &&
-                          rowsAligned(in[2], g.vBase, g.vRow, g.vStride, g.batchRank);
+template <class T, int DP, bool kMasked>
+Status launchFlash(const Geometry& g, const FlashMatrices<T>& m, const RunContext& ctx) {
   constexpr size_t bytes = sharedBytes<T, DP>();
   // Above 48 KiB a kernel must opt in to its dynamic shared memory (once per kernel; cheap).
   if constexpr (bytes > 48 * 1024) {
-    static const cudaError_t optIn = cudaFuncSetAttribute(
-        flashAttentionKernel<T, DP, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+    static const cudaError_t optIn =
+        cudaFuncSetAttribute(flashAttentionKernel<T, DP, kMasked>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
     if (optIn != cudaSuccess)
       return internalError(std::string("attention_flash_mma: ") + cudaGetErrorString(optIn));
   }
-  const dim3 grid(static_cast<unsigned>((g.sq + blockRows<MT>() - 1) / blockRows<MT>()),
+  const dim3 grid(static_cast<unsigned>((g.sq + kBlockRows - 1) / kBlockRows),
                   static_cast<unsigned>(g.count < 65535 ? g.count : 65535));
-  flashAttentionKernel<T, DP, MT>
-      <<<grid, kWarps * 32, bytes, static_cast<cudaStream_t>(ctx.stream)>>>(
-          static_cast<const T*>(in[0]), static_cast<const T*>(in[1]), static_cast<const T*>(in[2]),
-          g.hasMask ? static_cast<const T*>(in[3]) : nullptr, static_cast<T*>(out[0]), g,
-          vectorized);
+  flashAttentionKernel<T, DP, kMasked>
+      <<<grid, kWarps * 32, bytes, static_cast<cudaStream_t>(ctx.stream)>>>(m, g);
   KILN_CHECK_LAUNCH("attention_flash_mma");
   return Status::ok();
+}
+
+template <class T, int DP>
+Status launchFlash(const Geometry& g, const FlashMatrices<T>& m, const RunContext& ctx) {
+  return m.mask ? launchFlash<T, DP, true>(g, m, ctx) : launchFlash<T, DP, false>(g, m, ctx);
 }
 
 template <class T>
 Status runFlash(const Geometry& g, int padded, const void* const* in, void* const* out,
                 const RunContext& ctx) {
-  constexpr int MT = kTilesPerWarp;
+  FlashMatrices<T> m;
+  m.q = static_cast<const T*>(in[0]);
+  m.k = static_cast<const T*>(in[1]);
+  m.v = static_cast<const T*>(in[2]);
+  m.mask = g.hasMask ? static_cast<const T*>(in[3]) : nullptr;
+  m.y = static_cast<T*>(out[0]);
+  m.sq = static_cast<int>(g.sq);
+  m.sk = static_cast<int>(g.sk);
+  m.d = static_cast<int>(g.d);
+  m.dv = static_cast<int>(g.dv);
+  m.qRow = static_cast<int>(g.qRow);
+  m.kRow = static_cast<int>(g.kRow);
+  m.vRow = static_cast<int>(g.vRow);
+  m.yRow = static_cast<int>(g.yRow);
+  m.maskRow = static_cast<int>(g.maskRowStride);
+  m.maskCol = static_cast<int>(g.maskColStride);
+  m.keyTransposed = g.keyTransposed;
+  m.vectorized = !g.keyTransposed && g.d == padded && g.dv == padded &&
+                 rowsAligned(in[0], g.qBase, g.qRow, g.qStride, g.batchRank) &&
+                 rowsAligned(in[1], g.kBase, g.kRow, g.kStride, g.batchRank) &&
+                 rowsAligned(in[2], g.vBase, g.vRow, g.vStride, g.batchRank) &&
+                 rowsAligned(out[0], 0, g.yRow, g.yStride, g.batchRank);
   switch (padded) {
     case 32:
-      return launchFlash<T, 32, MT>(g, in, out, ctx);
+      return launchFlash<T, 32>(g, m, ctx);
     case 64:
-      return launchFlash<T, 64, MT>(g, in, out, ctx);
+      return launchFlash<T, 64>(g, m, ctx);
     case 96:
-      return launchFlash<T, 96, MT>(g, in, out, ctx);
+      return launchFlash<T, 96>(g, m, ctx);
     default:
-      return launchFlash<T, 128, MT>(g, in, out, ctx);
+      return launchFlash<T, 128>(g, m, ctx);
   }
 }
 
@@ -525,6 +621,13 @@ std::unique_ptr<Kernel> createFlash(const KernelConfig& c, std::string* whyNot) 
     if (whyNot)
       *whyNot = "flash_mma: head sizes up to 128, got D = " + std::to_string(g.d) +
                 ", Dv = " + std::to_string(g.dv);
+    return nullptr;
+  }
+  if (!fitsInt(g)) {
+    if (whyNot)
+      *whyNot =
+          "flash_mma: a batch index's matrices span more than 2^31 elements (its indices are "
+          "32-bit)";
     return nullptr;
   }
   using Types =
@@ -733,13 +836,16 @@ std::unique_ptr<Kernel> createUnfused(const KernelConfig& c, std::string* whyNot
   return std::make_unique<UnfusedCublas>(g, type, strided, st);
 }
 
-// Skipping the tensor-core work of warps whose rows all lie past Sq and of key tiles past Sk (a
-// fifth of it at ViT's 197 tokens) made the kernel slower on the H200 (2026-12-03: ViT-B/16's 12
-// attention layers at batch 64 took 2.20 ms against 1.84 ms; the runtime branches in the
-// unrolled loops cost more than the work they saved), so every warp computes every tile.
-// Two query tiles per warp (kTilesPerWarp = 2, head sizes up to 64) are not offered: on the H200
-// they timed slower than one wherever both applied (2026-12-03, FP16, D = 64: 0.190 against
-// 0.180 ms at ViT-B/16's 64x12x197, 0.168 against 0.130 ms at 4x12x1024; it spills at D = 64).
+// flash_mma's history on the H200, for whoever changes it next:
+// - Skipping tiles past Sq and Sk with runtime branches inside the unrolled loops timed slower
+//   (2026-12-03: ViT-B/16's 12 attention layers at batch 64, 2.20 ms against 1.84 ms). The
+//   kernel now skips them with warp-uniform branches outside the loops (idle warps, the
+//   compile-time tail steps of attendKeyBlock) and 32-bit indices throughout: under Nsight
+//   Compute the kernel before that issued 4,700 instructions per warp at ViT's 64x12x197, 5% of
+//   them mma, at 0.45 instructions per cycle per scheduler with 12 warps per SM.
+// - Two query tiles per warp (head sizes up to 64) timed slower than one wherever both applied
+//   (2026-12-03, FP16, D = 64: 0.190 against 0.180 ms at ViT-B/16's 64x12x197, 0.168 against
+//   0.130 ms at 4x12x1024; it spilled at D = 64), so the kernel has one.
 constexpr Tactic kTactics[] = {{"flash_mma", &createFlash},
                                {"unfused_cublas", &createUnfused},
                                {"reference", &createReference}};

@@ -58,14 +58,18 @@ struct Offsets {
   int64_t q = 0, k = 0, v = 0, mask = 0, y = 0;
 };
 
-KILN_HOST_DEVICE inline Offsets offsetsOf(const Geometry& g, int64_t n) {
+// I is the type the batch index is divided in: a kernel that knows the count fits 32 bits
+// passes int, whose division is several times cheaper on a GPU than int64_t's.
+template <class I = int64_t>
+KILN_HOST_DEVICE inline Offsets offsetsOf(const Geometry& g, I n) {
   Offsets o;
   o.q = g.qBase;
   o.k = g.kBase;
   o.v = g.vBase;
   for (int32_t i = g.batchRank - 1; i >= 0; --i) {
-    const int64_t c = n % g.batch[i];
-    n /= g.batch[i];
+    const I extent = static_cast<I>(g.batch[i]);
+    const I c = n % extent;
+    n /= extent;
     o.q += c * g.qStride[i];
     o.k += c * g.kStride[i];
     o.v += c * g.vStride[i];
