@@ -3,8 +3,6 @@
 //                                  the activation: none, ReLU or the tanh GELU.
 //   cublaslt_bias_then_activation  the same product with the bias epilogue, then the Activation
 //                                  op's element kernel in place on Y: every other activation.
-//   cublaslt_chunked_activation    as the last, in chunks of rows, each chunk's activation run
-//                                  while its Y is still in L2 (LinearChunked below).
 //   reference                      kiln's per-element kernel (linear_cuda.cu).
 // Each cuBLASLt tactic comes in four ranks: the heuristic's first algorithm, and (suffix _1 to
 // _3) its second to fourth, which the builder times beside it.
@@ -310,64 +308,6 @@ class LinearCublasLt final : public Kernel {
   bool activateAfter_;
 };
 
-// The product in chunks of rows, each followed at once by the activation over its chunk. A
-// chunk's Y (at most kChunkBytes) is still in L2 when the activation reads and rewrites it, so Y
-// crosses DRAM once instead of three times (the product's write, the activation's read and its
-// write). That is what a GEMM with the activation in its epilogue saves, for the activations
-// cuBLASLt has no epilogue for: the erf GELU of every transformer's MLP above all.
-constexpr int64_t kChunkBytes = int64_t{12} << 20;  // a fifth of the H200's 60 MiB L2
-constexpr int64_t kChunkRowMultiple = 256;          // whole tiles of cuBLASLt's kernels
-
-// The rows of one chunk for Y rows of `rowBytes`, or 0 where Y is no more than one chunk.
-int64_t chunkRowsFor(const LinearGeometry& g) {
-  const int64_t rowBytes = g.n * static_cast<int64_t>(dataTypeSize(g.type));
-  const int64_t rows =
-      std::max(kChunkRowMultiple, kChunkBytes / rowBytes / kChunkRowMultiple * kChunkRowMultiple);
-  return g.rows > rows ? rows : 0;
-}
-
-class LinearChunked final : public Kernel {
- public:
-  // `last` runs the final, shorter chunk (nullptr when the rows divide evenly).
-  LinearChunked(std::unique_ptr<LtProduct> chunk, std::unique_ptr<LtProduct> last,
-                const LinearGeometry& g, int64_t chunkRows)
-      : chunk_(std::move(chunk)), last_(std::move(last)), g_(g), chunkRows_(chunkRows) {}
-
-  bool usesLibraries() const override { return true; }
-  size_t workspaceSize() const override {
-    return std::max(chunk_->workspaceSize(), last_ ? last_->workspaceSize() : size_t{0});
-  }
-
-  Status run(const void* const* in, void* const* out, void* workspace,
-             const RunContext& ctx) const override {
-    const ops::linear::InputSlots s(g_.p);
-    const int64_t element = static_cast<int64_t>(dataTypeSize(g_.type));
-    ActivationParams a;
-    a.type = g_.p.activation;
-    a.alpha = g_.p.activationAlpha;
-    a.beta = g_.p.activationBeta;
-    for (int64_t r0 = 0; r0 < g_.rows; r0 += chunkRows_) {
-      const int64_t rows = std::min(chunkRows_, g_.rows - r0);
-      // The chunk's X, residual and Y rows; W and the bias are the whole layer's.
-      const void* chunkIn[4] = {};
-      for (int32_t i = 0; i < s.count; ++i) chunkIn[i] = in[i];
-      chunkIn[0] = static_cast<const char*>(in[0]) + r0 * g_.k * element;
-      if (s.residual >= 0)
-        chunkIn[s.residual] = static_cast<const char*>(in[s.residual]) + r0 * g_.n * element;
-      void* y = static_cast<char*>(out[0]) + r0 * g_.n * element;
-      const LtProduct& product = rows == chunkRows_ ? *chunk_ : *last_;
-      KILN_RETURN_IF_ERROR(product.enqueue(chunkIn, y, workspace, ctx));
-      KILN_RETURN_IF_ERROR(activation::launchFloatActivation(a, g_.type, y, y, rows * g_.n, ctx));
-    }
-    return Status::ok();
-  }
-
- private:
-  std::unique_ptr<LtProduct> chunk_, last_;
-  LinearGeometry g_;
-  int64_t chunkRows_;
-};
-
 // The configuration as cuBLASLt tactics take it: validated, and a product cuBLASLt can run.
 bool readForCublasLt(const KernelConfig& c, const char* tactic, LinearGeometry* g,
                      std::string* whyNot) {
@@ -423,54 +363,6 @@ std::unique_ptr<Kernel> createBiasThenActivation(const KernelConfig& c, std::str
                     kTactic, whyNot, Rank);
 }
 
-constexpr const char* kChunkedNames[] = {
-    "cublaslt_chunked_activation", "cublaslt_chunked_activation_1", "cublaslt_chunked_activation_2",
-    "cublaslt_chunked_activation_3"};
-
-template <int Rank>
-std::unique_ptr<Kernel> createChunkedActivation(const KernelConfig& c, std::string* whyNot) {
-  const char* kTactic = kChunkedNames[Rank];
-  LinearGeometry g;
-  if (!readForCublasLt(c, kTactic, &g, whyNot)) return nullptr;
-  cublasLtEpilogue_t fused = CUBLASLT_EPILOGUE_DEFAULT;
-  std::string why;
-  if (!g.p.hasActivation || epilogueFor(g.p, &fused, &why)) {
-    fail(whyNot, kTactic,
-         "no activation that cuBLASLt's epilogue lacks (cublaslt_epilogue runs the product)");
-    return nullptr;
-  }
-  const int64_t chunkRows = chunkRowsFor(g);
-  if (chunkRows == 0) {
-    fail(whyNot, kTactic,
-         "Y fits one chunk of " + std::to_string(kChunkBytes >> 20) +
-             " MiB (cublaslt_bias_then_activation is the same)");
-    return nullptr;
-  }
-  const cublasLtEpilogue_t epilogue =
-      g.p.hasBias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
-  LinearGeometry chunkGeometry = g;
-  chunkGeometry.rows = chunkRows;
-  auto chunk = std::make_unique<LtProduct>(chunkGeometry, epilogue, Rank);
-  Status s = chunk->prepare();
-  std::unique_ptr<LtProduct> last;
-  if (s && g.rows % chunkRows != 0) {
-    LinearGeometry lastGeometry = g;
-    lastGeometry.rows = g.rows % chunkRows;
-    // The short chunk takes the heuristic's first algorithm where it offers fewer than Rank + 1.
-    last = std::make_unique<LtProduct>(lastGeometry, epilogue, Rank);
-    s = last->prepare();
-    if (!s && Rank > 0) {
-      last = std::make_unique<LtProduct>(lastGeometry, epilogue, 0);
-      s = last->prepare();
-    }
-  }
-  if (!s) {
-    fail(whyNot, kTactic, s.message());
-    return nullptr;
-  }
-  return std::make_unique<LinearChunked>(std::move(chunk), std::move(last), g, chunkRows);
-}
-
 }  // namespace
 
 std::unique_ptr<Kernel> createLinearCublasLt(const LinearGeometry& g, const char* tactic,
@@ -504,10 +396,6 @@ constexpr Tactic kTactics[] = {
     {"cublaslt_bias_then_activation_1", &createBiasThenActivation<1>, true},
     {"cublaslt_bias_then_activation_2", &createBiasThenActivation<2>, true},
     {"cublaslt_bias_then_activation_3", &createBiasThenActivation<3>, true},
-    {"cublaslt_chunked_activation", &createChunkedActivation<0>, true},
-    {"cublaslt_chunked_activation_1", &createChunkedActivation<1>, true},
-    {"cublaslt_chunked_activation_2", &createChunkedActivation<2>, true},
-    {"cublaslt_chunked_activation_3", &createChunkedActivation<3>, true},
     {"reference", &createLinearReference}};
 
 }  // namespace
