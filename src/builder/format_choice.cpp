@@ -52,6 +52,14 @@ std::vector<FormatCandidate> formatCandidates(const FormatQuery& q) {
       }
     } else if (anyComputedChannelsLast(q)) {
       out.push_back(channelsLast(q, false, "channels_last (follows its input)"));
+      // A Shuffle may read a channels-last map into a linear output in its memory order (Shuffle's
+      // channels_last_copy: a permute (0, 2, 3, 1) to [N, H, W, C]); where every output is of
+      // rank 4 the candidate above makes them channels-last too, so this one is apart.
+      if (q.type == LayerType::kSHUFFLE) {
+        FormatCandidate c = channelsLast(q, false, "channels_last in, linear out");
+        c.outputs.assign(q.outputDims.size(), TensorFormat::kLINEAR);
+        if (c.outputs != out.back().outputs) out.push_back(c);
+      }
     }
   }
   out.push_back(allLinear(q));

@@ -94,5 +94,28 @@ TEST(FormatChoice, OutputsOfOtherRanksStayLinear) {
   EXPECT_EQ(list[0].outputs, (std::vector<TensorFormat>{L}));
 }
 
+// A Shuffle of a channels-last map may also write a linear rank-4 output (a permute to
+// [N, H, W, C] read in the map's memory order); one of another rank has that candidate already.
+TEST(FormatChoice, AShuffleOfAChannelsLastMapMayWriteLinear) {
+  FormatQuery q = addOfConstant(CL);
+  q.type = LayerType::kSHUFFLE;
+  q.inputTypes = {DataType::kHALF};
+  q.inputDims = {makeDims({2, 16, 5, 5})};
+  q.inputConstant = {false};
+  q.inputFormats = {CL};
+  q.outputDims = {makeDims({2, 5, 5, 16})};
+  const auto rank4 = formatCandidates(q);
+  ASSERT_EQ(rank4.size(), 3u);
+  EXPECT_EQ(rank4[0].outputs, (std::vector<TensorFormat>{CL}));
+  EXPECT_EQ(rank4[1].inputs, (std::vector<TensorFormat>{CL}));
+  EXPECT_EQ(rank4[1].outputs, (std::vector<TensorFormat>{L}));
+  expectAllLinear(rank4[2]);
+  q.outputDims = {makeDims({2, 25, 16})};
+  const auto tokens = formatCandidates(q);
+  ASSERT_EQ(tokens.size(), 2u);
+  EXPECT_EQ(tokens[0].inputs, (std::vector<TensorFormat>{CL}));
+  EXPECT_EQ(tokens[0].outputs, (std::vector<TensorFormat>{L}));
+}
+
 }  // namespace
 }  // namespace kiln

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "ops/op_test_util.h"
+#include "ops/shuffle/shuffle_semantics.h"
 
 namespace kiln::testing {
 namespace {
@@ -243,6 +244,95 @@ TEST(Shuffle, Refusals) {
   t.firstTranspose[0] = 1;
   t.firstTranspose[1] = 1;
   declines(ref, config(LayerType::kSHUFFLE, t, {desc(makeDims({2, 3}))}, {desc(makeDims({3, 3}))}));
+}
+
+// channelsLastInOrder (CUDA's channels_last_copy takes a layer by it) against its meaning: the
+// shuffle, run by the CPU reference on a [N, C, H, W] tensor whose every element holds its offset
+// in NHWC memory, writes 0, 1, 2, ... exactly when the rule says so. Random shuffles (a third of
+// their first transposes the NCHW -> NHWC permutation, so that both answers occur), ViT's patch
+// tokens and a permute to [N, H, W, C].
+TEST(Shuffle, ChannelsLastInOrderMatchesTheCopyItStandsFor) {
+  Rng rng;
+  SCOPED_TRACE(rng.trace());
+  auto check = [](const ShuffleParams& p, const Dims& d) {
+    const int64_t n = d.d[0], c = d.d[1], h = d.d[2], w = d.d[3];
+    std::vector<int32_t> nhwcOffset(static_cast<size_t>(volume(d)));
+    for (int64_t a = 0; a < n; ++a)
+      for (int64_t b = 0; b < c; ++b)
+        for (int64_t y = 0; y < h; ++y)
+          for (int64_t x = 0; x < w; ++x)
+            nhwcOffset[size_t(((a * c + b) * h + y) * w + x)] =
+                static_cast<int32_t>(((a * h + y) * w + x) * c + b);
+    const std::vector<PluginTensorDesc> in = {desc(d, DataType::kINT32)};
+    auto cfg = config(LayerType::kSHUFFLE, p, in, inferredOutputs(ops::Shuffle::infer, p, in));
+    auto k = create(tacticNamed(ops::Shuffle::cpuTactics(), "reference"), cfg);
+    if (!k) return ::testing::AssertionFailure() << "the reference declined";
+    std::vector<int32_t> out(nhwcOffset.size(), -1);
+    if (!runKernel(*k, {nhwcOffset.data()}, {out.data()}).isOk())
+      return ::testing::AssertionFailure() << "the reference failed";
+    bool inOrder = true;
+    for (size_t i = 0; i < out.size(); ++i) inOrder = inOrder && out[i] == static_cast<int32_t>(i);
+    if (ops::shuffle::channelsLastInOrder(p, d, cfg.outputs[0].dims) != inOrder)
+      return ::testing::AssertionFailure()
+             << "the rule says " << !inOrder << ", the copy " << inOrder;
+    return ::testing::AssertionSuccess() << (inOrder ? "true" : "false");
+  };
+  ShuffleParams tokens;  // flatten(2).transpose(1, 2)
+  tokens.hasReshape = true;
+  tokens.reshapeDims = makeDims({0, 0, -1});
+  tokens.hasSecondTranspose = true;
+  tokens.secondTranspose[0] = 0;
+  tokens.secondTranspose[1] = 2;
+  tokens.secondTranspose[2] = 1;
+  const auto vit = check(tokens, makeDims({2, 6, 3, 5}));
+  EXPECT_TRUE(vit);
+  EXPECT_EQ(std::string(vit.message()), "true");
+  ShuffleParams nhwc;
+  nhwc.hasFirstTranspose = true;
+  const int32_t toNhwc[4] = {0, 2, 3, 1};
+  std::copy(toNhwc, toNhwc + 4, nhwc.firstTranspose);
+  const auto permute = check(nhwc, makeDims({2, 6, 3, 5}));
+  EXPECT_TRUE(permute);
+  EXPECT_EQ(std::string(permute.message()), "true");
+  ShuffleParams flattenOnly = tokens;  // [N, C, H W] is NCHW's order, not NHWC's
+  flattenOnly.hasSecondTranspose = false;
+  const auto flat = check(flattenOnly, makeDims({2, 6, 3, 5}));
+  EXPECT_TRUE(flat);
+  EXPECT_EQ(std::string(flat.message()), "false");
+  int inOrder = 0;
+  for (int round = 0; round < 200; ++round) {
+    const Dims d = rng.dims(4, 4);
+    ShuffleParams p;
+    p.hasFirstTranspose = rng.uniformInt(0, 2) != 0;
+    if (round % 3 == 0)
+      std::copy(toNhwc, toNhwc + 4, p.firstTranspose);
+    else
+      randomPerm(rng, 4, p.firstTranspose);
+    Dims t = d;
+    if (p.hasFirstTranspose)
+      for (int32_t i = 0; i < 4; ++i) t.d[i] = d.d[p.firstTranspose[i]];
+    p.hasReshape = rng.uniformInt(0, 2) != 0;
+    if (p.hasReshape) {  // merge a random run of adjacent dims
+      const auto from = static_cast<int32_t>(rng.uniformInt(0, 3));
+      const auto to = static_cast<int32_t>(rng.uniformInt(from, 3));
+      Dims r;
+      for (int32_t i = 0; i < 4; ++i) {
+        if (i > from && i <= to)
+          r.d[r.nbDims - 1] *= t.d[i];
+        else
+          r.d[r.nbDims++] = t.d[i];
+      }
+      p.reshapeDims = r;
+      t = r;
+    }
+    p.hasSecondTranspose = rng.uniformInt(0, 2) != 0;
+    randomPerm(rng, t.nbDims, p.secondTranspose);
+    const auto result = check(p, d);
+    ASSERT_TRUE(result) << "round " << round;
+    inOrder += std::string(result.message()) == "true";
+  }
+  EXPECT_GT(inOrder, 10) << "too few rounds whose shuffle keeps the NHWC order";
+  EXPECT_LT(inOrder, 190) << "too few rounds whose shuffle moves elements";
 }
 
 }  // namespace

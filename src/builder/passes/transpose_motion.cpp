@@ -17,6 +17,10 @@
 //                 of the one before: one Linear over the [d0 .. dk, K] view (the first reshape
 //                 now makes it; the second goes), so that out_of_product can pass through it.
 //   A pure reshape followed by a transpose, the reshape's one reader, become one Shuffle.
+//   flatten       Reshape of a rank-4 map, then any transpose, its one reader (a CNN's feature
+//                 map turned into tokens: ViT's patch embedding, flatten(2).transpose(1, 2)): one
+//                 Shuffle, which Shuffle's channels_last_copy runs as a plain copy of the
+//                 channels-last map the convolution wrote, with no reformat before it.
 // Run after linear_fusion (which makes the Linears) and before the second linear_fusion, which
 // then takes the residual add into the output projection, and attention_layout.
 //
@@ -240,6 +244,19 @@ class Mover {
     return true;
   }
 
+  // flatten (see the header): node r a transpose whose input is a rank-4 map's pure reshape.
+  bool flatten(int32_t r) {
+    const ShuffleParams* t = pureTranspose(edit_, r);
+    if (!t) return false;
+    const int32_t mid = edit_.node(r).inputs[0];
+    const int32_t a = edit_.producer(mid);
+    if (a < 0 || !pureReshape(edit_, a) || onlyReader(edit_, mid) != r) return false;
+    if (edit_.tensor(edit_.node(a).inputs[0]).shape.dims.nbDims != 4) return false;
+    const int32_t rank = edit_.tensor(mid).shape.dims.nbDims;
+    mergeTransposeInto(a, r, std::vector<int32_t>(t->firstTranspose, t->firstTranspose + rank));
+    return true;
+  }
+
  private:
   // Node n becomes the layer `as` was (its type, parameters and name), reading `inputs`; its
   // outputs stay.
@@ -259,7 +276,30 @@ class Mover {
     if (!reshape || onlyReader(edit_, mid) != r) return;
     std::vector<int32_t> perm;
     if (!leadingTranspose(edit_, r, &perm)) return;
-    ShuffleParams merged = *reshape;
+    mergeTransposeInto(a, r, perm);
+    const ShuffleParams merged = std::get<ShuffleParams>(edit_.node(a).params);
+    const GraphNode first = edit_.node(a);
+    const int32_t before = first.inputs[0];
+    const int32_t t = edit_.producer(before);
+    if (t < 0 || onlyReader(edit_, before) != a) return;
+    const ShuffleParams* lp = pureTranspose(edit_, t);
+    if (!lp) return;
+    const GraphNode& lead = edit_.node(t);
+    ShuffleParams withLead = merged;
+    withLead.hasFirstTranspose = true;
+    std::copy(lp->firstTranspose, lp->firstTranspose + Dims::kMaxDims, withLead.firstTranspose);
+    const std::string leadName = describe(lead);
+    const int32_t source = lead.inputs[0];
+    edit_.removeNode(t);
+    edit_.graph().nodes[size_t(a)].params = withLead;
+    edit_.setInput(a, 0, source);
+    context_.changed("merged " + leadName + " into that Shuffle too");
+  }
+
+  // The pure reshape a and the transpose r (perm), a's one reader, as one Shuffle at a's node,
+  // writing what r wrote.
+  void mergeTransposeInto(int32_t a, int32_t r, const std::vector<int32_t>& perm) {
+    ShuffleParams merged = std::get<ShuffleParams>(edit_.node(a).params);
     merged.hasSecondTranspose = true;
     for (size_t i = 0; i < perm.size(); ++i) merged.secondTranspose[i] = perm[i];
     const GraphNode first = edit_.node(a), transpose = edit_.node(r);
@@ -269,20 +309,6 @@ class Mover {
     edit_.setOutput(a, 0, y);
     context_.changed("merged " + describe(first) + " and " + describe(transpose) +
                      " into one Shuffle");
-    const int32_t before = first.inputs[0];
-    const int32_t t = edit_.producer(before);
-    if (t < 0 || onlyReader(edit_, before) != a) return;
-    const ShuffleParams* lp = pureTranspose(edit_, t);
-    if (!lp) return;
-    const GraphNode& lead = edit_.node(t);
-    merged.hasFirstTranspose = true;
-    std::copy(lp->firstTranspose, lp->firstTranspose + Dims::kMaxDims, merged.firstTranspose);
-    const std::string leadName = describe(lead);
-    const int32_t source = lead.inputs[0];
-    edit_.removeNode(t);
-    edit_.graph().nodes[size_t(a)].params = merged;
-    edit_.setInput(a, 0, source);
-    context_.changed("merged " + leadName + " into that Shuffle too");
   }
 
   GraphEditor& edit_;
@@ -296,6 +322,8 @@ Status moveTransposes(Graph& graph, PassContext& context) {
   Mover mover(edit, context);
   for (int32_t n = 0; n < edit.nodeCount(); ++n)
     if (!edit.removed(n)) mover.rowsProduct(n);
+  for (int32_t n = 0; n < edit.nodeCount(); ++n)
+    if (!edit.removed(n)) mover.flatten(n);
   for (int32_t n = 0; n < edit.nodeCount(); ++n) {
     if (edit.removed(n)) continue;
     if (!mover.intoProduct(n)) mover.outOfProduct(n);

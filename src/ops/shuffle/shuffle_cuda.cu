@@ -1,7 +1,10 @@
 // Shuffle on CUDA. Its kernels move elements without looking at them, so one kernel per element
-// size serves every data type; linear tensors only (the builder reformats around it). Which
+// size serves every data type; linear tensors only (the builder reformats around it), but for
+// channels_last_copy. Which
 // copies it makes, and the index mapping of each, is shuffle_semantics.h (shared with the CPU
 // kernel). Tactics, fastest first:
+//   channels_last_copy  a channels-last input whose shuffle writes the linear output in the
+//                       input's own memory order (ViT's patch tokens): one cudaMemcpyAsync
 //   permute_vectorized  every permuted copy, its axes collapsed, keeps its innermost axis
 //                       (the usual attention-head permutes): contiguous runs copied one 16-, 8-,
 //                       4-, 2- or 1-byte vector per thread (backends/cuda/vector_copy.cuh)
@@ -186,7 +189,32 @@ KernelPtr createTiledTranspose(const KernelConfig& c, std::string* whyNot) {
   return std::make_unique<FastShuffleKernel>(plan, c1, c2);
 }
 
-constexpr Tactic kTactics[] = {{"permute_vectorized", &createPermuteVectorized},
+// The input channels-last, the output linear, and the output in the input's memory order
+// (ops::shuffle::channelsLastInOrder): one plain copy, with no reformat before the layer.
+KernelPtr createChannelsLastCopy(const KernelConfig& c, std::string* whyNot) {
+  const ShuffleParams* p = validate<ShuffleParams>(c, "shuffle", -1, false, whyNot);
+  if (!p) return nullptr;
+  if (c.inputs[0].format != TensorFormat::kCHANNELS_LAST ||
+      c.outputs[0].format != TensorFormat::kLINEAR) {
+    setWhyNot(whyNot, "channels_last_copy: reads a channels-last input into a linear output only");
+    return nullptr;
+  }
+  if (!ops::shuffle::channelsLastInOrder(*p, c.inputs[0].dims, c.outputs[0].dims)) {
+    setWhyNot(whyNot,
+              "channels_last_copy: the output is not the channels-last input's memory order");
+    return nullptr;
+  }
+  const ops::shuffle::Plan plan =
+      ops::shuffle::plan(*p, c.inputs[0].dims, c.outputs[0].dims, dataTypeSize(c.inputs[0].type));
+  // No transpose runs: the plan's copies are empty and the kernel is its plain byte copy.
+  ops::shuffle::Plan copy;
+  copy.elemSize = plan.elemSize;
+  copy.bytes = plan.bytes;
+  return std::make_unique<ShuffleKernel>(copy, AxisMap{}, AxisMap{});
+}
+
+constexpr Tactic kTactics[] = {{"channels_last_copy", &createChannelsLastCopy},
+                               {"permute_vectorized", &createPermuteVectorized},
                                {"tiled_transpose", &createTiledTranspose},
                                {"reference", &createReference}};
 

@@ -72,9 +72,42 @@ std::unique_ptr<INetworkDefinition> smallCnn(std::vector<std::vector<float>>& ke
   return net;
 }
 
-std::vector<uint8_t> buildFor(const std::string& target, bool half) {
+// ViT's patch embedding: a 4x4 convolution of stride 4 to 32 channels, flatten(2) and
+// transpose(1, 2) to tokens [N, 9, 32].
+std::unique_ptr<INetworkDefinition> patchTokens(std::vector<std::vector<float>>& keep) {
+  std::mt19937 rng(11);
+  auto net = createNetwork();
+  ITensor* x = net->addInput("x", DataType::kFLOAT, makeDims({kN, kC, kH, kW}));
+  ConvolutionParams p;
+  p.outChannels = 32;
+  p.kernelH = p.kernelW = p.strideH = p.strideW = 4;
+  std::vector<float> w = randomValues(size_t(32 * kC * 16), rng, 1.f / std::sqrt(float(kC * 16)));
+  std::vector<float> b = randomValues(32, rng, 0.1f);
+  ITensor* y = net->addConvolution(*x, p, Weights{DataType::kFLOAT, w.data(), int64_t(w.size())},
+                                   Weights{DataType::kFLOAT, b.data(), int64_t(b.size())})
+                   ->getOutput(0);
+  keep.push_back(std::move(w));
+  keep.push_back(std::move(b));
+  ShuffleParams flatten;
+  flatten.hasReshape = true;
+  flatten.reshapeDims = makeDims({0, 0, -1});
+  y = net->addShuffle(*y, flatten)->getOutput(0);
+  ShuffleParams transpose;
+  transpose.hasFirstTranspose = true;
+  transpose.firstTranspose[0] = 0;
+  transpose.firstTranspose[1] = 2;
+  transpose.firstTranspose[2] = 1;
+  y = net->addShuffle(*y, transpose)->getOutput(0);
+  y->setName("y");
+  EXPECT_TRUE(net->markOutput(*y).isOk());
+  return net;
+}
+
+using NetworkMaker = std::unique_ptr<INetworkDefinition> (*)(std::vector<std::vector<float>>&);
+
+std::vector<uint8_t> buildFor(const std::string& target, bool half, NetworkMaker make = &smallCnn) {
   std::vector<std::vector<float>> keep;
-  auto net = smallCnn(keep);
+  auto net = make(keep);
   BuilderConfig config;
   config.target = target;
   config.builtinHalf = half;
@@ -164,6 +197,32 @@ TEST(CudaCnnFormats, Fp32MatchesTheCpuBackend) {
   const std::vector<float> got = run(buildFor("cuda:0", false), x);
   ASSERT_EQ(got.size(), want.size());
   EXPECT_LT(relL2(got, want), 1e-5);
+}
+
+// The patch tokens read the convolution's channels-last map in its memory order: the flatten
+// and transpose are one Shuffle (transpose_motion's flatten), run as a plain copy
+// (channels_last_copy), with no reformat between it and the convolution.
+TEST(CudaCnnFormats, Fp16PatchTokensReadTheChannelsLastMapInPlace) {
+  KILN_SKIP_WITHOUT_GPU();
+  const std::vector<uint8_t> bytes = buildFor("cuda:0", true, &patchTokens);
+  plan::Plan p;
+  ASSERT_TRUE(plan::readPlan(bytes.data(), bytes.size(), p).isOk());
+  int32_t convOutput = -1;
+  bool sawShuffle = false;
+  for (const plan::Step& s : p.steps) {
+    if (s.type == LayerType::kCONVOLUTION) convOutput = s.outputs[0];
+    if (s.type != LayerType::kSHUFFLE) continue;
+    sawShuffle = true;
+    EXPECT_EQ(s.tactic, "channels_last_copy") << s.layerName;
+    EXPECT_EQ(s.inputs[0], convOutput) << "no reformat between the convolution and the tokens";
+  }
+  EXPECT_TRUE(sawShuffle);
+  std::mt19937 rng(std::random_device{}());
+  const std::vector<float> x = randomValues(size_t(kN * kC * kH * kW), rng, 1.f);
+  const std::vector<float> want = run(buildFor("cpu", false, &patchTokens), x);
+  const std::vector<float> got = run(bytes, x);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_LT(relL2(got, want), 2e-3);
 }
 
 }  // namespace

@@ -142,6 +142,18 @@ void shuffleCases(std::vector<OpCase>& out) {
     addMover(out, opCase("shuffle_reshape_transpose", LayerType::kSHUFFLE, p,
                          {input(makeDims({6, 5}))}));
   }
+  {
+    // ViT's patch tokens (flatten(2).transpose(1, 2)): channels_last_copy takes the map in its
+    // channels-last memory order as one plain copy.
+    kiln::ShuffleParams p;
+    p.hasReshape = true;
+    p.reshapeDims = makeDims({0, 0, -1});
+    perm(p, false, {0, 2, 1});
+    OpCase c = opCase("shuffle_channels_last_tokens", LayerType::kSHUFFLE, p,
+                      {input(makeDims({2, 6, 3, 5}))});
+    c.formats = {TensorFormat::kLINEAR, TensorFormat::kCHANNELS_LAST};
+    addMover(out, c);
+  }
   // The fast tactics (permute_vectorized, tiled_transpose): attention-head permutes with runs
   // of 8 and of an odd 7 elements, size-1 axes from Unsqueeze, a QKV split, transposes of the
   // innermost axis over several tiles with ragged edges, and both copies of one plan.

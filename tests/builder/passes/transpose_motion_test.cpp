@@ -1,6 +1,7 @@
 // transpose_motion: a leading-axis transpose moves across a row-wise product (a Linear, or a 2-D
 // Gemm between reshapes, first made one Linear), and the plan computes what the unfused one does
-// on random data; a product with a residual, or a transpose read twice, stays where it is. (The
+// on random data; a product with a residual, or a transpose read twice, stays where it is; a
+// flattened map and its transpose become one Shuffle. (The
 // whole batch-first attention block is in attention_layout_test.cpp.)
 #include <string>
 #include <vector>
@@ -98,6 +99,29 @@ TEST(TransposeMotion, ResidualProductsAndSharedTransposesStay) {
   const auto log = pipelineLog(*net, g);
   EXPECT_FALSE(mentions(log, "pass transpose_motion: moved")) << joined(log);
   expectSameResults(*net, 1e-5f);
+}
+
+// A rank-4 map flattened and transposed to tokens (ViT's patch embedding) is one Shuffle, which
+// CUDA's channels_last_copy can run on a channels-last map; the result is unchanged.
+TEST(TransposeMotion, AFlattenedMapAndItsTransposeBecomeOneShuffle) {
+  auto net = createNetwork();
+  ITensor* x = net->addInput("x", DataType::kFLOAT, makeDims({kB, kE, 3, kS}));
+  ITensor* tokens = transposed(*net, *reshaped(*net, *x, makeDims({0, 0, -1})), {0, 2, 1});
+  ASSERT_TRUE(net->markOutput(*tokens).isOk());
+  Graph g;
+  const auto log = pipelineLog(*net, g);
+  EXPECT_EQ(layersOf(g), (std::vector<std::string>{"Shuffle"})) << joined(log);
+  EXPECT_TRUE(mentions(log, "into one Shuffle")) << joined(log);
+  expectSameResults(*net, 0.f);
+  // A transpose of a rank-3 tensor's reshape stays apart.
+  auto other = createNetwork();
+  ITensor* y = other->addInput("y", DataType::kFLOAT, makeDims({kB, kE, kS}));
+  ASSERT_TRUE(other
+                  ->markOutput(
+                      *transposed(*other, *reshaped(*other, *y, makeDims({kB, kS, kE})), {0, 2, 1}))
+                  .isOk());
+  const auto kept = pipelineLog(*other, g);
+  EXPECT_EQ(layersOf(g), (std::vector<std::string>{"Shuffle", "Shuffle"})) << joined(kept);
 }
 
 }  // namespace
