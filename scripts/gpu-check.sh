@@ -307,6 +307,7 @@ if command -v compute-sanitizer >/dev/null; then
   cases+=':Ops/Attention.Device/attention_1x3xq130_k200_d128*:Ops/Attention.Device/attention_2x2xq1_k1_d40'
   cases+=':Ops/Attention.Device/attention_1x2xq1000*:Ops/Attention.DeviceEdgeValues/attention_2x2xq7_k65_d96*'
   cases+=':Ops/Attention.Device/attention_viewed_*_q70_k130_d40:Ops/Attention.Device/attention_viewed_packed_b3_h4_q70_k130_d64'
+  cases+=':Ops/Attention.Device/attention_2x3xq70_k130_d64*:Ops/Attention.DeviceEdgeValues/attention_1x2xq33_k65_d40*'
   for tool in memcheck racecheck; do
     log="$logs/test_cuda_ops_attention.$tool.log"
     start=$(date +%s)

@@ -11,6 +11,9 @@
 //                   Warps past Sq and key steps past Sk are skipped with warp-uniform branches
 //                   outside the unrolled loops, and every index is 32-bit: at short sequences
 //                   the kernel is bound by instruction issue, not by the tensor cores.
+//   flash_mma_8w    the same with 8 warps per block (128 query rows): each key block crosses
+//                   from L2 once for twice the rows, at the price of more idle warps in a
+//                   sequence's last block.
 //   unfused_cublas  fp32/fp16: the chain the fusion replaced, as one kernel: S = scale Q K^T by
 //                   cuBLAS into the workspace, the mask add and softmax (FP32) in place, O = S V
 //                   by cuBLAS (strided batches, or pointer arrays where head views or a partial
@@ -116,10 +119,14 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
 
 // ---- flash_mma -------------------------------------------------------------------------------
 
-constexpr int kWarps = 4;
-constexpr int kBlockRows = 16 * kWarps;  // query rows per thread block: 16 per warp
-constexpr int kBlockKeys = 64;           // keys per step
-constexpr int kPad = 8;                  // shared-memory row padding: conflict-free ldmatrix rows
+// A thread block is W warps of 16 query rows each: 4 (flash_mma) or 8 (flash_mma_8w, which
+// reads each key block from L2 once for 128 rows instead of 64).
+template <int W>
+constexpr int blockRows() {
+  return 16 * W;
+}
+constexpr int kBlockKeys = 64;  // keys per step
+constexpr int kPad = 8;         // shared-memory row padding: conflict-free ldmatrix rows
 constexpr float kLog2e = 1.4426950408889634f;
 
 // One stage of the K/V pipeline: K and V row-major, [kBlockKeys][DP + kPad] each.
@@ -231,20 +238,21 @@ struct FlashMatrices {
   int qRow, kRow, vRow, yRow;
   int maskRow, maskCol;  // the mask's strides along Sq and Sk
   bool keyTransposed, vectorized;
+  bool zeroNanRows;  // AttentionParams::zeroNanRows (storeOutput)
 };
 
 // Starts filling keys[j][e] = K(j0 + j, e) and values[j][e] = V(j0 + j, e), zero outside the
 // matrices. Vectorized: 16-byte cp.async copies that land while the block computes on the other
 // stage; else plain loads, complete when the next barrier is passed.
-template <class T, int DP>
+template <class T, int DP, int W>
 __device__ inline void loadKeyBlock(const FlashMatrices<T>& m, int j0, T* keys, T* values) {
   constexpr int kRow = DP + kPad;
   if (m.vectorized) {
     constexpr int kVec = 8, kPerRow = DP / kVec, kChunks = kBlockKeys * kPerRow;
-    static_assert(kChunks % (kWarps * 32) == 0, "whole passes of the block's threads");
+    static_assert(kChunks % (W * 32) == 0, "whole passes of the block's threads");
 #pragma unroll
-    for (int pass = 0; pass < kChunks / (kWarps * 32); ++pass) {
-      const int idx = threadIdx.x + pass * kWarps * 32;
+    for (int pass = 0; pass < kChunks / (W * 32); ++pass) {
+      const int idx = threadIdx.x + pass * W * 32;
       const int j = idx / kPerRow, e = idx % kPerRow * kVec;
       const bool inside = j0 + j < m.sk;
       // Outside, the (unread) source address stays inside the matrix.
@@ -397,11 +405,30 @@ __device__ inline void attendKeyBlock(const T* keys, const T* values,
 }
 
 // O = o / sum for this thread's rows inside Sq. A row whose scores were all -inf has sum 0 and o
-// 0: 0 * (1 / 0) is the NaN the Softmax layer gives (attention_semantics.h).
+// 0: 0 * (1 / 0) is the NaN the Softmax layer gives (attention_semantics.h). With zeroNanRows
+// such a row (sum 0 or NaN) is instead the sum over keys of 0 * V: 0, or NaN where V's column
+// holds an infinity or NaN. Such rows are rare (a query whose every key is masked), so the warps
+// that have one read V's columns again from global memory, and no other warp pays for it.
 template <class T, int DP>
 __device__ inline void storeOutput(const RowState<DP>& st, const FlashMatrices<T>& m,
                                    const Lane& l) {
-  const float inverse[2] = {1.f / quadSum(st.sum[0]), 1.f / quadSum(st.sum[1])};
+  float total[2] = {quadSum(st.sum[0]), quadSum(st.sum[1])};
+  bool zeroRow[2] = {false, false};
+  float zeros[DP / 8][2] = {};
+  if (m.zeroNanRows) {
+    for (int h = 0; h < 2; ++h) zeroRow[h] = l.rows[h] < m.sq && at::nanRow(total[h]);
+    if (__any_sync(0xffffffffu, zeroRow[0] || zeroRow[1])) {
+      for (int j = 0; j < m.sk; ++j)
+#pragma unroll
+        for (int nt = 0; nt < DP / 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int c = nt * 8 + 2 * l.t + e;
+            if (c < m.dv) zeros[nt][e] += 0.f * toFloat(m.v[j * m.vRow + c]);
+          }
+    }
+  }
+  const float inverse[2] = {1.f / total[0], 1.f / total[1]};
 #pragma unroll
   for (int nt = 0; nt < DP / 8; ++nt) {
     const int c = nt * 8 + 2 * l.t;
@@ -409,7 +436,8 @@ __device__ inline void storeOutput(const RowState<DP>& st, const FlashMatrices<T
     for (int h = 0; h < 2; ++h) {
       const int row = l.rows[h];
       if (row >= m.sq) continue;
-      const float a = st.o[nt][2 * h] * inverse[h], b = st.o[nt][2 * h + 1] * inverse[h];
+      const float a = zeroRow[h] ? zeros[nt][0] : st.o[nt][2 * h] * inverse[h];
+      const float b = zeroRow[h] ? zeros[nt][1] : st.o[nt][2 * h + 1] * inverse[h];
       T* at = m.y + row * m.yRow + c;
       if (m.vectorized) {
         *reinterpret_cast<uint32_t*>(at) = packPair<T>(a, b);
@@ -421,19 +449,19 @@ __device__ inline void storeOutput(const RowState<DP>& st, const FlashMatrices<T
   }
 }
 
-// Blocks per SM the register budget is made for: 4 for head sizes up to 64 (at most 128
+// Blocks per SM the register budget is made for: 16 warps for head sizes up to 64 (at most 128
 // registers: 16 warps to hide the latency of each warp's mma -> softmax -> mma chain), else
 // whatever the kernel needs.
-template <int DP>
+template <int DP, int W>
 constexpr int minBlocksPerSm() {
-  return DP <= 64 ? 4 : 1;
+  return DP <= 64 ? 16 / W : 1;
 }
 
 // One thread block: 16 query rows per warp of one batch index; the grid's y walks the batch
 // indices. A warp whose rows all lie past Sq (the last block of a sequence that is not a multiple
 // of 64) takes its share of the loads and barriers and computes nothing.
-template <class T, int DP, bool kMasked>
-__global__ void __launch_bounds__(kWarps * 32, minBlocksPerSm<DP>())
+template <class T, int DP, int W, bool kMasked>
+__global__ void __launch_bounds__(W * 32, minBlocksPerSm<DP, W>())
     flashAttentionKernel(FlashMatrices<T> base, Geometry g) {
   constexpr int kRow = DP + kPad;
   extern __shared__ __align__(16) unsigned char sharedRaw[];
@@ -444,7 +472,7 @@ __global__ void __launch_bounds__(kWarps * 32, minBlocksPerSm<DP>())
   l.t = lane % 4;
   l.matrixRow = lane % 8;
   l.matrix = lane / 8;
-  const int warpRow = static_cast<int>(blockIdx.x) * kBlockRows + warp * 16;
+  const int warpRow = static_cast<int>(blockIdx.x) * blockRows<W>() + warp * 16;
   l.rows[0] = warpRow + l.group;
   l.rows[1] = l.rows[0] + 8;
   const bool active = warpRow < base.sq;
@@ -472,7 +500,7 @@ __global__ void __launch_bounds__(kWarps * 32, minBlocksPerSm<DP>())
     st.sum[0] = st.sum[1] = 0.f;
 
     __syncthreads();  // the previous batch index is done with both stages
-    loadKeyBlock<T, DP>(m, 0, stages, stages + kBlockKeys * kRow);
+    loadKeyBlock<T, DP, W>(m, 0, stages, stages + kBlockKeys * kRow);
     commitAsync();
     int stage = 0;
     for (int j0 = 0; j0 < m.sk; j0 += kBlockKeys) {
@@ -481,7 +509,7 @@ __global__ void __launch_bounds__(kWarps * 32, minBlocksPerSm<DP>())
       // The next block streams into the other stage while this one is used.
       if (j0 + kBlockKeys < m.sk) {
         T* const next = stages + (stage ^ 1) * stageElements<DP>();
-        loadKeyBlock<T, DP>(m, j0 + kBlockKeys, next, next + kBlockKeys * kRow);
+        loadKeyBlock<T, DP, W>(m, j0 + kBlockKeys, next, next + kBlockKeys * kRow);
       }
       commitAsync();
       waitAsync<1>();  // this block's copies have landed (the next block's may be in flight)
@@ -526,7 +554,7 @@ bool fitsInt(const Geometry& g) {
   constexpr int64_t kMax = INT32_MAX;
   const int64_t keyExtent = g.keyTransposed ? g.d * g.sk : g.sk * g.kRow;
   const int64_t maskExtent = g.sq * g.maskRowStride + g.sk * g.maskColStride;
-  return g.count <= kMax && g.sq + kBlockRows <= kMax && g.sk + kBlockKeys <= kMax &&
+  return g.count <= kMax && g.sq + blockRows<8>() <= kMax && g.sk + kBlockKeys <= kMax &&
          g.sq * g.qRow <= kMax && keyExtent <= kMax && g.sk * g.vRow <= kMax &&
          g.sq * g.yRow <= kMax && maskExtent <= kMax;
 }
@@ -540,31 +568,31 @@ int paddedHeadSize(const Geometry& g) {
   return 0;
 }
 
-template <class T, int DP, bool kMasked>
+template <class T, int DP, int W, bool kMasked>
 Status launchFlash(const Geometry& g, const FlashMatrices<T>& m, const RunContext& ctx) {
   constexpr size_t bytes = sharedBytes<T, DP>();
   // Above 48 KiB a kernel must opt in to its dynamic shared memory (once per kernel; cheap).
   if constexpr (bytes > 48 * 1024) {
     static const cudaError_t optIn =
-        cudaFuncSetAttribute(flashAttentionKernel<T, DP, kMasked>,
+        cudaFuncSetAttribute(flashAttentionKernel<T, DP, W, kMasked>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
     if (optIn != cudaSuccess)
       return internalError(std::string("attention_flash_mma: ") + cudaGetErrorString(optIn));
   }
-  const dim3 grid(static_cast<unsigned>((g.sq + kBlockRows - 1) / kBlockRows),
+  const dim3 grid(static_cast<unsigned>((g.sq + blockRows<W>() - 1) / blockRows<W>()),
                   static_cast<unsigned>(g.count < 65535 ? g.count : 65535));
-  flashAttentionKernel<T, DP, kMasked>
-      <<<grid, kWarps * 32, bytes, static_cast<cudaStream_t>(ctx.stream)>>>(m, g);
+  flashAttentionKernel<T, DP, W, kMasked>
+      <<<grid, W * 32, bytes, static_cast<cudaStream_t>(ctx.stream)>>>(m, g);
   KILN_CHECK_LAUNCH("attention_flash_mma");
   return Status::ok();
 }
 
-template <class T, int DP>
+template <class T, int DP, int W>
 Status launchFlash(const Geometry& g, const FlashMatrices<T>& m, const RunContext& ctx) {
-  return m.mask ? launchFlash<T, DP, true>(g, m, ctx) : launchFlash<T, DP, false>(g, m, ctx);
+  return m.mask ? launchFlash<T, DP, W, true>(g, m, ctx) : launchFlash<T, DP, W, false>(g, m, ctx);
 }
 
-template <class T>
+template <class T, int W>
 Status runFlash(const Geometry& g, int padded, const void* const* in, void* const* out,
                 const RunContext& ctx) {
   FlashMatrices<T> m;
@@ -584,6 +612,7 @@ Status runFlash(const Geometry& g, int padded, const void* const* in, void* cons
   m.maskRow = static_cast<int>(g.maskRowStride);
   m.maskCol = static_cast<int>(g.maskColStride);
   m.keyTransposed = g.keyTransposed;
+  m.zeroNanRows = g.zeroNanRows;
   m.vectorized = !g.keyTransposed && g.d == padded && g.dv == padded &&
                  rowsAligned(in[0], g.qBase, g.qRow, g.qStride, g.batchRank) &&
                  rowsAligned(in[1], g.kBase, g.kRow, g.kStride, g.batchRank) &&
@@ -591,29 +620,23 @@ Status runFlash(const Geometry& g, int padded, const void* const* in, void* cons
                  rowsAligned(out[0], 0, g.yRow, g.yStride, g.batchRank);
   switch (padded) {
     case 32:
-      return launchFlash<T, 32>(g, m, ctx);
+      return launchFlash<T, 32, W>(g, m, ctx);
     case 64:
-      return launchFlash<T, 64>(g, m, ctx);
+      return launchFlash<T, 64, W>(g, m, ctx);
     case 96:
-      return launchFlash<T, 96>(g, m, ctx);
+      return launchFlash<T, 96, W>(g, m, ctx);
     default:
-      return launchFlash<T, 128>(g, m, ctx);
+      return launchFlash<T, 128, W>(g, m, ctx);
   }
 }
 
+template <int W>
 std::unique_ptr<Kernel> createFlash(const KernelConfig& c, std::string* whyNot) {
   Geometry g;
   if (!readGeometry(c, "flash_mma", g, whyNot)) return nullptr;
   const DataType type = c.inputs[0].type;
   if (type != DataType::kHALF && type != DataType::kBF16) {
     if (whyNot) *whyNot = std::string("flash_mma: fp16 and bf16 only, got ") + dataTypeName(type);
-    return nullptr;
-  }
-  if (g.zeroNanRows) {
-    if (whyNot)
-      *whyNot =
-          "flash_mma: no zeroNanRows guard in this kernel (unfused_cublas and the reference run "
-          "it)";
     return nullptr;
   }
   const int padded = paddedHeadSize(g);
@@ -637,7 +660,7 @@ std::unique_ptr<Kernel> createFlash(const KernelConfig& c, std::string* whyNot) 
         if (ctx.emulate)
           return unsupported("attention flash_mma: a tensor-core kernel, no host emulation");
         if (g.count == 0 || g.sq == 0) return Status::ok();
-        return runFlash<decltype(tag)>(g, padded, in, out, ctx);
+        return runFlash<decltype(tag), W>(g, padded, in, out, ctx);
       });
 }
 
@@ -846,7 +869,8 @@ std::unique_ptr<Kernel> createUnfused(const KernelConfig& c, std::string* whyNot
 // - Two query tiles per warp (head sizes up to 64) timed slower than one wherever both applied
 //   (2026-12-03, FP16, D = 64: 0.190 against 0.180 ms at ViT-B/16's 64x12x197, 0.168 against
 //   0.130 ms at 4x12x1024; it spilled at D = 64), so the kernel has one.
-constexpr Tactic kTactics[] = {{"flash_mma", &createFlash},
+constexpr Tactic kTactics[] = {{"flash_mma", &createFlash<4>},
+                               {"flash_mma_8w", &createFlash<8>},
                                {"unfused_cublas", &createUnfused},
                                {"reference", &createReference}};
 

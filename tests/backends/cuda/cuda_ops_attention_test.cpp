@@ -160,10 +160,13 @@ std::vector<OpCase> attentionCases() {
   cases.push_back(attention({{6}, 1, 1, 4, 4}, true));
   cases.push_back(attention({{}, 3, 9, 16, 16, false, {3, 1}}, true));
   // The NaN guard of PyTorch's scaled_dot_product_attention export (the edge pass's masks give
-  // rows with NaN and -inf scores): unfused_cublas and the reference take it.
+  // rows with NaN and -inf scores): every tactic takes it.
   cases.push_back(attention({{2, 3}, 4, 6, 8, 8, false, {2, 1, 1, 6}, {}, true}, true));
   cases.push_back(attention({{}, 5, 9, 16, 16, true, {5, 9}, {}, true}, true));
   cases.push_back(attention({{2, 12}, 128, 128, 64, 64, false, {2, 1, 1, 128}, {}, true}, false));
+  // flash_mma takes the guard too: partial tiles, a full mask, the unvectorized head size 40.
+  cases.push_back(attention({{2, 3}, 70, 130, 64, 64, false, {2, 3, 70, 130}, {}, true}, false));
+  cases.push_back(attention({{1, 2}, 33, 65, 40, 40, true, {33, 65}, {}, true}, false));
   // The fused kernel's sweep, on the device.
   for (int64_t d : {32, 40, 64, 80, 96, 128}) {
     cases.push_back(attention({{2, 2}, 1, 1, d, d}, false));
@@ -238,10 +241,16 @@ TEST(AttentionTactics, FlashAcceptsTransformerShapes) {
   const OpCase mixed = attention({{2, 3}, 4, 6, 8, 8, false, {}, {2, 1}}, false);
   EXPECT_EQ(accepts(mixed, DataType::kFLOAT, "unfused_cublas"), "");
   EXPECT_EQ(accepts(mixed, DataType::kHALF, "flash_mma"), "");
+  // The NaN guard of torch's scaled_dot_product_attention export, in both block sizes.
+  const OpCase guarded =
+      attention({{2, 12}, 128, 128, 64, 64, false, {2, 1, 1, 128}, {}, true}, false);
+  EXPECT_EQ(accepts(guarded, DataType::kHALF, "flash_mma"), "");
+  EXPECT_EQ(accepts(guarded, DataType::kHALF, "flash_mma_8w"), "");
   // Head views: both fast tactics take them.
   for (int form : {0, 1, 2}) {
     const OpCase viewed = viewedAttention({form, 4, 12, 197, 197, 64}, false);
     EXPECT_EQ(accepts(viewed, DataType::kHALF, "flash_mma"), "") << viewed.name;
+    EXPECT_EQ(accepts(viewed, DataType::kHALF, "flash_mma_8w"), "") << viewed.name;
     EXPECT_EQ(accepts(viewed, DataType::kFLOAT, "unfused_cublas"), "") << viewed.name;
   }
 }
