@@ -82,7 +82,7 @@ class PatchGemm final : public Kernel {
  public:
   PatchGemm(const ConvGeometry& g, std::unique_ptr<Kernel> product)
       : g_(g), product_(std::move(product)) {
-    const size_t element = g.type == DataType::kFLOAT ? 4 : 2;
+    const size_t element = dataTypeSize(g.type);
     patchBytes_ =
         (static_cast<size_t>(g.n * g.oh * g.ow * g.kh * g.kw * g.c) * element + 255) / 256 * 256;
   }
@@ -173,7 +173,7 @@ class Im2colGemm final : public Kernel {
   }
 
  private:
-  size_t element() const { return g_.type == DataType::kFLOAT ? 4 : 2; }
+  size_t element() const { return dataTypeSize(g_.type); }
 
   ConvGeometry g_;
   int64_t columns_ = 0, chunkRows_ = 0;
@@ -203,7 +203,7 @@ std::unique_ptr<Kernel> createIm2colGemm(const KernelConfig& c, std::string* why
   if (rows >= (int64_t{1} << 31) || columns >= (int64_t{1} << 31) ||
       g.n * g.h * g.w >= (int64_t{1} << 31))
     return decline("indexes rows and columns in 32 bits; this convolution has more");
-  const size_t element = g.type == DataType::kFLOAT ? 4 : 2;
+  const size_t element = dataTypeSize(g.type);
   const int64_t fit =
       static_cast<int64_t>(kIm2colChunkBytes / (static_cast<size_t>(columns) * element));
   // Whole tiles of rows per chunk where there is room, so only the last chunk is ragged.
