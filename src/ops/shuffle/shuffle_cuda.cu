@@ -204,12 +204,10 @@ KernelPtr createChannelsLastCopy(const KernelConfig& c, std::string* whyNot) {
               "channels_last_copy: the output is not the channels-last input's memory order");
     return nullptr;
   }
-  const ops::shuffle::Plan plan =
+  // No transpose runs: without its copies the plan is one plain byte copy.
+  ops::shuffle::Plan copy =
       ops::shuffle::plan(*p, c.inputs[0].dims, c.outputs[0].dims, dataTypeSize(c.inputs[0].type));
-  // No transpose runs: the plan's copies are empty and the kernel is its plain byte copy.
-  ops::shuffle::Plan copy;
-  copy.elemSize = plan.elemSize;
-  copy.bytes = plan.bytes;
+  copy.first = copy.second = false;
   return std::make_unique<ShuffleKernel>(copy, AxisMap{}, AxisMap{});
 }
 
