@@ -3,9 +3,12 @@
 // (NaN, infinities, huge inputs), exact integer neg/abs, logical not, and refusals.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 #include "backends/cpu/thread_pool.h"
+#include "kiln/float16.h"
+#include "ops/activation/activation_semantics.h"
 #include "ops/op_test_util.h"
 
 namespace kiln::testing {
@@ -183,6 +186,51 @@ TEST(Activation, SplitIsBitwiseTheReference) {
   EXPECT_MENTIONS(declines(split, config(LayerType::kACTIVATION, act(ActivationType::kRELU),
                                          {desc(small)}, {desc(small)})),
                   "nothing to split");
+}
+
+// The position of a 16-bit float pattern on the number line: neighbours differ by 1, and -0 and
+// +0 are both 0.
+int32_t ordinal16(uint16_t bits) {
+  const int32_t magnitude = bits & 0x7fff;
+  return (bits & 0x8000) ? -magnitude : magnitude;
+}
+
+// geluForHalfResult, the CUDA kernels' erf GELU for FP16 and BF16 results, over every finite input
+// of both types: once rounded, within one unit in the last place of the exact GELU (double, from
+// erfc so that the negative tail keeps its digits), or within the formula's absolute bound.
+// Specials follow the erff form: +inf stays inf, -inf and NaN give NaN. On the GPU the reciprocal
+// and exp2 are the hardware's approximations, a few float ulps from these; the op harness compares
+// that kernel with the CPU reference.
+TEST(Activation, HalfResultGeluIsWithinAnUlpOfTheExactValueOnEveryInput) {
+  struct Type {
+    const char* name;
+    float (*toFloat)(uint16_t);
+    uint16_t (*fromFloat)(float);
+  };
+  for (const Type& t :
+       {Type{"fp16", &halfToFloat, &floatToHalf}, Type{"bf16", &bf16ToFloat, &floatToBf16}}) {
+    int inexact = 0;
+    for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+      const float x = t.toFloat(static_cast<uint16_t>(bits));
+      const float got = ops::activation::geluForHalfResult(x);
+      if (!std::isfinite(x)) {
+        const float erfForm = ops::activation::activate<ActivationType::kGELU>(x, 0.f, 0.f);
+        EXPECT_TRUE(std::isnan(got) ? std::isnan(erfForm) : got == erfForm) << t.name << " " << x;
+        continue;
+      }
+      const double exact = 0.5 * x * std::erfc(-static_cast<double>(x) / std::sqrt(2.0));
+      const int ulps =
+          std::abs(ordinal16(t.fromFloat(got)) - ordinal16(t.fromFloat(static_cast<float>(exact))));
+      // Past x = -4.7 (BF16 only; FP16 rounds those to 0) the formula's absolute error, at most
+      // 1.5e-7 * |x| / 2, can be more than an ulp of the tiny result; the erff form gives 0 there.
+      const bool farTail = std::fabs(got - exact) <= 0.75e-7 * std::fabs(x);
+      ASSERT_TRUE(ulps <= 1 || farTail)
+          << t.name << " x = " << x << ": got " << got << ", exact " << exact;
+      inexact += ulps != 0;
+    }
+    // Most inputs round to the same value; a formula a bit off would move thousands.
+    EXPECT_LT(inexact, 1000) << t.name << ": " << inexact << " inputs one ulp away";
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

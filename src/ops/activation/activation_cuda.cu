@@ -1,11 +1,14 @@
 // Activations on CUDA. Tactics, fastest first; both take input and output in the same layout
 // (an activation is per element, so the flat memory order is all they see) and both are
 // per-element functions, emulatable on the host:
-//   vectorized  the activation type a template parameter (no per-element switch), 16 bytes per
-//               thread (8 fp16/bf16, 4 fp32/int32, 2 int64, 16 bool) where X and Y are 16-byte
-//               aligned, the last count % 8 (4, ...) elements one at a time; values bit for bit
-//               the reference's (the same activate<kType> of activation_semantics.h)
-//   reference   one element per thread over the flat index, the type a run-time switch
+//   vectorized  the activation type a template parameter (no per-element switch), two 16-byte
+//               vectors per thread (16 fp16/bf16, 8 fp32/int32, 4 int64, 32 bool) where X and Y
+//               are 16-byte aligned, the last count % 16 (8, ...) elements one at a time;
+//               values bit for bit the reference's (the same activate<kType> of
+//               activation_semantics.h), except the erf GELU rounded to FP16/BF16:
+//               geluForHalfResult, within one unit in the last place of the exact value
+//   reference   one element per thread over the flat index, the type a run-time switch (the
+//               same values as vectorized, the FP16/BF16 erf GELU included)
 //
 // Value rules: activation_semantics.h, the CPU's (activation_cpu.cpp). Every activation on the
 // float types, computed in fp32 and rounded once on store; neg/abs on int32/int64 (wrapping);
@@ -42,8 +45,12 @@ struct ActivationOp {
           type == ActivationType::kABS ? ops::activation::wrapAbs(v) : ops::activation::wrapNeg(v);
     } else {
       // The type is a kernel argument (a warp-uniform switch), not a template parameter: one
-      // kernel per storage type.
-      y[i] = fromFloat<T>(ops::activation::activateByType(type, toFloat(x[i]), alpha, beta));
+      // kernel per storage type. The FP16/BF16 erf GELU is the vectorized tactic's, so that the
+      // two tactics agree bit for bit.
+      const float v = toFloat(x[i]);
+      y[i] = fromFloat<T>(!std::is_same_v<T, float> && type == ActivationType::kGELU
+                              ? ops::activation::geluForHalfResult(v)
+                              : ops::activation::activateByType(type, v, alpha, beta));
     }
   }
 };
@@ -87,7 +94,7 @@ std::unique_ptr<Kernel> createReference(const KernelConfig& c, std::string* whyN
 // ---- vectorized ----
 
 // One element of storage type T under activation kType: the reference's arithmetic, with the
-// type fixed at compile time.
+// type fixed at compile time; the erf GELU rounded to FP16 or BF16 from geluForHalfResult.
 template <ActivationType kType, class T>
 __host__ __device__ inline T activateOne(T v, float alpha, float beta) {
   namespace a = ops::activation;
@@ -95,29 +102,36 @@ __host__ __device__ inline T activateOne(T v, float alpha, float beta) {
     return a::logicalNot(v);
   else if constexpr (std::is_integral_v<T>)
     return kType == ActivationType::kABS ? a::wrapAbs(v) : a::wrapNeg(v);
+  else if constexpr (kType == ActivationType::kGELU && !std::is_same_v<T, float>)
+    return fromFloat<T>(a::geluForHalfResult(toFloat(v)));  // as close once rounded, half the work
   else
     return fromFloat<T>(a::activate<kType>(toFloat(v), alpha, beta));
 }
 
-// Index i < vectors: the i-th 16-byte vector of X into Y's; vectors <= i < vectors + tail: the
-// element vectors * N + (i - vectors), one at a time (the count's remainder, or every element when
-// a pointer is not 16-byte aligned and vectors is 0). x == y is allowed: each vector or element
-// is read before its own store and by no other index.
+// Index i < pairs: the 16-byte vectors 2i and 2i + 1 of X into Y's, both loaded before either is
+// computed (two loads in flight per thread: the FP16 erf GELU after a transformer's fc1 is long
+// enough between load and store that one left the memory system idle); pairs <= i < pairs + rest:
+// element pairs * 2N + (i - pairs), one at a time (the odd vector's and the count's remainder, or
+// every element when a pointer is not 16-byte aligned and pairs is 0). x == y is allowed: each
+// vector or element is read before its own store and by no other index.
 template <ActivationType kType, class T>
 struct VectorActivationOp {
   static constexpr int N = kVectorElements<T>;
   const T* x;
   T* y;
-  int64_t vectors;
+  int64_t pairs;
   float alpha, beta;
   __host__ __device__ void operator()(int64_t i) const {
-    if (i < vectors) {
-      Vec<T, N> p = loadVec<N>(x + i * N);
+    if (i < pairs) {
+      Vec<T, N> p[2] = {loadVec<N>(x + i * 2 * N), loadVec<N>(x + i * 2 * N + N)};
 #pragma unroll
-      for (int k = 0; k < N; ++k) p.v[k] = activateOne<kType>(p.v[k], alpha, beta);
-      storeVec<N>(y + i * N, p);
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int k = 0; k < N; ++k) p[h].v[k] = activateOne<kType>(p[h].v[k], alpha, beta);
+      storeVec<N>(y + i * 2 * N, p[0]);
+      storeVec<N>(y + i * 2 * N + N, p[1]);
     } else {
-      const int64_t e = vectors * N + (i - vectors);
+      const int64_t e = pairs * 2 * N + (i - pairs);
       y[e] = activateOne<kType>(x[e], alpha, beta);
     }
   }
@@ -127,10 +141,10 @@ template <ActivationType kType, class T>
 Status launchVectorized(const T* x, T* y, int64_t count, float alpha, float beta,
                         const RunContext& ctx) {
   constexpr int N = kVectorElements<T>;
-  const int64_t vectors = isAligned(x) && isAligned(y) ? count / N : 0;
-  const int64_t tail = count - vectors * N;
-  return launchElements(VectorActivationOp<kType, T>{x, y, vectors, alpha, beta}, vectors + tail,
-                        ctx, "activation_vectorized");
+  const int64_t pairs = isAligned(x) && isAligned(y) ? count / (2 * N) : 0;
+  const int64_t rest = count - pairs * 2 * N;
+  return launchElements(VectorActivationOp<kType, T>{x, y, pairs, alpha, beta}, pairs + rest, ctx,
+                        "activation_vectorized");
 }
 
 // The vectorized launch for a type known at run time: one instantiation per activation that
@@ -176,7 +190,8 @@ constexpr Tactic kTactics[] = {{"vectorized", &createVectorized}, {"reference", 
 }  // namespace
 
 // The vectorized kernel (16-byte accesses when x and y are aligned, one element at a time
-// otherwise): the values are the reference's bit for bit either way.
+// otherwise): the values are the vectorized tactic's either way (the reference's bit for bit but
+// for the FP16/BF16 erf GELU, see the top).
 Status launchFloatActivation(const ActivationParams& p, DataType type, const void* x, void* y,
                              int64_t count, const RunContext& ctx) {
   return launchTyped<FloatTypes>(type, [&](auto tag) {

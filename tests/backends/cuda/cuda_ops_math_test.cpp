@@ -709,7 +709,7 @@ std::string bitDifferences(const void* a, const void* b, int64_t count, DataType
 }
 
 // The vectorized activation gives the reference's bytes for every activation and float type,
-// on aligned buffers (16-byte vectors and a tail) and on buffers one element off alignment
+// on aligned buffers (pairs of 16-byte vectors and a tail) and on buffers one element off alignment
 // (every element on the scalar path), out of place and in place.
 TEST(ActivationVectorizedEmulated, BitIdenticalToReference) {
   const Tactic* vec = findTactic(LayerType::kACTIVATION, "vectorized");
@@ -719,7 +719,7 @@ TEST(ActivationVectorizedEmulated, BitIdenticalToReference) {
   std::mt19937 rng(12345);
   std::uniform_real_distribution<float> u(-8.f, 8.f);
   const float specials[] = {0.f, -0.f, INFINITY, -INFINITY, NAN, 70000.f, 89.f, -104.f, 1e-30f};
-  const int64_t count = 203;  // 25 fp16 vectors + 3, 50 fp32 vectors + 3
+  const int64_t count = 203;  // 12 fp16 vector pairs + 11, 25 fp32 vector pairs + 3
   for (int a = 0; a < enumCount(ActivationType{}); ++a) {
     const auto at = static_cast<ActivationType>(a);
     if (at == ActivationType::kNOT) continue;
