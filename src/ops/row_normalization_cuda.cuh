@@ -23,7 +23,10 @@
 //   value<T>(g, scale, bias, r, j, x, mean, inv)  element j of row r before rounding, from those
 //                         statistics (the warp kernel's epilogue; the op's own formula);
 //   kRowParams            true when value() reads Scale and B only at j * g.scale/bias.strides[0]
-//                         (so warp_per_row may hand it a chunk's parameters as vectors).
+//                         (so warp_per_row may read a chunk's parameters as vectors); such an
+//                         Op also has
+//   fromParams(x, mean, inv, scale, bias)  value() from element j's FP32 Scale and B (B 0
+//                         without it), which the vector path calls with register values.
 // B is input 2 where the layer has three inputs; bias is nullptr otherwise.
 #pragma once
 
@@ -235,14 +238,15 @@ __global__ void __launch_bounds__(kWarpRowsPerBlock * 32)
       if (j0 < len) {
         Vec<T, kVec> p;
         if constexpr (kVecParams) {
-          // The chunk's Scale and B as vectors; value() reads element k of them at stride 1.
+          // The chunk's Scale and B as vectors, handed over element by element: a pointer into
+          // them with a run-time stride (value()) would put both vectors in local memory.
           const Vec<T, kVec> sv = loadVec<kVec>(scale + j0);
           Vec<T, kVec> bv;
           if (bias) bv = loadVec<kVec>(bias + j0);
 #pragma unroll
           for (int k = 0; k < kVec; ++k)
-            p.v[k] = fromFloat<T>(Op::template value<T>(g, sv.v, bias ? bv.v : nullptr, r, k,
-                                                        v[c * kVec + k], mean, inv));
+            p.v[k] = fromFloat<T>(Op::fromParams(v[c * kVec + k], mean, inv, toFloat(sv.v[k]),
+                                                 bias ? toFloat(bv.v[k]) : 0.f));
         } else {
 #pragma unroll
           for (int k = 0; k < kVec; ++k)
@@ -256,13 +260,18 @@ __global__ void __launch_bounds__(kWarpRowsPerBlock * 32)
 }
 
 // The kernel for rows of len elements, kVec elements per access: the smallest register capacity
-// (8, 32 or 128 values per lane) that holds the row.
+// (8, 24, 32 or 128 values per lane) that holds the row. 24 is for 768-wide rows (BERT-base,
+// ViT-B): in the 32 kernel their dead fourth chunk takes registers that cost a quarter of the
+// resident warps.
 template <class Op, class T, int kVec, bool kVecParams = false>
 void launchWarpRows(int64_t len, unsigned blocks, cudaStream_t stream, const T* x, const T* scale,
                     const T* bias, T* y, const typename Op::Geometry& g) {
   constexpr int kThreads = kWarpRowsPerBlock * 32;
   if (len <= 32 * 8)
     warpRowsKernel<Op, T, kVec, 8, kVecParams>
+        <<<blocks, kThreads, 0, stream>>>(x, scale, bias, y, g);
+  else if (len <= 32 * 24)
+    warpRowsKernel<Op, T, kVec, 24, kVecParams>
         <<<blocks, kThreads, 0, stream>>>(x, scale, bias, y, g);
   else if (len <= 32 * 32)
     warpRowsKernel<Op, T, kVec, 32, kVecParams>
@@ -314,7 +323,8 @@ std::unique_ptr<Kernel> createWarpRows(const KernelConfig& c, std::string* whyNo
         // (else element by element: a few KB that every row shares, served from cache).
         constexpr int kVec = kVectorElements<T>;
         if (g.len % kVec == 0 && isAligned(x) && isAligned(y) && vectorParams<Op>(g, scale, bias))
-          launchWarpRows<Op, T, kVec, true>(g.len, blocks, stream, x, scale, bias, y, g);
+          // (vectorParams holds only for an Op with kRowParams: no vector kernel for the others.)
+          launchWarpRows<Op, T, kVec, Op::kRowParams>(g.len, blocks, stream, x, scale, bias, y, g);
         else if (g.len % kVec == 0 && isAligned(x) && isAligned(y))
           launchWarpRows<Op, T, kVec>(g.len, blocks, stream, x, scale, bias, y, g);
         else

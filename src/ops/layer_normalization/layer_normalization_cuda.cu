@@ -64,11 +64,15 @@ struct LayerNorm {
                                "layer_normalization warp_per_row: Scale and B must each have the "
                                "row's shape or one value (block_per_row takes other broadcasts)");
   }
+  __device__ static float fromParams(float x, float mean, float invStdDev, float scale,
+                                     float bias) {
+    return ln::normalized(x, mean, invStdDev, scale, bias);
+  }
   template <class T>
   __device__ static float value(const Geometry& g, const T* scale, const T* bias, int64_t /*r*/,
                                 int64_t j, float x, float mean, float invStdDev) {
-    return ln::normalized(x, mean, invStdDev, toFloat(scale[j * g.scale.strides[0]]),
-                          bias ? toFloat(bias[j * g.bias.strides[0]]) : 0.f);
+    return fromParams(x, mean, invStdDev, toFloat(scale[j * g.scale.strides[0]]),
+                      bias ? toFloat(bias[j * g.bias.strides[0]]) : 0.f);
   }
 };
 

@@ -64,10 +64,14 @@ struct RmsNorm {
                                "rms_normalization warp_per_row: Scale must have the row's shape "
                                "or one value (block_per_row takes other broadcasts)");
   }
+  __device__ static float fromParams(float x, float /*mean*/, float invRms, float scale,
+                                     float /*bias*/) {
+    return rms::normalized(x, invRms, scale);
+  }
   template <class T>
   __device__ static float value(const Geometry& g, const T* scale, const T* /*bias*/, int64_t /*r*/,
                                 int64_t j, float x, float /*mean*/, float invRms) {
-    return rms::normalized(x, invRms, toFloat(scale[j * g.scale.strides[0]]));
+    return fromParams(x, 0.f, invRms, toFloat(scale[j * g.scale.strides[0]]), 0.f);
   }
 };
 
