@@ -4,8 +4,8 @@
 //   cublaslt_bias_then_activation  the same product with the bias epilogue, then the Activation
 //                                  op's element kernel in place on Y: every other activation.
 //   reference                      kiln's per-element kernel (linear_cuda.cu).
-// Each cuBLASLt tactic comes in four ranks: the heuristic's first algorithm, and (suffix _1 to
-// _3) its second to fourth, which the builder times beside it.
+// Each cuBLASLt tactic comes in eight ranks: the heuristic's first algorithm, and (suffix _1 to
+// _7) its second to eighth, which the builder times beside it.
 //
 // cuBLASLt decisions:
 // - What it computes: D = epilogue(alpha op(A) op(B) + beta C), and its bias epilogues "apply
@@ -39,6 +39,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string>
 
@@ -329,12 +330,16 @@ std::unique_ptr<Kernel> makeKernel(const LinearGeometry& g, cublasLtEpilogue_t e
   return std::make_unique<LinearCublasLt>(std::move(product), g, activateAfter);
 }
 
-// The tactic names by rank: the heuristic's first algorithm, then its second to fourth.
-constexpr const char* kEpilogueNames[] = {"cublaslt_epilogue", "cublaslt_epilogue_1",
-                                          "cublaslt_epilogue_2", "cublaslt_epilogue_3"};
+// The tactic names by rank: the heuristic's first algorithm, then its second to eighth.
+constexpr const char* kEpilogueNames[] = {
+    "cublaslt_epilogue",   "cublaslt_epilogue_1", "cublaslt_epilogue_2", "cublaslt_epilogue_3",
+    "cublaslt_epilogue_4", "cublaslt_epilogue_5", "cublaslt_epilogue_6", "cublaslt_epilogue_7"};
 constexpr const char* kThenNames[] = {
-    "cublaslt_bias_then_activation", "cublaslt_bias_then_activation_1",
-    "cublaslt_bias_then_activation_2", "cublaslt_bias_then_activation_3"};
+    "cublaslt_bias_then_activation",   "cublaslt_bias_then_activation_1",
+    "cublaslt_bias_then_activation_2", "cublaslt_bias_then_activation_3",
+    "cublaslt_bias_then_activation_4", "cublaslt_bias_then_activation_5",
+    "cublaslt_bias_then_activation_6", "cublaslt_bias_then_activation_7"};
+static_assert(std::size(kEpilogueNames) == kCandidates && std::size(kThenNames) == kCandidates);
 
 template <int Rank>
 std::unique_ptr<Kernel> createEpilogue(const KernelConfig& c, std::string* whyNot) {
@@ -383,19 +388,30 @@ namespace {
 // Fastest first, kiln's reference last; plans and timing caches record these names.
 // The cuBLASLt ones add the residual as C with beta 1 (C == D is its in-place form); the separate
 // activation then reads and writes Y only.
-// The heuristic's second to fourth algorithms are tactics of their own (ranks 1 to 3), timed
-// beside its first, as convolution's cudnn_graph_1..3 are: on the H200 its first pick for ViT's
-// [12608, 768] x [768, 3072] ran the products at about half the rate cuBLAS's own GEMM reached on
-// the same network's [12608, 768] x [768, 2304].
+// The heuristic's second to eighth algorithms are tactics of their own (ranks 1 to 7), timed
+// beside its first, as convolution's cudnn_graph_1..3 are: its order is a poor guide on the
+// H200. Its first pick for ViT's [12608, 768] x [768, 3072] ran at about half the rate cuBLAS's
+// own GEMM reached on the same network's [12608, 768] x [768, 2304]; with ranks 0 to 7 ViT-B/16
+// b64 took ranks 5 and 7 for 24 of its 49 Linears and ran 0.11 ms faster than with ranks 0 to 3.
+// Sixteen ranks were tried: the same ratio to eager (1.23x) at 11 s more build time.
+// A rank far behind is dropped after its first timed run.
 constexpr Tactic kTactics[] = {
     {"cublaslt_epilogue", &createEpilogue<0>, true},
     {"cublaslt_epilogue_1", &createEpilogue<1>, true},
     {"cublaslt_epilogue_2", &createEpilogue<2>, true},
     {"cublaslt_epilogue_3", &createEpilogue<3>, true},
+    {"cublaslt_epilogue_4", &createEpilogue<4>, true},
+    {"cublaslt_epilogue_5", &createEpilogue<5>, true},
+    {"cublaslt_epilogue_6", &createEpilogue<6>, true},
+    {"cublaslt_epilogue_7", &createEpilogue<7>, true},
     {"cublaslt_bias_then_activation", &createBiasThenActivation<0>, true},
     {"cublaslt_bias_then_activation_1", &createBiasThenActivation<1>, true},
     {"cublaslt_bias_then_activation_2", &createBiasThenActivation<2>, true},
     {"cublaslt_bias_then_activation_3", &createBiasThenActivation<3>, true},
+    {"cublaslt_bias_then_activation_4", &createBiasThenActivation<4>, true},
+    {"cublaslt_bias_then_activation_5", &createBiasThenActivation<5>, true},
+    {"cublaslt_bias_then_activation_6", &createBiasThenActivation<6>, true},
+    {"cublaslt_bias_then_activation_7", &createBiasThenActivation<7>, true},
     {"reference", &createLinearReference}};
 
 }  // namespace
