@@ -209,6 +209,10 @@ void concatCases(std::vector<OpCase>& out) {
   c3("concat_r5_axis2", 2, {makeDims({2, 1, 3, 2, 3}), makeDims({2, 1, 4, 2, 3})});
   c3("concat_empty_part", 1, {makeDims({2, 0, 3}), makeDims({2, 4, 3})});
   c3("concat_single", 0, {makeDims({3, 5})});
+  // Runs of whole 16-byte vectors in every float type (the vectorized tactic): ViT's class token
+  // before its patch tokens, and runs of one FP16 vector beside longer ones.
+  c3("concat_class_token", 1, {makeDims({3, 1, 64}), makeDims({3, 9, 64})});
+  c3("concat_vector_runs", 1, {makeDims({2, 1, 8}), makeDims({2, 3, 8}), makeDims({2, 2, 8})});
 }
 
 void sliceCases(std::vector<OpCase>& out) {
