@@ -59,36 +59,14 @@ ConcatLayout concatLayout(const KernelConfig& c, const ConcatenationParams& p) {
   return l;
 }
 
+// One kernel per input. The reference copies element by element; the vectorized tactic copies
+// 16-byte vectors on the SMs, each thread one vector of an output row's run. Why beside copy2d: a
+// device-to-device cudaMemcpy2DAsync ran ViT-B/16 b64's class-token concatenation (19 MB) at about
+// 1.25 TB/s on the H200. It needs every run and offset in whole vectors (checked at creation);
+// where a binding is not 16-byte aligned it copies element by element too.
 class ConcatKernel final : public Kernel {
  public:
-  explicit ConcatKernel(ConcatLayout l) : l_(std::move(l)) {}
-  Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
-    for (size_t k = 0; k < l_.parts.size(); ++k) {
-      const ConcatPart& part = l_.parts[k];
-      if (part.blockElems == 0 || l_.outer == 0) continue;
-      Status s = bySize(l_.elemSize, [&](auto u) {
-        using U = decltype(u);
-        return launchElements(ConcatOp<U>{static_cast<const U*>(in[k]), static_cast<U*>(out[0]),
-                                          part.blockElems, l_.rowElems, part.colOffset},
-                              l_.outer * part.blockElems, ctx, "concatenation");
-      });
-      if (!s) return s;
-    }
-    return Status::ok();
-  }
-
- private:
-  ConcatLayout l_;
-};
-
-// The concatenation as 16-byte copies on the SMs: one kernel per input, each thread one vector of
-// an output row's run. Why beside copy2d: a device-to-device cudaMemcpy2DAsync ran ViT-B/16 b64's
-// class-token concatenation (19 MB) at about 1.25 TB/s on the H200. It needs every run and offset
-// in whole vectors (checked at creation); where a binding is not 16-byte aligned it copies
-// element by element instead.
-class ConcatVectorKernel final : public Kernel {
- public:
-  explicit ConcatVectorKernel(ConcatLayout l) : l_(std::move(l)) {}
+  ConcatKernel(ConcatLayout l, bool vectorized) : l_(std::move(l)), vectorized_(vectorized) {}
   Status run(const void* const* in, void* const* out, void*, const RunContext& ctx) const override {
     const auto vectors = [this](int64_t elems) {
       return elems * static_cast<int64_t>(l_.elemSize) / 16;
@@ -97,7 +75,7 @@ class ConcatVectorKernel final : public Kernel {
       const ConcatPart& part = l_.parts[k];
       if (part.blockElems == 0 || l_.outer == 0) continue;
       Status s;
-      if (isAligned(in[k]) && isAligned(out[0])) {
+      if (vectorized_ && isAligned(in[k]) && isAligned(out[0])) {
         s = launchElements(ConcatOp<uint4>{static_cast<const uint4*>(in[k]),
                                            static_cast<uint4*>(out[0]), vectors(part.blockElems),
                                            vectors(l_.rowElems), vectors(part.colOffset)},
@@ -117,6 +95,7 @@ class ConcatVectorKernel final : public Kernel {
 
  private:
   ConcatLayout l_;
+  bool vectorized_;
 };
 
 // The faster concatenation: one cudaMemcpy2DAsync per input (a strided copy engine transfer;
@@ -154,7 +133,7 @@ KernelPtr createReference(const KernelConfig& c, std::string* whyNot) {
   const ConcatenationParams* p =
       validate<ConcatenationParams>(c, "concatenation", -1, true, whyNot);
   if (!p) return nullptr;
-  return std::make_unique<ConcatKernel>(concatLayout(c, *p));
+  return std::make_unique<ConcatKernel>(concatLayout(c, *p), false);
 }
 
 KernelPtr createCopy2D(const KernelConfig& c, std::string* whyNot) {
@@ -189,7 +168,7 @@ KernelPtr createVectorized(const KernelConfig& c, std::string* whyNot) {
               "number of 16-byte vectors (copy2d and reference take the others)");
     return nullptr;
   }
-  return std::make_unique<ConcatVectorKernel>(std::move(l));
+  return std::make_unique<ConcatKernel>(std::move(l), true);
 }
 
 // Fastest first, kiln's per-element reference last.
