@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/approximate_math.h"
 #include "core/host_device.h"
 #include "kiln/ops/activation.h"
 
@@ -111,24 +112,6 @@ KILN_HOST_DEVICE inline float activate(float x, float alpha, float beta) {
 // rounded GELU (the erff form is within two), and over BF16's too but in its far negative tail,
 // where the error stays under 1.5e-7 |x| / 2 and the erff form gives 0 (activation_test checks
 // every value of both). FP32 results keep the erff form (activate<kGELU>).
-KILN_HOST_DEVICE inline float approximateReciprocal(float v) {
-#ifdef __CUDA_ARCH__
-  float r;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(v));
-  return r;
-#else
-  return 1.f / v;
-#endif
-}
-KILN_HOST_DEVICE inline float approximateExp2(float v) {
-#ifdef __CUDA_ARCH__
-  float r;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(v));
-  return r;
-#else
-  return exp2f(v);
-#endif
-}
 KILN_HOST_DEVICE inline float geluForHalfResult(float x) {
   // p / sqrt(2) and the a_i / 2 of 7.1.26, so that k and the polynomial take |x| directly and
   // give Phi(-|x|); -log2(e) / 2 turns exp(-x^2 / 2) into an exp2.

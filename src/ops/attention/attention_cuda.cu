@@ -35,6 +35,7 @@
 #include "backends/cuda/elements.cuh"
 #include "backends/cuda/float_layer_checks.h"
 #include "backends/cuda/typed_kernel.cuh"
+#include "core/approximate_math.h"
 #include "ops/attention/attention_semantics.h"
 #include "ops/op.h"
 #include "ops/softmax/softmax_semantics.h"
@@ -201,15 +202,10 @@ __device__ inline void waitAsync() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
 }
 
-// 2^x by the hardware's approximation alone (PTX "ex2.approx.ftz": about 2 ulp, a result below
-// 2^-126 flushed to 0). exp2f adds the instructions that keep subnormal results; here every
-// exponential is a probability relative to its row's maximum (whose term is 1), rounded to FP16
-// or BF16 before it is used, so such a term is 0 either way.
-__device__ inline float exp2Approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
+// The softmax's 2^x is the hardware's approximation alone (approximateExp2 of
+// core/approximate_math.h: a result below 2^-126 flushed to 0). exp2f adds the instructions that
+// keep subnormal results; here every exponential is a probability relative to its row's maximum
+// (whose term is 1), rounded to FP16 or BF16 before it is used, so such a term is 0 either way.
 
 // The largest of v over the 4 threads that hold one row of a fragment (a "quad").
 __device__ inline float quadMax(float v) {
@@ -366,13 +362,13 @@ __device__ inline void attendKeyBlock(const T* keys, const T* values,
   for (int h = 0; h < 2; ++h) {
     const float newMax = fmaxf(st.max[h], quadMax(blockMax[h]));
     const float ref = at::referencePoint(newMax);
-    const float alpha = exp2Approx(st.max[h] - ref);
+    const float alpha = approximateExp2(st.max[h] - ref);
     st.max[h] = newMax;
     float add = 0.f;
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
-      s[nt][2 * h] = exp2Approx(s[nt][2 * h] - ref);
-      s[nt][2 * h + 1] = exp2Approx(s[nt][2 * h + 1] - ref);
+      s[nt][2 * h] = approximateExp2(s[nt][2 * h] - ref);
+      s[nt][2 * h + 1] = approximateExp2(s[nt][2 * h + 1] - ref);
       add += s[nt][2 * h] + s[nt][2 * h + 1];
     }
     // Each thread sums its own columns; the quad's partial sums meet at the end (alpha is the
