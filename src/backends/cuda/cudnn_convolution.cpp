@@ -20,6 +20,12 @@
 //   of the kernel API) are packed into the workspace first by one small kernel.
 // - Bias, residual and activation: kiln's own epilogue kernel after the convolution, one pass over
 //   the output (both formats, all types).
+// - Batch slices ("cudnn_batch2", "cudnn_batch4"): the convolution described for N / slices
+//   images and run once per slice, the slices one after the other on the stream. cuDNN's fastest
+//   algorithm for a CNN's stem asks for scratch in proportion to the batch (122.5 MiB at
+//   ResNet-50's batch 64), more than any hole of the context's arena at that step; a slice's
+//   scratch is that over the slices, for about the same time, so the builder's workspace choice
+//   can take it (builder/workspace_choice.h).
 #include "backends/cuda/cudnn_convolution.h"
 
 #include <functional>
@@ -35,6 +41,8 @@ namespace kiln::cuda {
 namespace {
 
 constexpr size_t kMaxWorkspace = size_t{512} << 20;
+// The whole batch's workspace from which batch slices are offered at all.
+constexpr size_t kSlicesWorthBytes = size_t{16} << 20;
 
 size_t align256(size_t v) { return (v + 255) / 256 * 256; }
 
@@ -120,11 +128,14 @@ int usableAt(int rank, const Perf* perf, int returned, DataType type, WorkspaceO
 
 class ConvCudnn final : public Kernel {
  public:
-  ConvCudnn(const ConvGeometry& g, bool deconv, int rank) : g_(g), deconv_(deconv), rank_(rank) {}
+  ConvCudnn(const ConvGeometry& g, bool deconv, int rank, int slices)
+      : g_(g), deconv_(deconv), rank_(rank), slices_(slices) {}
 
-  // Descriptors, the algorithm and the workspace; unsupported() says why not.
+  // Descriptors (of one batch slice), the algorithm and the workspace; unsupported() says why not.
   Status init() {
-    KILN_RETURN_IF_ERROR(makeDescriptors(g_, deconv_, d_));
+    ConvGeometry slice = g_;
+    slice.n = g_.n / slices_;
+    KILN_RETURN_IF_ERROR(makeDescriptors(slice, deconv_, d_));
     return withCudnnQueryHandle([&](void* hv) -> Status {
       cudnnHandle_t h = static_cast<cudnnHandle_t>(hv);
       std::string tried;
@@ -190,8 +201,14 @@ class ConvCudnn final : public Kernel {
     }
     const float one = 1.f, zero = 0.f;
     if (!deconv_) {
-      KILN_CUDNN_CHECK(cudnnConvolutionForward(h, &one, d_.x, in[0], d_.w, w, d_.conv, fwdAlgo_,
-                                               cudnnWork, cudnnBytes_, &zero, d_.y, out[0]));
+      // Batch slices are whole images, contiguous in either format.
+      const size_t element = g_.type == DataType::kFLOAT ? 4 : 2;
+      const size_t xSlice = static_cast<size_t>(g_.n / slices_ * g_.c * g_.h * g_.w) * element;
+      const size_t ySlice = static_cast<size_t>(g_.n / slices_ * g_.k * g_.oh * g_.ow) * element;
+      for (int i = 0; i < slices_; ++i)
+        KILN_CUDNN_CHECK(cudnnConvolutionForward(
+            h, &one, d_.x, static_cast<const char*>(in[0]) + i * xSlice, d_.w, w, d_.conv, fwdAlgo_,
+            cudnnWork, cudnnBytes_, &zero, d_.y, static_cast<char*>(out[0]) + i * ySlice));
     } else {
       KILN_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &one, d_.w, w, d_.x, in[0], d_.conv,
                                                     bwdAlgo_, cudnnWork, cudnnBytes_, &zero, d_.y,
@@ -213,7 +230,8 @@ class ConvCudnn final : public Kernel {
 
   ConvGeometry g_;
   bool deconv_;
-  int rank_;  // which usable algorithm of the heuristic's list
+  int rank_;    // which usable algorithm of the heuristic's list
+  int slices_;  // batch slices run one after the other (1: the whole batch at once)
   Descriptors d_;
   cudnnConvolutionFwdAlgo_t fwdAlgo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   cudnnConvolutionBwdDataAlgo_t bwdAlgo_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
@@ -234,7 +252,7 @@ Status withCudnnQueryHandle(const std::function<Status(void* handle)>& f) {
 }
 
 std::unique_ptr<Kernel> createCudnnConvolution(const ConvGeometry& g, bool deconv,
-                                               std::string* whyNot, int rank) {
+                                               std::string* whyNot, int rank, int slices) {
   if (g.type != DataType::kFLOAT && g.type != DataType::kHALF) {
     if (whyNot) *whyNot = std::string("cudnn: fp32 and fp16 only, got ") + dataTypeName(g.type);
     return nullptr;
@@ -250,7 +268,28 @@ std::unique_ptr<Kernel> createCudnnConvolution(const ConvGeometry& g, bool decon
       return nullptr;
     }
   }
-  auto kernel = std::make_unique<ConvCudnn>(g, deconv, rank);
+  if (slices > 1 && (deconv || g.n % slices != 0)) {
+    if (whyNot)
+      *whyNot = "cudnn: " + std::to_string(slices) +
+                " batch slices need a convolution whose batch (" + std::to_string(g.n) +
+                ") they divide";
+    return nullptr;
+  }
+  if (slices > 1) {
+    // Slicing only pays where the whole batch's scratch is large; elsewhere it would only lengthen
+    // the build with candidates that cannot win.
+    ConvCudnn whole(g, deconv, rank, 1);
+    const Status s = whole.init();
+    if (!s || whole.workspaceSize() < kSlicesWorthBytes) {
+      if (whyNot)
+        *whyNot = "cudnn: batch slices only where the whole batch's workspace is at least " +
+                  std::to_string(kSlicesWorthBytes >> 20) + " MiB" +
+                  (s ? " (it is " + std::to_string(whole.workspaceSize() >> 20) + " MiB)"
+                     : ": " + s.message());
+      return nullptr;
+    }
+  }
+  auto kernel = std::make_unique<ConvCudnn>(g, deconv, rank, slices);
   const Status s = kernel->init();
   if (!s) {
     if (whyNot) *whyNot = "cudnn: " + s.message();

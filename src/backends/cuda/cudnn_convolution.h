@@ -23,8 +23,10 @@ namespace kiln::cuda {
 // `rank`: which usable algorithm of cuDNN's ranked list (0 its first; "cudnn_1", "cudnn_2" are
 // ranks 1 and 2, timed beside it: the first may be fast and ask for a large workspace, the next a
 // little slower with much less, which the builder's workspace choice can then take).
+// `slices` > 1 (a convolution whose batch it divides): the algorithm chosen for N / slices images,
+// run on each slice in turn, with one slice's workspace ("cudnn_batch2", "cudnn_batch4").
 std::unique_ptr<Kernel> createCudnnConvolution(const ConvGeometry& g, bool deconv,
-                                               std::string* whyNot, int rank = 0);
+                                               std::string* whyNot, int rank = 0, int slices = 1);
 
 // The "cudnn_graph" tactics of convolution: cuDNN's graph API, an execution plan made at creation
 // (cudnn_graph_convolution.cpp); channels-last FP32/FP16 only. `rank` picks which usable engine
@@ -42,13 +44,13 @@ Status withCudnnQueryHandle(const std::function<Status(void* handle)>& f);
 
 // The "cudnn" tactic of convolution (P = ConvolutionParams) and deconvolution
 // (DeconvolutionParams).
-template <class P, int Rank = 0>
+template <class P, int Rank = 0, int Slices = 1>
 std::unique_ptr<Kernel> createCudnnTactic(const KernelConfig& c, std::string* whyNot) {
   ConvGeometry g;
   // Channels-last weights only with a channels-last x: cuDNN's filter takes x's format.
   const bool nhwc = c.inputs.size() > 1 && c.inputs[0].format == TensorFormat::kCHANNELS_LAST;
   if (!readConvGeometry<P>(c, "cudnn", &g, whyNot, nhwc)) return nullptr;
-  return createCudnnConvolution(g, std::is_same_v<P, DeconvolutionParams>, whyNot, Rank);
+  return createCudnnConvolution(g, std::is_same_v<P, DeconvolutionParams>, whyNot, Rank, Slices);
 }
 
 // The kernels around the library call, enqueued on ctx.stream.

@@ -20,7 +20,9 @@
 //                 next three, so that timing, not the heuristic, picks among them.
 //   cudnn         the legacy cudnnConvolutionForward (backends/cuda/cudnn_convolution.cpp), then
 //                 kiln's epilogue kernel: the heuristic's first usable algorithm, cudnn_1 and
-//                 cudnn_2 its next two (the fastest may ask for far more workspace than they do).
+//                 cudnn_2 its next two (the fastest may ask for far more workspace than they do);
+//                 cudnn_batch2 and cudnn_batch4 the first one on halves or quarters of the batch
+//                 in turn, with a slice's workspace, where the whole batch's is 16 MiB or more.
 //   reference     kiln's own per-element kernel (convolution_cuda.cu).
 // All validate through readConvGeometry (conv_geometry.h), as deconvolution's do. Plain C++ (no
 // CUDA header).
@@ -257,6 +259,8 @@ constexpr Tactic kTactics[] = {
     {"cudnn", &createCudnnTactic<ConvolutionParams>},
     {"cudnn_1", &createCudnnTactic<ConvolutionParams, 1>},
     {"cudnn_2", &createCudnnTactic<ConvolutionParams, 2>},
+    {"cudnn_batch2", &createCudnnTactic<ConvolutionParams, 0, 2>},
+    {"cudnn_batch4", &createCudnnTactic<ConvolutionParams, 0, 4>},
     {"reference", &createConvolutionReference}};
 
 }  // namespace

@@ -332,6 +332,28 @@ std::vector<OpCase> denseCases() {
                                                                     .residual = true,
                                                                     .activation = kRelu,
                                                                     .weightsFollowFormat = true}));
+  // ResNet-50's stem at batch 16 (device only, FP16 channels-last as CNN plans run it): cuDNN's
+  // fastest algorithm asks for enough workspace there (16 MiB or more) that cudnn_batch2 and
+  // cudnn_batch4 run it on halves and quarters of the batch.
+  OpCase stem = conv("stem_batch16_relu_nhwc_weights", {.n = 16,
+                                                        .c = 3,
+                                                        .h = 224,
+                                                        .w = 224,
+                                                        .k = 64,
+                                                        .kh = 7,
+                                                        .kw = 7,
+                                                        .sh = 2,
+                                                        .sw = 2,
+                                                        .pt = 3,
+                                                        .pl = 3,
+                                                        .pb = 3,
+                                                        .pr = 3,
+                                                        .activation = kRelu,
+                                                        .weightsFollowFormat = true});
+  stem.emulate = false;
+  stem.floatTypes = {DataType::kHALF};
+  stem.formats = {TensorFormat::kCHANNELS_LAST};
+  cases.push_back(stem);
   // NHWC weights reach cudnn_graph (cuDNN's graph API), which also takes asymmetric pads.
   cases.push_back(conv("stride2_asym_pad_nhwc_weights", {.n = 2,
                                                          .c = 8,
