@@ -8,8 +8,7 @@
 #      CUDA graphs on 4 contexts;
 #   4. runs the CropAndResize benchmark with torchvision's roi_align measured in the same run;
 #   5. runs compute-sanitizer memcheck and racecheck on the CropAndResize and plugin-harness tests
-#      (each capped at KILN_SANITIZER_TIMEOUT seconds, default 150), and on the fused attention and
-#      wgmma Linear kernels;
+#      (each capped at KILN_SANITIZER_TIMEOUT seconds, default 150);
 #   6. the Python package: `pip install .` into a venv that sees the machine's torch, then
 #      python/tests/gpu_check.py (torch tensors in and out of a CUDA session without a host copy,
 #      on a user's stream, against the CPU) and the pytest suite; needs the source tree, so not
@@ -317,24 +316,6 @@ if command -v compute-sanitizer >/dev/null; then
       "--gtest_filter=$cases" >"$log" 2>&1
     rc=$?
     record "attention kernels $tool" "$(status $rc)" \
-      "$(grep -m1 -o 'ERROR SUMMARY: [0-9]* errors\?\|RACECHECK SUMMARY: [0-9]* hazards\? displayed ([0-9]* errors\?, [0-9]* warnings\?)' "$log"), $(grep -o '[0-9]* tests\? from' "$log" | tail -1) $(($(date +%s) - start)) s"
-  done
-fi
-
-# 5c. compute-sanitizer on kiln's wgmma Linear kernels (TMA, mbarriers, warpgroup products):
-# memcheck and racecheck over cases whose rows, K and N end inside a tile, in both weight layouts
-if command -v compute-sanitizer >/dev/null; then
-  exe=$(where tests/backends/cuda/test_cuda_ops_linear)
-  cases='Ops/Linear.Device/linear_300x200_n136*:Ops/Linear.Device/linear_3x77x40_n264*'
-  cases+=':Ops/Linear.Device/linear_129x64_n520*'
-  for tool in memcheck racecheck; do
-    log="$logs/test_cuda_ops_linear.$tool.log"
-    start=$(date +%s)
-    run_capped "${KILN_SANITIZER_TIMEOUT:-150}" "$exe" "$log.backtrace" \
-      compute-sanitizer --tool $tool --error-exitcode 9 "$exe" --gtest_brief=1 \
-      "--gtest_filter=$cases" >"$log" 2>&1
-    rc=$?
-    record "linear wgmma kernels $tool" "$(status $rc)" \
       "$(grep -m1 -o 'ERROR SUMMARY: [0-9]* errors\?\|RACECHECK SUMMARY: [0-9]* hazards\? displayed ([0-9]* errors\?, [0-9]* warnings\?)' "$log"), $(grep -o '[0-9]* tests\? from' "$log" | tail -1) $(($(date +%s) - start)) s"
   done
 fi

@@ -3,11 +3,6 @@
 //                                  the activation: none, ReLU or the tanh GELU.
 //   cublaslt_bias_then_activation  the same product with the bias epilogue, then the Activation
 //                                  op's element kernel in place on Y: every other activation.
-//   wgmma_128x128, wgmma_128x256   FP16/BF16 on Hopper: kiln's own product on the warpgroup
-//                                  tensor cores with the whole epilogue (bias, residual, any
-//                                  activation) on the FP32 accumulators, Y written once
-//                                  (linear_wgmma_sm90a.cu); what the erf GELU of a transformer's
-//                                  MLP needs, since cuBLASLt has no epilogue for it.
 //   reference                      kiln's per-element kernel (linear_cuda.cu).
 // Each cuBLASLt tactic comes in eight ranks: the heuristic's first algorithm, and (suffix _1 to
 // _7) its second to eighth, which the builder times beside it.
@@ -56,7 +51,6 @@
 #include "ops/activation/activation_cuda.h"
 #include "ops/linear/linear_cuda.h"
 #include "ops/linear/linear_semantics.h"
-#include "ops/linear/linear_wgmma.h"
 #include "ops/op.h"
 
 namespace kiln::cuda {
@@ -374,11 +368,6 @@ std::unique_ptr<Kernel> createBiasThenActivation(const KernelConfig& c, std::str
                     kTactic, whyNot, Rank);
 }
 
-template <int TileN>
-std::unique_ptr<Kernel> createWgmma(const KernelConfig& c, std::string* whyNot) {
-  return createLinearWgmma(c, TileN, TileN == 128 ? "wgmma_128x128" : "wgmma_128x256", whyNot);
-}
-
 }  // namespace
 
 std::unique_ptr<Kernel> createLinearCublasLt(const LinearGeometry& g, const char* tactic,
@@ -423,8 +412,6 @@ constexpr Tactic kTactics[] = {
     {"cublaslt_bias_then_activation_5", &createBiasThenActivation<5>, true},
     {"cublaslt_bias_then_activation_6", &createBiasThenActivation<6>, true},
     {"cublaslt_bias_then_activation_7", &createBiasThenActivation<7>, true},
-    {"wgmma_128x128", &createWgmma<128>, true},
-    {"wgmma_128x256", &createWgmma<256>, true},
     {"reference", &createLinearReference}};
 
 }  // namespace

@@ -1,6 +1,5 @@
 // The op harness's Linear cases: every CUDA tactic (cublaslt_epilogue,
-// cublaslt_bias_then_activation, wgmma_128x128 and wgmma_128x256, reference) against the CPU
-// reference, in fp32, fp16 and bf16
+// cublaslt_bias_then_activation, reference) against the CPU reference, in fp32, fp16 and bf16
 // (see cuda_ops_test_util.h for the two modes). Odd M, N and K, batch dims, with and without
 // bias, residual and activation, W transposed or not; the activations of both cuBLASLt tactics
 // (none, ReLU, the tanh GELU in the epilogue; the erf GELU, LeakyReLU, Sigmoid, Clip after it).
@@ -97,14 +96,6 @@ std::vector<OpCase> linearCases() {
   cases.push_back(linear({{2}, 197, 3072, 768, true, true, true}, false));
   cases.push_back(linear(act({{}, 513, 257, 129, false, true, true}, A::kRELU), false));
   cases.push_back(linear({{4}, 33, 1000, 31, false, false, true}, false));
-  // The wgmma tactics' own cases (K and N multiples of 8): W [k, n] (N-major) and [n, k]; rows, K
-  // and N off their 128 x BN x 64 tiles (the zero-filled edges of every TMA box); residual without
-  // bias; ReLU and the erf GELU; a K of one slice.
-  cases.push_back(linear(act({{2}, 197, 768, 3072, false, true}, A::kGELU), false));
-  cases.push_back(linear({{}, 300, 200, 136, true, false, true}, false));
-  cases.push_back(linear(act({{}, 300, 200, 136, false, true, true}, A::kRELU), false));
-  cases.push_back(linear(act({{3}, 77, 40, 264, false, true}, A::kSIGMOID), false));
-  cases.push_back(linear({{}, 129, 64, 520, true, true}, false));
   return cases;
 }
 
@@ -150,10 +141,6 @@ TEST(LinearTactics, EmulatedRefusalsSayWhy) {
   EXPECT_NE(none.find("no activation"), std::string::npos) << none;
   const std::string empty = accepts(linear({{}, 8, 0, 8}), DataType::kFLOAT, "cublaslt_epilogue");
   EXPECT_NE(empty.find("empty product"), std::string::npos) << empty;
-  const std::string fp32 = accepts(linear(p), DataType::kFLOAT, "wgmma_128x128");
-  EXPECT_NE(fp32.find("fp16 and bf16 only"), std::string::npos) << fp32;
-  const std::string odd = accepts(linear({{}, 8, 12, 8}), DataType::kHALF, "wgmma_128x256");
-  EXPECT_NE(odd.find("multiples of 8"), std::string::npos) << odd;
 }
 
 // The harness passes as long as any tactic runs, so a cuBLASLt tactic that declined everything
@@ -165,12 +152,6 @@ TEST(LinearTactics, DeviceCublasLtAcceptsItsCases) {
     const auto& p = std::get<LinearParams>(c.params);
     const bool inEpilogue = !p.hasActivation || p.activation == ActivationType::kRELU ||
                             p.activation == ActivationType::kGELU_TANH;
-    // kiln's wgmma tactics take every FP16/BF16 case whose K and N are multiples of 8.
-    const bool wgmma = c.inputs[0].dims.d[c.inputs[0].dims.nbDims - 1] % 8 == 0 &&
-                       c.inputs[1].dims.d[p.transposeW ? 0 : 1] % 8 == 0;
-    for (DataType t : {DataType::kHALF, DataType::kBF16})
-      for (const char* tactic : {"wgmma_128x128", "wgmma_128x256"})
-        if (wgmma) EXPECT_EQ(accepts(c, t, tactic), "") << c.name << " " << dataTypeName(t);
     for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16}) {
       if (inEpilogue)
         EXPECT_EQ(accepts(c, t, "cublaslt_epilogue"), "") << c.name << " " << dataTypeName(t);
