@@ -5,8 +5,9 @@
 // each step's workspace in a hole of the arena (runtime/workspace_placement.h); a workspace that
 // fits none grows the arena. So once the plan's memory is laid out, a step whose workspace grows
 // the arena takes, from its timed candidates, the fastest one within kWorkspaceTimeTolerance of
-// its time whose workspace fits (largest growth first, while any remains); the verbose log says
-// what it gave and what it saved. Profile plans keep a separate workspace and are left alone.
+// its time whose workspace fits (largest growth first, while any of at least
+// kWorkspaceGrowthWorthTime remains); the verbose log says what it gave and what it saved.
+// Profile plans keep a separate workspace and are left alone.
 #include "builder/workspace_choice.h"
 
 #include <algorithm>
@@ -75,7 +76,7 @@ Status BuildSession::fitWorkspaces(plan::Plan& plan) {
         worst = s;
       }
     }
-    if (worst == plan.steps.size()) return done();
+    if (worst == plan.steps.size() || !growthWorthTime(growth)) return done();
     tried[worst] = true;
     plan::Step& step = plan.steps[worst];
     const std::span<const Tactic> tactics = target_.backend->tactics(step.type);

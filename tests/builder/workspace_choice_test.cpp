@@ -1,6 +1,7 @@
 // The rule by which a step whose workspace would grow the arena trades time for one that fits
 // (builder/workspace_choice.h): the fastest fitting candidate within the tolerance, never one
-// that was rejected, is the chosen one itself, is slower than that or cannot be made.
+// that was rejected, is the chosen one itself, is slower than that or cannot be made; and only for
+// growth worth the time.
 #include "builder/workspace_choice.h"
 
 #include <gtest/gtest.h>
@@ -64,6 +65,16 @@ TEST(WorkspaceChoice, SkipsCandidatesThatCannotBeMade) {
   const plan::Candidate* c = pick(candidates, t, 10);
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->name, "kept");
+}
+
+// Only growth worth the time is traded for: a mebibyte and more, not the kilobytes by which a
+// workspace may overrun its hole.
+TEST(WorkspaceChoice, OnlyAMebibyteOrMoreOfGrowthIsWorthTime) {
+  EXPECT_FALSE(growthWorthTime(0));
+  EXPECT_FALSE(growthWorthTime(48 << 10));
+  EXPECT_FALSE(growthWorthTime((uint64_t{1} << 20) - 1));
+  EXPECT_TRUE(growthWorthTime(uint64_t{1} << 20));
+  EXPECT_TRUE(growthWorthTime(uint64_t{80} << 20));  // ResNet-50 b64's stem in cuDNN's fastest
 }
 
 }  // namespace
