@@ -14,6 +14,10 @@
 //                 of at most kIm2colChunkBytes, each chunk gathered, then multiplied into its
 //                 rows of Y by the cuBLASLt product, so the workspace stays small and the chunk
 //                 is still in L2 when the product reads it.
+//   depthwise_vectorized  a 3x3 depthwise convolution over channels-last tensors whose channels
+//                 are a multiple of the 16-byte vector (MobileNet's blocks): kiln's own per-element
+//                 kernel, 16-byte loads of each tap's channels and of their filters
+//                 (convolution_cuda.cu).
 //   cudnn_graph   cuDNN's graph API, one execution plan made at creation
 //                 (backends/cuda/cudnn_graph_convolution.cpp), then kiln's epilogue kernel;
 //                 channels-last only. The heuristic's first usable engine; cudnn_graph_1..3 its
@@ -252,6 +256,8 @@ constexpr Tactic kTactics[] = {
     {"cublaslt_1x1", &createCublasLt1x1, true},
     {"patch_gemm", &createPatchGemm, true},
     {"im2col_gemm", &createIm2colGemm, true},
+    // Reads each residual element only for the output element it adds to.
+    {"depthwise_vectorized", &createDepthwiseVectorized, true},
     {"cudnn_graph", &createCudnnGraphConvolution},
     {"cudnn_graph_1", &createCudnnGraphRank<1>},
     {"cudnn_graph_2", &createCudnnGraphRank<2>},

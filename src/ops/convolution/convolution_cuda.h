@@ -13,6 +13,10 @@ namespace kiln::cuda {
 // kiln's reference: one output element per index, every float type, both formats.
 std::unique_ptr<Kernel> createConvolutionReference(const KernelConfig& c, std::string* whyNot);
 
+// depthwise_vectorized: a 3x3 depthwise convolution over channels-last tensors whose channels are
+// a multiple of the 16-byte vector (convolution_cuda.cu), every float type.
+std::unique_ptr<Kernel> createDepthwiseVectorized(const KernelConfig& c, std::string* whyNot);
+
 struct ConvGeometry;  // backends/cuda/conv_geometry.h
 
 // patch_gemm's gather (patch_gather.cu): channels-last X of a convolution whose stride is its

@@ -409,6 +409,36 @@ std::vector<OpCase> denseCases() {
                                            .pr = 1,
                                            .activation = kClip,
                                            .beta = 6.f}));
+  // depthwise_vectorized's own: stride 2 with asymmetric padding (MobileNet's downsampling
+  // blocks), dilation, a residual without bias, 24 channels (three FP16 vectors, six FP32 ones).
+  cases.push_back(conv("depthwise_stride2_relu6_nhwc_weights", {.n = 2,
+                                                                .c = 24,
+                                                                .h = 13,
+                                                                .w = 10,
+                                                                .k = 24,
+                                                                .sh = 2,
+                                                                .sw = 2,
+                                                                .groups = 24,
+                                                                .pt = 1,
+                                                                .pl = 0,
+                                                                .pb = 1,
+                                                                .pr = 1,
+                                                                .activation = kClip,
+                                                                .beta = 6.f,
+                                                                .weightsFollowFormat = true}));
+  cases.push_back(conv("depthwise_dilated_residual_nobias", {.c = 16,
+                                                             .h = 9,
+                                                             .w = 11,
+                                                             .k = 16,
+                                                             .dh = 2,
+                                                             .dw = 3,
+                                                             .groups = 16,
+                                                             .pt = 2,
+                                                             .pl = 3,
+                                                             .pb = 2,
+                                                             .pr = 3,
+                                                             .bias = false,
+                                                             .residual = true}));
   // Deconvolution.
   cases.push_back(deconv("stride2_outpad", {}));
   cases.push_back(deconv("stride2_nobias", {.c = 3,
@@ -539,6 +569,56 @@ TEST(DenseLibraries, DeviceAcceptCommonConfigs) {
   }
 }
 
+// The CUDA configuration of a convolution case's channels-last variant in type t, as the builder
+// gives a CNN (constant weights channels-last where the case says so), its constants zero bytes
+// held in `bytes`.
+KernelConfig channelsLastConfig(const OpCase& c, DataType t,
+                                std::vector<std::vector<uint8_t>>& bytes) {
+  KernelConfig config;
+  config.type = c.type;
+  config.params = c.params;
+  std::vector<TensorShape> shapes, outs;
+  bytes.clear();
+  for (const OpInput& in : c.inputs) {
+    const bool cl = in.dims.nbDims == 4 && (!in.constant || in.constantFollowsFormat);
+    config.inputs.push_back(
+        {in.dims, t, cl ? TensorFormat::kCHANNELS_LAST : TensorFormat::kLINEAR, DeviceKind::kCUDA});
+    bytes.emplace_back(static_cast<size_t>(volume(in.dims)) * dataTypeSize(t), 0);
+    shapes.push_back({in.dims, t});
+  }
+  for (size_t i = 0; i < bytes.size(); ++i)
+    config.constantInputs.push_back(c.inputs[i].constant ? bytes[i].data() : nullptr);
+  EXPECT_TRUE(inferLayerOutputs(c.type, c.params, shapes, outs).isOk()) << c.name;
+  config.outputs.push_back({outs[0].dims, t, TensorFormat::kCHANNELS_LAST, DeviceKind::kCUDA});
+  return config;
+}
+
+// depthwise_vectorized takes every 3x3 depthwise case's channels-last variant in FP32 and FP16
+// (no GPU needed to make it), and says why not to a dense convolution; the emulated harness then
+// runs it against the reference in CI.
+TEST(DepthwiseVectorized, TakesTheDepthwiseCasesAndSaysWhyNotToOthers) {
+  const Tactic* tactic =
+      ops::findTactic(ops::cudaTactics(LayerType::kCONVOLUTION), "depthwise_vectorized");
+  ASSERT_NE(tactic, nullptr);
+  int taken = 0;
+  for (const OpCase& c : denseCases()) {
+    const bool depthwise = c.name.rfind("conv_depthwise", 0) == 0;
+    if (!depthwise && c.name != "conv_3x3_pad1") continue;
+    for (DataType t : {DataType::kFLOAT, DataType::kHALF}) {
+      std::vector<std::vector<uint8_t>> bytes;
+      const KernelConfig config = channelsLastConfig(c, t, bytes);
+      std::string whyNot;
+      const bool made = tactic->create(config, &whyNot) != nullptr;
+      EXPECT_EQ(made, depthwise) << c.name << " " << dataTypeName(t) << ": " << whyNot;
+      if (!depthwise) {
+        EXPECT_NE(whyNot.find("3x3 depthwise"), std::string::npos) << whyNot;
+      }
+      taken += made;
+    }
+  }
+  EXPECT_EQ(taken, 10);  // five depthwise cases, two types
+}
+
 // The channels-last tactics on a GPU: cudnn_graph takes every NHWC-weights convolution case in
 // FP16 (in FP32 cuDNN 9's heuristic offered only TF32 engines on the H200, which kiln refuses),
 // cublaslt_1x1 the 1x1 ones in FP32 and FP16 (with the tensors as the builder gives a CNN), and
@@ -552,23 +632,8 @@ TEST(DenseLibraries, DeviceChannelsLastTacticsAccept) {
     const bool oneByOne = c.name.rfind("conv_1x1", 0) == 0;
     if (!nhwcWeights && !oneByOne) continue;
     for (DataType t : {DataType::kFLOAT, DataType::kHALF}) {
-      KernelConfig config;
-      config.type = c.type;
-      config.params = c.params;
-      std::vector<TensorShape> shapes, outs;
       std::vector<std::vector<uint8_t>> bytes;
-      for (const OpInput& in : c.inputs) {
-        const bool cl = in.dims.nbDims == 4 && (!in.constant || in.constantFollowsFormat);
-        config.inputs.push_back({in.dims, t,
-                                 cl ? TensorFormat::kCHANNELS_LAST : TensorFormat::kLINEAR,
-                                 DeviceKind::kCUDA});
-        bytes.emplace_back(static_cast<size_t>(volume(in.dims)) * dataTypeSize(t), 0);
-        shapes.push_back({in.dims, t});
-      }
-      for (size_t i = 0; i < bytes.size(); ++i)
-        config.constantInputs.push_back(c.inputs[i].constant ? bytes[i].data() : nullptr);
-      ASSERT_TRUE(inferLayerOutputs(c.type, c.params, shapes, outs).isOk());
-      config.outputs.push_back({outs[0].dims, t, TensorFormat::kCHANNELS_LAST, DeviceKind::kCUDA});
+      const KernelConfig config = channelsLastConfig(c, t, bytes);
       const bool patches = c.name.rfind("conv_patch", 0) == 0;
       const bool im2col = c.name.rfind("conv_im2col", 0) == 0;
       for (const char* name : {"cudnn_graph", "cublaslt_1x1", "patch_gemm", "im2col_gemm"}) {
