@@ -64,13 +64,9 @@ struct DepthwiseVectorOp {
   ConvGeometry g;
   __host__ __device__ void operator()(int64_t i) const {
     namespace conv = ops::convolution;
-    const int64_t groups = g.c / N;
-    const int64_t cv = i % groups;
-    int64_t t = i / groups;
-    const int64_t ow = t % g.ow;
-    t /= g.ow;
-    const int64_t oh = t % g.oh;
-    const int64_t n = t / g.oh;
+    // Vector i of the channels-last output viewed as [N, C / N, OH, OW] vectors.
+    int64_t n, cv, oh, ow;
+    decode4(i, g.c / N, g.oh, g.ow, true, &n, &cv, &oh, &ow);
     Vec<T, N> filter[kTaps];
 #pragma unroll
     for (int v = 0; v < kTaps; ++v) filter[v] = loadVec<N>(w + (cv * kTaps + v) * N);

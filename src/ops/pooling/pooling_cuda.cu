@@ -115,13 +115,9 @@ struct VectorPoolOp {
   PoolGeometry g;
   __host__ __device__ void operator()(int64_t i) const {
     namespace pooling = ops::pooling;
-    const int64_t groups = g.c / N;
-    const int64_t cv = i % groups;
-    int64_t t = i / groups;
-    const int64_t ow = t % g.ow;
-    t /= g.ow;
-    const int64_t oh = t % g.oh;
-    const int64_t n = t / g.oh;
+    // Vector i of the channels-last output viewed as [N, C / N, OH, OW] vectors.
+    int64_t n, cv, oh, ow;
+    decode4(i, g.c / N, g.oh, g.ow, true, &n, &cv, &oh, &ow);
     const pooling::Window wh = pooling::window(oh, g.kh, g.sh, g.padTop, g.h);
     const pooling::Window ww = pooling::window(ow, g.kw, g.sw, g.padLeft, g.w);
     float acc[N];
