@@ -201,14 +201,11 @@ class ConvCudnn final : public Kernel {
     }
     const float one = 1.f, zero = 0.f;
     if (!deconv_) {
-      // Batch slices are whole images, contiguous in either format.
-      const size_t element = g_.type == DataType::kFLOAT ? 4 : 2;
-      const size_t xSlice = static_cast<size_t>(g_.n / slices_ * g_.c * g_.h * g_.w) * element;
-      const size_t ySlice = static_cast<size_t>(g_.n / slices_ * g_.k * g_.oh * g_.ow) * element;
       for (int i = 0; i < slices_; ++i)
         KILN_CUDNN_CHECK(cudnnConvolutionForward(
-            h, &one, d_.x, static_cast<const char*>(in[0]) + i * xSlice, d_.w, w, d_.conv, fwdAlgo_,
-            cudnnWork, cudnnBytes_, &zero, d_.y, static_cast<char*>(out[0]) + i * ySlice));
+            h, &one, d_.x, static_cast<const char*>(in[0]) + i * xSliceBytes_, d_.w, w, d_.conv,
+            fwdAlgo_, cudnnWork, cudnnBytes_, &zero, d_.y,
+            static_cast<char*>(out[0]) + i * ySliceBytes_));
     } else {
       KILN_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &one, d_.w, w, d_.x, in[0], d_.conv,
                                                     bwdAlgo_, cudnnWork, cudnnBytes_, &zero, d_.y,
@@ -220,7 +217,10 @@ class ConvCudnn final : public Kernel {
 
  private:
   Status finish() {
-    const size_t elem = g_.type == DataType::kFLOAT ? 4 : 2;
+    const size_t elem = dataTypeSize(g_.type);
+    // Batch slices are whole images, contiguous in either format.
+    xSliceBytes_ = static_cast<size_t>(g_.n / slices_ * g_.c * g_.h * g_.w) * elem;
+    ySliceBytes_ = static_cast<size_t>(g_.n / slices_ * g_.k * g_.oh * g_.ow) * elem;
     const int64_t filter = (deconv_ ? g_.c * g_.kg : g_.k * g_.cg) * g_.kh * g_.kw;
     const bool packs = g_.channelsLast && !g_.weightsChannelsLast;
     filterBytes_ = packs ? align256(static_cast<size_t>(filter) * elem) : 0;
@@ -236,6 +236,7 @@ class ConvCudnn final : public Kernel {
   cudnnConvolutionFwdAlgo_t fwdAlgo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   cudnnConvolutionBwdDataAlgo_t bwdAlgo_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
   size_t cudnnBytes_ = 0, filterBytes_ = 0, workspace_ = 0;
+  size_t xSliceBytes_ = 0, ySliceBytes_ = 0;  // one batch slice of x and of y
 };
 
 }  // namespace
