@@ -158,6 +158,7 @@ class Collector final : public IProfiler {
     s.tactic = t.tactic;
     s.startMs = t.startMs;
     s.durationMs = t.durationMs;
+    s.hostMs = t.hostMs;
     out_.layers.push_back(std::move(s));
   }
 

@@ -91,17 +91,21 @@ std::string reportText(const BenchReport& r) {
       "per-layer times over %d profiled run%s of one context%s (ms; share of the sum of "
       "layer means):\n",
       r.profileRuns, r.profileRuns == 1 ? "" : "s", r.cudaGraph ? ", without the CUDA graph" : "");
-  out += format("  %4s  %-28s %-18s %-20s %9s %9s %9s %7s\n", "#", "layer", "type", "tactic",
-                "mean", "median", "max", "share");
-  double total = 0;
+  out += format("  %4s  %-28s %-18s %-20s %9s %9s %9s %7s %9s\n", "#", "layer", "type", "tactic",
+                "mean", "median", "max", "share", "host");
+  double total = 0, hostTotal = 0;
   for (const LayerSummary& l : r.layers) {
     total += l.time.mean;
-    out += format("  %4d  %-28s %-18s %-20s %9.4f %9.4f %9.4f %6.1f%%\n", l.index,
+    hostTotal += l.host.mean;
+    out += format("  %4d  %-28s %-18s %-20s %9.4f %9.4f %9.4f %6.1f%% %9.4f\n", l.index,
                   fit(l.name, 28).c_str(), fit(l.type, 18).c_str(), fit(l.tactic, 20).c_str(),
-                  l.time.mean, l.time.median, l.time.max, 100.0 * l.share);
+                  l.time.mean, l.time.median, l.time.max, 100.0 * l.share, l.host.median);
   }
-  out += format("  %4s  %-28s %-18s %-20s %9.4f %9s %9s %6.1f%%\n", "", "total", "", "", total, "",
-                "", r.layers.empty() ? 0.0 : 100.0);
+  out += format("  %4s  %-28s %-18s %-20s %9.4f %9s %9s %6.1f%% %9.4f\n", "", "total", "", "",
+                total, "", "", r.layers.empty() ? 0.0 : 100.0, hostTotal);
+  out +=
+      "  host: the median host time of the layer's launch (its kernels, library call or plugin "
+      "enqueue); total: the sum of the means\n";
   return out;
 }
 
@@ -135,7 +139,7 @@ std::string reportJson(const BenchReport& r) {
       j += std::string(i ? "," : "") + "\n    {\"index\": " + std::to_string(l.index) +
            ", \"name\": " + jsonString(l.name) + ", \"type\": " + jsonString(l.type) +
            ", \"tactic\": " + jsonString(l.tactic) + ", \"ms\": " + summaryJson(l.time) +
-           ", \"share\": " + number(l.share) + "}";
+           ", \"host_ms\": " + summaryJson(l.host) + ", \"share\": " + number(l.share) + "}";
     }
     j += r.layers.empty() ? "]}" : "\n  ]}";
   }
@@ -169,7 +173,8 @@ std::string chromeTrace(const BenchReport& r, const std::vector<LayerSample>& la
     if (s.run < 0 || static_cast<size_t>(s.run) >= runStartMs.size()) continue;
     event(s.name, s.type, runStartMs[s.run] + s.startMs, s.durationMs,
           "\"run\": " + std::to_string(s.run) + ", \"index\": " + std::to_string(s.index) +
-              ", \"type\": " + jsonString(s.type) + ", \"tactic\": " + jsonString(s.tactic));
+              ", \"type\": " + jsonString(s.type) + ", \"tactic\": " + jsonString(s.tactic) +
+              ", \"host_ms\": " + number(s.hostMs));
   }
   j += "\n], \"otherData\": {\"plan\": " + jsonString(r.plan) +
        ", \"target\": " + jsonString(r.target) + ", \"device\": " + jsonString(r.device) +

@@ -34,10 +34,11 @@ Summary summarize(std::vector<double> samples) {
 double perSecond(double count, double wallMs) { return wallMs > 0 ? count * 1000.0 / wallMs : 0; }
 
 std::vector<LayerSummary> summarizeLayers(const std::vector<LayerSample>& samples) {
-  std::map<int32_t, std::vector<double>> times;
+  std::map<int32_t, std::vector<double>> times, hostTimes;
   std::map<int32_t, const LayerSample*> first;
   for (const LayerSample& s : samples) {
     times[s.index].push_back(s.durationMs);
+    hostTimes[s.index].push_back(s.hostMs);
     first.emplace(s.index, &s);
   }
   std::vector<LayerSummary> layers;
@@ -49,6 +50,7 @@ std::vector<LayerSummary> summarizeLayers(const std::vector<LayerSample>& sample
     l.type = first[index]->type;
     l.tactic = first[index]->tactic;
     l.time = summarize(std::move(t));
+    l.host = summarize(std::move(hostTimes[index]));
     total += l.time.mean;
     layers.push_back(std::move(l));
   }

@@ -30,6 +30,7 @@ struct LayerSample {
   int32_t index = 0;  // execution order
   std::string name, type, tactic;
   double startMs = 0, durationMs = 0;
+  double hostMs = 0;  // the host time its launch took (LayerTime::hostMs)
 };
 
 // One layer over all profiled runs. `share` is its mean time over the sum of every layer's mean.
@@ -37,6 +38,7 @@ struct LayerSummary {
   int32_t index = 0;
   std::string name, type, tactic;
   Summary time;
+  Summary host;  // its launches' host time
   double share = 0;
 };
 

@@ -26,6 +26,10 @@ struct LayerTime {
   const char* tactic = "";     // the implementation the plan chose; a plugin layer's plugin name
   double startMs = 0;          // from the start of the enqueue's first layer
   double durationMs = 0;
+  // The host time enqueue() spent putting this layer's work on the stream (its kernels' launches,
+  // a library's call, a plugin's enqueue): where a layer-by-layer enqueue's host cost goes. On the
+  // CPU backend, which runs a layer before returning, it is the layer's whole time.
+  double hostMs = 0;
 };
 
 // Per-layer timing, in the manner of TensorRT's IProfiler.

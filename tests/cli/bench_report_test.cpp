@@ -43,8 +43,8 @@ BenchReport sampleReport(bool profiled) {
     r.profileRuns = 2;
     std::vector<LayerSample> samples;
     for (int run = 0; run < 2; ++run) {
-      samples.push_back({run, 0, "conv \"1\"", "Convolution", "im2col_sgemm", 0, 0.75});
-      samples.push_back({run, 1, "crop\\box", "Plugin", "CropAndResize", 0.75, 0.25});
+      samples.push_back({run, 0, "conv \"1\"", "Convolution", "im2col_sgemm", 0, 0.75, 0.0125});
+      samples.push_back({run, 1, "crop\\box", "Plugin", "CropAndResize", 0.75, 0.25, 0.0375});
     }
     r.layers = summarizeLayers(samples);
   }
@@ -92,6 +92,9 @@ TEST(BenchReport, ProfiledTableHasLayersAndShares) {
   EXPECT_TRUE(has(text, "75.0%")) << text;
   EXPECT_TRUE(has(text, "25.0%")) << text;
   EXPECT_TRUE(has(text, "total")) << text;
+  // Each layer's host launch time beside its share, and their sum on the total row.
+  EXPECT_TRUE(has(text, "75.0%    0.0125")) << text;
+  EXPECT_TRUE(has(text, "100.0%    0.0500")) << text;
 }
 
 TEST(BenchReport, JsonIsValidWithEveryField) {
@@ -109,6 +112,7 @@ TEST(BenchReport, JsonIsValidWithEveryField) {
     if (profiled) {
       EXPECT_TRUE(has(json, "\"name\": \"conv \\\"1\\\"\"")) << json;  // escaped quotes
       EXPECT_TRUE(has(json, "\"share\": 0.75")) << json;
+      EXPECT_TRUE(has(json, "\"host_ms\": {")) << json;
     }
   }
 }

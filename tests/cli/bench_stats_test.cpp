@@ -66,6 +66,7 @@ TEST(BenchStats, LayersInExecutionOrderWithShares) {
     s.type = "T" + std::to_string(index);
     s.tactic = "t";
     s.durationMs = ms;
+    s.hostMs = ms / 10;
     samples.push_back(s);
   };
   add(0, 2, "c", 5);
@@ -83,6 +84,8 @@ TEST(BenchStats, LayersInExecutionOrderWithShares) {
   EXPECT_EQ(layers[0].time.count, 2u);
   EXPECT_DOUBLE_EQ(layers[0].time.mean, 2);
   EXPECT_DOUBLE_EQ(layers[2].time.max, 7);
+  EXPECT_EQ(layers[2].host.count, 2u);
+  EXPECT_DOUBLE_EQ(layers[2].host.median, 0.6);  // of 0.5 and 0.7
   // Means 2, 2, 6 of a total of 10.
   EXPECT_DOUBLE_EQ(layers[0].share, 0.2);
   EXPECT_DOUBLE_EQ(layers[1].share, 0.2);
