@@ -34,8 +34,13 @@ Status LibraryHandles::ensureCudnn() {
 Status LibraryHandles::cublas(void* stream, void*& handle) {
   std::lock_guard<std::mutex> lock(mutex_);
   KILN_RETURN_IF_ERROR(ensureCublas());
-  KILN_CUBLAS_CHECK(
-      cublasSetStream(static_cast<cublasHandle_t>(cublas_), static_cast<cudaStream_t>(stream)));
+  // Set only when it changed: every layer of an enqueue asks with the same stream, and the setter
+  // costs host time on each (a plugin may have bound the handle to another stream meanwhile, so
+  // the handle's own stream is compared, not a remembered one).
+  const auto h = static_cast<cublasHandle_t>(cublas_);
+  cudaStream_t current = nullptr;
+  if (cublasGetStream(h, &current) != CUBLAS_STATUS_SUCCESS || current != stream)
+    KILN_CUBLAS_CHECK(cublasSetStream(h, static_cast<cudaStream_t>(stream)));
   handle = cublas_;
   return Status::ok();
 }
@@ -43,8 +48,10 @@ Status LibraryHandles::cublas(void* stream, void*& handle) {
 Status LibraryHandles::cudnn(void* stream, void*& handle) {
   std::lock_guard<std::mutex> lock(mutex_);
   KILN_RETURN_IF_ERROR(ensureCudnn());
-  KILN_CUDNN_CHECK(
-      cudnnSetStream(static_cast<cudnnHandle_t>(cudnn_), static_cast<cudaStream_t>(stream)));
+  const auto h = static_cast<cudnnHandle_t>(cudnn_);  // as for cuBLAS above
+  cudaStream_t current = nullptr;
+  if (cudnnGetStream(h, &current) != CUDNN_STATUS_SUCCESS || current != stream)
+    KILN_CUDNN_CHECK(cudnnSetStream(h, static_cast<cudaStream_t>(stream)));
   handle = cudnn_;
   return Status::ok();
 }
