@@ -14,6 +14,9 @@
 //   flash_mma_8w    the same with 8 warps per block (128 query rows): each key block crosses
 //                   from L2 once for twice the rows, at the price of more idle warps in a
 //                   sequence's last block.
+//   flash_mma_8w_resident  Sk up to 256 (ViT's 197 tokens, BERT's 128): flash_mma_8w with all of
+//                   K and V in shared memory, every key block's copy started at once, one
+//                   barrier per key block.
 //   unfused_cublas  fp32/fp16: the chain the fusion replaced, as one kernel: S = scale Q K^T by
 //                   cuBLAS into the workspace, the mask add and softmax (FP32) in place, O = S V
 //                   by cuBLAS (strided batches, or pointer arrays where head views or a partial
@@ -135,9 +138,13 @@ template <int DP>
 constexpr size_t stageElements() {
   return size_t(2) * kBlockKeys * (DP + kPad);
 }
-template <class T, int DP>
+// flash_mma_8w_resident: sequences of up to this many key blocks (256 keys) keep all of K and V in
+// shared memory, one stage per block, every block's copy started before the first is used.
+constexpr int kResidentBlocks = 4;
+template <class T, int DP, bool kResident>
 constexpr size_t sharedBytes() {
-  return 2 * stageElements<DP>() * sizeof(T);  // two stages: the next block loads meanwhile
+  // Else two stages: the next block loads while this one is used.
+  return (kResident ? kResidentBlocks : 2) * stageElements<DP>() * sizeof(T);
 }
 
 // Two storage-type values packed into the 32-bit register an mma operand takes (the first in
@@ -201,6 +208,24 @@ template <int pending>
 __device__ inline void waitAsync() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
 }
+
+// waitAsync<pending> for a run-time count of 0 to kResidentBlocks - 1.
+__device__ inline void waitAsyncAtMost(int pending) {
+  switch (pending) {
+    case 0:
+      waitAsync<0>();
+      break;
+    case 1:
+      waitAsync<1>();
+      break;
+    case 2:
+      waitAsync<2>();
+      break;
+    default:
+      waitAsync<3>();
+  }
+}
+static_assert(kResidentBlocks == 4, "waitAsyncAtMost covers pending counts below 4");
 
 // The softmax's 2^x is the hardware's approximation alone (approximateExp2 of
 // core/approximate_math.h: a result below 2^-126 flushed to 0). exp2f adds the instructions that
@@ -456,7 +481,11 @@ constexpr int minBlocksPerSm() {
 // One thread block: 16 query rows per warp of one batch index; the grid's y walks the batch
 // indices. A warp whose rows all lie past Sq (in the last block of a sequence that is not a
 // multiple of the block's rows) takes its share of the loads and barriers and computes nothing.
-template <class T, int DP, int W, bool kMasked>
+// kResident (Sk <= 256): every key block's copy is started at once, each into its own stage, and
+// each step waits only for its own: one barrier per key block instead of two, and no step waits
+// for a refill. Nsight Compute on ViT-B/16's attention (H100) had the two-stage kernel's warps
+// stalled at barriers in 18% of samples.
+template <class T, int DP, int W, bool kMasked, bool kResident>
 __global__ void __launch_bounds__(W * 32, minBlocksPerSm<DP, W>())
     flashAttentionKernel(FlashMatrices<T> base, Geometry g) {
   constexpr int kRow = DP + kPad;
@@ -495,20 +524,33 @@ __global__ void __launch_bounds__(W * 32, minBlocksPerSm<DP, W>())
     st.max[0] = st.max[1] = -INFINITY;
     st.sum[0] = st.sum[1] = 0.f;
 
-    __syncthreads();  // the previous batch index is done with both stages
-    loadKeyBlock<T, DP, W>(m, 0, stages, stages + kBlockKeys * kRow);
-    commitAsync();
-    int stage = 0;
-    for (int j0 = 0; j0 < m.sk; j0 += kBlockKeys) {
-      T* const keys = stages + stage * stageElements<DP>();
-      T* const values = keys + kBlockKeys * kRow;
-      // The next block streams into the other stage while this one is used.
-      if (j0 + kBlockKeys < m.sk) {
-        T* const next = stages + (stage ^ 1) * stageElements<DP>();
-        loadKeyBlock<T, DP, W>(m, j0 + kBlockKeys, next, next + kBlockKeys * kRow);
+    __syncthreads();  // the previous batch index is done with the stages
+    const int blocks = (m.sk + kBlockKeys - 1) / kBlockKeys;
+    if constexpr (kResident) {
+      for (int b = 0; b < blocks; ++b) {
+        T* const keys = stages + b * stageElements<DP>();
+        loadKeyBlock<T, DP, W>(m, b * kBlockKeys, keys, keys + kBlockKeys * kRow);
+        commitAsync();
       }
+    } else {
+      loadKeyBlock<T, DP, W>(m, 0, stages, stages + kBlockKeys * kRow);
       commitAsync();
-      waitAsync<1>();  // this block's copies have landed (the next block's may be in flight)
+    }
+    int stage = 0;
+    for (int j0 = 0, b = 0; j0 < m.sk; j0 += kBlockKeys, ++b) {
+      T* const keys = stages + (kResident ? b : stage) * stageElements<DP>();
+      T* const values = keys + kBlockKeys * kRow;
+      if constexpr (kResident) {
+        waitAsyncAtMost(blocks - 1 - b);  // this block's copies have landed (later ones may not)
+      } else {
+        // The next block streams into the other stage while this one is used.
+        if (j0 + kBlockKeys < m.sk) {
+          T* const next = stages + (stage ^ 1) * stageElements<DP>();
+          loadKeyBlock<T, DP, W>(m, j0 + kBlockKeys, next, next + kBlockKeys * kRow);
+        }
+        commitAsync();
+        waitAsync<1>();  // this block's copies have landed (the next block's may be in flight)
+      }
       __syncthreads();
       if (active) {
         const int left = m.sk - j0;
@@ -527,8 +569,10 @@ __global__ void __launch_bounds__(W * 32, minBlocksPerSm<DP, W>())
           KILN_ATTEND(1, true);
 #undef KILN_ATTEND
       }
-      __syncthreads();  // every warp is done with this stage before it is refilled
-      stage ^= 1;
+      if constexpr (!kResident) {
+        __syncthreads();  // every warp is done with this stage before it is refilled
+        stage ^= 1;
+      }
     }
     waitAsync<0>();
     if (active) storeOutput<T, DP>(st, m, l);
@@ -564,31 +608,32 @@ int paddedHeadSize(const Geometry& g) {
   return 0;
 }
 
-template <class T, int DP, int W, bool kMasked>
+template <class T, int DP, int W, bool kResident, bool kMasked>
 Status launchFlash(const Geometry& g, const FlashMatrices<T>& m, const RunContext& ctx) {
-  constexpr size_t bytes = sharedBytes<T, DP>();
+  constexpr size_t bytes = sharedBytes<T, DP, kResident>();
   // Above 48 KiB a kernel must opt in to its dynamic shared memory (once per kernel; cheap).
   if constexpr (bytes > 48 * 1024) {
     static const cudaError_t optIn =
-        cudaFuncSetAttribute(flashAttentionKernel<T, DP, W, kMasked>,
+        cudaFuncSetAttribute(flashAttentionKernel<T, DP, W, kMasked, kResident>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
     if (optIn != cudaSuccess)
       return internalError(std::string("attention_flash_mma: ") + cudaGetErrorString(optIn));
   }
   const dim3 grid(static_cast<unsigned>((g.sq + blockRows<W>() - 1) / blockRows<W>()),
                   static_cast<unsigned>(g.count < 65535 ? g.count : 65535));
-  flashAttentionKernel<T, DP, W, kMasked>
+  flashAttentionKernel<T, DP, W, kMasked, kResident>
       <<<grid, W * 32, bytes, static_cast<cudaStream_t>(ctx.stream)>>>(m, g);
   KILN_CHECK_LAUNCH("attention_flash_mma");
   return Status::ok();
 }
 
-template <class T, int DP, int W>
+template <class T, int DP, int W, bool kResident>
 Status launchFlash(const Geometry& g, const FlashMatrices<T>& m, const RunContext& ctx) {
-  return m.mask ? launchFlash<T, DP, W, true>(g, m, ctx) : launchFlash<T, DP, W, false>(g, m, ctx);
+  return m.mask ? launchFlash<T, DP, W, kResident, true>(g, m, ctx)
+                : launchFlash<T, DP, W, kResident, false>(g, m, ctx);
 }
 
-template <class T, int W>
+template <class T, int W, bool kResident>
 Status runFlash(const Geometry& g, int padded, const void* const* in, void* const* out,
                 const RunContext& ctx) {
   FlashMatrices<T> m;
@@ -616,20 +661,26 @@ Status runFlash(const Geometry& g, int padded, const void* const* in, void* cons
                  rowsAligned(out[0], 0, g.yRow, g.yStride, g.batchRank);
   switch (padded) {
     case 32:
-      return launchFlash<T, 32, W>(g, m, ctx);
+      return launchFlash<T, 32, W, kResident>(g, m, ctx);
     case 64:
-      return launchFlash<T, 64, W>(g, m, ctx);
+      return launchFlash<T, 64, W, kResident>(g, m, ctx);
     case 96:
-      return launchFlash<T, 96, W>(g, m, ctx);
+      return launchFlash<T, 96, W, kResident>(g, m, ctx);
     default:
-      return launchFlash<T, 128, W>(g, m, ctx);
+      return launchFlash<T, 128, W, kResident>(g, m, ctx);
   }
 }
 
-template <int W>
+template <int W, bool kResident = false>
 std::unique_ptr<Kernel> createFlash(const KernelConfig& c, std::string* whyNot) {
   Geometry g;
   if (!readGeometry(c, "flash_mma", g, whyNot)) return nullptr;
+  if (kResident && g.sk > kResidentBlocks * kBlockKeys) {
+    if (whyNot)
+      *whyNot = "flash_mma_8w_resident: up to " + std::to_string(kResidentBlocks * kBlockKeys) +
+                " keys (all of K and V in shared memory), got Sk = " + std::to_string(g.sk);
+    return nullptr;
+  }
   const DataType type = c.inputs[0].type;
   if (type != DataType::kHALF && type != DataType::kBF16) {
     if (whyNot) *whyNot = std::string("flash_mma: fp16 and bf16 only, got ") + dataTypeName(type);
@@ -656,7 +707,7 @@ std::unique_ptr<Kernel> createFlash(const KernelConfig& c, std::string* whyNot) 
         if (ctx.emulate)
           return unsupported("attention flash_mma: a tensor-core kernel, no host emulation");
         if (g.count == 0 || g.sq == 0) return Status::ok();
-        return runFlash<decltype(tag), W>(g, padded, in, out, ctx);
+        return runFlash<decltype(tag), W, kResident>(g, padded, in, out, ctx);
       });
 }
 
@@ -868,6 +919,7 @@ std::unique_ptr<Kernel> createUnfused(const KernelConfig& c, std::string* whyNot
 //   0.130 ms at 4x12x1024; it spilled at D = 64), so the kernel has one.
 constexpr Tactic kTactics[] = {{"flash_mma", &createFlash<4>},
                                {"flash_mma_8w", &createFlash<8>},
+                               {"flash_mma_8w_resident", &createFlash<8, true>},
                                {"unfused_cublas", &createUnfused},
                                {"reference", &createReference}};
 

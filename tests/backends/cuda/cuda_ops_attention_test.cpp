@@ -246,11 +246,18 @@ TEST(AttentionTactics, FlashAcceptsTransformerShapes) {
       attention({{2, 12}, 128, 128, 64, 64, false, {2, 1, 1, 128}, {}, true}, false);
   EXPECT_EQ(accepts(guarded, DataType::kHALF, "flash_mma"), "");
   EXPECT_EQ(accepts(guarded, DataType::kHALF, "flash_mma_8w"), "");
+  EXPECT_EQ(accepts(guarded, DataType::kHALF, "flash_mma_8w_resident"), "");
+  // The resident form holds up to 256 keys in shared memory; longer sequences are refused.
+  const OpCase longer = attention({{1, 2}, 64, 257, 64, 64}, false);
+  EXPECT_NE(accepts(longer, DataType::kHALF, "flash_mma_8w_resident").find("up to 256 keys"),
+            std::string::npos);
+  EXPECT_EQ(accepts(longer, DataType::kHALF, "flash_mma_8w"), "");
   // Head views: both fast tactics take them.
   for (int form : {0, 1, 2}) {
     const OpCase viewed = viewedAttention({form, 4, 12, 197, 197, 64}, false);
     EXPECT_EQ(accepts(viewed, DataType::kHALF, "flash_mma"), "") << viewed.name;
     EXPECT_EQ(accepts(viewed, DataType::kHALF, "flash_mma_8w"), "") << viewed.name;
+    EXPECT_EQ(accepts(viewed, DataType::kHALF, "flash_mma_8w_resident"), "") << viewed.name;
     EXPECT_EQ(accepts(viewed, DataType::kFLOAT, "unfused_cublas"), "") << viewed.name;
   }
 }
