@@ -176,103 +176,84 @@ __device__ inline float warpSum(float v) { return warpReduce(v, SumF{}); }
 // chunk's parameters are read as vectors like X (only for an Op with kRowParams, where that
 // stride is 1). Otherwise each element's
 // parameters are read one by one: on a 768-wide FP16 row, 48 scalar loads per lane beside X's 3.
-//
-// kRows rows per warp (2 for rows of up to 32 values per lane whose Scale and B are read as
-// vectors; with scalar parameters the second row's code took over 160 registers): both rows' loads
-// are issued before the first row's sums, so each warp has twice the bytes in flight. Nsight
-// Compute on ViT-B/16's LayerNorm (768-wide FP16 rows, H100) had one row per warp waiting on its
-// loads in 61% of the samples, with DRAM at 48% of its bandwidth.
-template <int kPerLane, bool kVecParams>
-constexpr int warpRows() {
-  return kPerLane <= 32 && kVecParams ? 2 : 1;
-}
-
 template <class Op, class T, int kVec, int kPerLane, bool kVecParams>
 __global__ void __launch_bounds__(kWarpRowsPerBlock * 32)
     warpRowsKernel(const T* x, const T* scale, const T* bias, T* y, typename Op::Geometry g) {
   namespace ln = ops::layer_normalization;
   namespace rms = ops::rms_normalization;
   constexpr int kChunks = kPerLane / kVec;
-  constexpr int kRows = warpRows<kPerLane, kVecParams>();
   const int lane = threadIdx.x & 31;
   const int len = static_cast<int>(g.len);  // <= kWarpMaxLen: in-row offsets fit an int
-  const int64_t step = static_cast<int64_t>(gridDim.x) * kWarpRowsPerBlock * kRows;
-  for (int64_t r0 =
-           (static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + (threadIdx.x >> 5)) * kRows;
-       r0 < g.rows; r0 += step) {
-    // Every row's loads first (zero past the row's end and for rows past the last).
-    Vec<T, kVec> raw[kRows][kChunks];
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarpRowsPerBlock;
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + (threadIdx.x >> 5);
+       r < g.rows; r += warps) {
+    const T* xr = x + r * g.len;
+    T* yr = y + r * g.len;
+    float v[kPerLane];
 #pragma unroll
-    for (int rr = 0; rr < kRows; ++rr)
+    for (int c = 0; c < kChunks; ++c) {
+      const int j0 = (c * 32 + lane) * kVec;
+      if (j0 < len) {
+        const Vec<T, kVec> p = loadVec<kVec>(xr + j0);
 #pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
-        const int j0 = (c * 32 + lane) * kVec;
-        raw[rr][c] = r0 + rr < g.rows && j0 < len ? loadVec<kVec>(x + (r0 + rr) * g.len + j0)
-                                                  : Vec<T, kVec>{};
+        for (int k = 0; k < kVec; ++k) v[c * kVec + k] = toFloat(p.v[k]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) v[c * kVec + k] = 0.f;
       }
-#pragma unroll
-    for (int rr = 0; rr < kRows; ++rr) {
-      const int64_t r = r0 + rr;
-      if (r >= g.rows) break;
-      T* yr = y + r * g.len;
-      float v[kPerLane];
+    }
+    float mean = 0.f, inv;
+    if constexpr (Op::kCentred) {
+      // Element 0 of the row is lane 0's first value: the shift of rowStatistics' first pass.
+      const float x0 = __shfl_sync(0xffffffffu, v[0], 0);
+      float shifted = 0.f;
 #pragma unroll
       for (int c = 0; c < kChunks; ++c)
+        if ((c * 32 + lane) * kVec < len)
 #pragma unroll
-        for (int k = 0; k < kVec; ++k) v[c * kVec + k] = toFloat(raw[rr][c].v[k]);
-      float mean = 0.f, inv;
-      if constexpr (Op::kCentred) {
-        // Element 0 of the row is lane 0's first value: the shift of rowStatistics' first pass.
-        const float x0 = __shfl_sync(0xffffffffu, v[0], 0);
-        float shifted = 0.f;
+          for (int k = 0; k < kVec; ++k) shifted += v[c * kVec + k] - x0;
+      mean = ln::meanOf(x0, warpSum(shifted), g.len);
+      float squares = 0.f;
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c)
-          if ((c * 32 + lane) * kVec < len)
+      for (int c = 0; c < kChunks; ++c)
+        if ((c * 32 + lane) * kVec < len)
 #pragma unroll
-            for (int k = 0; k < kVec; ++k) shifted += v[c * kVec + k] - x0;
-        mean = ln::meanOf(x0, warpSum(shifted), g.len);
-        float squares = 0.f;
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c)
-          if ((c * 32 + lane) * kVec < len)
-#pragma unroll
-            for (int k = 0; k < kVec; ++k) {
-              const float d = v[c * kVec + k] - mean;
-              squares += d * d;
-            }
-        inv = ln::invStdDevOf(warpSum(squares), g.len, g.epsilon);
-      } else {
-        float squares = 0.f;
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c)
-          if ((c * 32 + lane) * kVec < len)
-#pragma unroll
-            for (int k = 0; k < kVec; ++k) squares += v[c * kVec + k] * v[c * kVec + k];
-        inv = rms::invRmsOf(warpSum(squares), g.len, g.epsilon);
-      }
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
-        const int j0 = (c * 32 + lane) * kVec;
-        if (j0 < len) {
-          Vec<T, kVec> p;
-          if constexpr (kVecParams) {
-            // The chunk's Scale and B as vectors, handed over element by element: a pointer into
-            // them with a run-time stride (value()) would put both vectors in local memory.
-            const Vec<T, kVec> sv = loadVec<kVec>(scale + j0);
-            Vec<T, kVec> bv;
-            if (bias) bv = loadVec<kVec>(bias + j0);
-#pragma unroll
-            for (int k = 0; k < kVec; ++k)
-              p.v[k] = fromFloat<T>(Op::fromParams(v[c * kVec + k], mean, inv, toFloat(sv.v[k]),
-                                                   bias ? toFloat(bv.v[k]) : 0.f));
-          } else {
-#pragma unroll
-            for (int k = 0; k < kVec; ++k)
-              p.v[k] = fromFloat<T>(
-                  Op::template value<T>(g, scale, bias, r, j0 + k, v[c * kVec + k], mean, inv));
+          for (int k = 0; k < kVec; ++k) {
+            const float d = v[c * kVec + k] - mean;
+            squares += d * d;
           }
-          storeVec<kVec>(yr + j0, p);
+      inv = ln::invStdDevOf(warpSum(squares), g.len, g.epsilon);
+    } else {
+      float squares = 0.f;
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c)
+        if ((c * 32 + lane) * kVec < len)
+#pragma unroll
+          for (int k = 0; k < kVec; ++k) squares += v[c * kVec + k] * v[c * kVec + k];
+      inv = rms::invRmsOf(warpSum(squares), g.len, g.epsilon);
+    }
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int j0 = (c * 32 + lane) * kVec;
+      if (j0 < len) {
+        Vec<T, kVec> p;
+        if constexpr (kVecParams) {
+          // The chunk's Scale and B as vectors, handed over element by element: a pointer into
+          // them with a run-time stride (value()) would put both vectors in local memory.
+          const Vec<T, kVec> sv = loadVec<kVec>(scale + j0);
+          Vec<T, kVec> bv;
+          if (bias) bv = loadVec<kVec>(bias + j0);
+#pragma unroll
+          for (int k = 0; k < kVec; ++k)
+            p.v[k] = fromFloat<T>(Op::fromParams(v[c * kVec + k], mean, inv, toFloat(sv.v[k]),
+                                                 bias ? toFloat(bv.v[k]) : 0.f));
+        } else {
+#pragma unroll
+          for (int k = 0; k < kVec; ++k)
+            p.v[k] = fromFloat<T>(
+                Op::template value<T>(g, scale, bias, r, j0 + k, v[c * kVec + k], mean, inv));
         }
+        storeVec<kVec>(yr + j0, p);
       }
     }
   }
@@ -283,24 +264,21 @@ __global__ void __launch_bounds__(kWarpRowsPerBlock * 32)
 // ViT-B): in the 32 kernel their dead fourth chunk takes registers (FP16: 54 against 48, so 9
 // resident blocks per SM instead of 10).
 template <class Op, class T, int kVec, bool kVecParams = false>
-void launchWarpRows(const typename Op::Geometry& g, cudaStream_t stream, const T* x, const T* scale,
-                    const T* bias, T* y) {
-  // Blocks for kRows rows per warp, at most 2^20 (the kernel loops over the rest).
-  auto launch = [&](auto kernel, int rowsPerWarp) {
-    const int64_t perBlock = int64_t{kWarpRowsPerBlock} * rowsPerWarp;
-    const int64_t groups = (g.rows + perBlock - 1) / perBlock;
-    const auto blocks =
-        static_cast<unsigned>(groups < (int64_t{1} << 20) ? groups : (int64_t{1} << 20));
-    kernel<<<blocks, kWarpRowsPerBlock * 32, 0, stream>>>(x, scale, bias, y, g);
-  };
-  if (g.len <= 32 * 8)
-    launch(warpRowsKernel<Op, T, kVec, 8, kVecParams>, warpRows<8, kVecParams>());
-  else if (g.len <= 32 * 24)
-    launch(warpRowsKernel<Op, T, kVec, 24, kVecParams>, warpRows<24, kVecParams>());
-  else if (g.len <= 32 * 32)
-    launch(warpRowsKernel<Op, T, kVec, 32, kVecParams>, warpRows<32, kVecParams>());
+void launchWarpRows(int64_t len, unsigned blocks, cudaStream_t stream, const T* x, const T* scale,
+                    const T* bias, T* y, const typename Op::Geometry& g) {
+  constexpr int kThreads = kWarpRowsPerBlock * 32;
+  if (len <= 32 * 8)
+    warpRowsKernel<Op, T, kVec, 8, kVecParams>
+        <<<blocks, kThreads, 0, stream>>>(x, scale, bias, y, g);
+  else if (len <= 32 * 24)
+    warpRowsKernel<Op, T, kVec, 24, kVecParams>
+        <<<blocks, kThreads, 0, stream>>>(x, scale, bias, y, g);
+  else if (len <= 32 * 32)
+    warpRowsKernel<Op, T, kVec, 32, kVecParams>
+        <<<blocks, kThreads, 0, stream>>>(x, scale, bias, y, g);
   else
-    launch(warpRowsKernel<Op, T, kVec, 128, kVecParams>, warpRows<128, kVecParams>());
+    warpRowsKernel<Op, T, kVec, 128, kVecParams>
+        <<<blocks, kThreads, 0, stream>>>(x, scale, bias, y, g);
 }
 
 // Whether Op's Scale and B are read as vectors (kVecParams above) for geometry g.
@@ -336,6 +314,9 @@ std::unique_ptr<Kernel> createWarpRows(const KernelConfig& c, std::string* whyNo
         if (ctx.emulate)
           return unsupported(tactic + ": a warp-shuffle kernel, which has no host emulation");
         if (g.rows == 0) return Status::ok();
+        const int64_t groups = (g.rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock;
+        const auto blocks =
+            static_cast<unsigned>(groups < (int64_t{1} << 20) ? groups : (int64_t{1} << 20));
         const auto stream = static_cast<cudaStream_t>(ctx.stream);
         // 16-byte vectors when every row starts on a 16-byte boundary: the row length a multiple
         // of the vector and X and Y aligned; Scale and B too where they are whole rows, aligned
@@ -343,11 +324,11 @@ std::unique_ptr<Kernel> createWarpRows(const KernelConfig& c, std::string* whyNo
         constexpr int kVec = kVectorElements<T>;
         if (g.len % kVec == 0 && isAligned(x) && isAligned(y) && vectorParams<Op>(g, scale, bias))
           // (vectorParams holds only for an Op with kRowParams: no vector kernel for the others.)
-          launchWarpRows<Op, T, kVec, Op::kRowParams>(g, stream, x, scale, bias, y);
+          launchWarpRows<Op, T, kVec, Op::kRowParams>(g.len, blocks, stream, x, scale, bias, y, g);
         else if (g.len % kVec == 0 && isAligned(x) && isAligned(y))
-          launchWarpRows<Op, T, kVec>(g, stream, x, scale, bias, y);
+          launchWarpRows<Op, T, kVec>(g.len, blocks, stream, x, scale, bias, y, g);
         else
-          launchWarpRows<Op, T, 1>(g, stream, x, scale, bias, y);
+          launchWarpRows<Op, T, 1>(g.len, blocks, stream, x, scale, bias, y, g);
         return checkLaunch(kernel.c_str(), __FILE__, __LINE__);
       });
 }
