@@ -40,6 +40,14 @@ class ExecutionContext final : public IExecutionContext {
     KILN_RETURN_IF_ERROR(
         backend.createContextResources(engine_->deviceIndex, engine_->usesLibraries, resources_));
     PhaseScope phase(TracePhase::kContext);
+    // The steps' address lists, sized once for the widest step: enqueue() only fills them.
+    size_t widestIn = 0, widestOut = 0;
+    for (const plan::Step& step : engine_->plan.steps) {
+      widestIn = std::max(widestIn, step.inputs.size());
+      widestOut = std::max(widestOut, step.outputs.size());
+    }
+    stepInputs_.reserve(widestIn);
+    stepOutputs_.reserve(widestOut);
     plugins_.resize(engine_->steps.size());
     heard_.resize(engine_->steps.size());
     for (size_t s = 0; s < engine_->steps.size(); ++s) {
@@ -275,8 +283,8 @@ class ExecutionContext final : public IExecutionContext {
     // Profiling costs one test per step when off; on, an event before each step and after the last.
     IProfiler* const profiler = profiler_;
     if (profiler) KILN_RETURN_IF_ERROR(events_[0]->record(stream));
-    std::vector<const void*> ins;
-    std::vector<void*> outs;
+    std::vector<const void*>& ins = stepInputs_;
+    std::vector<void*>& outs = stepOutputs_;
     for (size_t s = 0; s < plan.steps.size(); ++s) {
       const plan::Step& step = plan.steps[s];
       const EngineStep& engineStep = steps[s];
@@ -530,6 +538,9 @@ class ExecutionContext final : public IExecutionContext {
   std::atomic<bool> busy_{false};
   IProfiler* profiler_ = nullptr;
   std::vector<std::unique_ptr<IDeviceEvent>> events_;  // with a profiler: steps + 1
+  // One step's input and output addresses (runSteps), reserved for the widest step at creation.
+  std::vector<const void*> stepInputs_;
+  std::vector<void*> stepOutputs_;
   using HostClock = std::chrono::steady_clock;
   std::vector<double> hostMs_;  // with a profiler: each step's launch time on the host
 };

@@ -1,0 +1,56 @@
+// DESIGN.md §7: no allocation inside enqueue(). The heap is counted here (this program replaces
+// the global operator new) while a context runs the demo plan on the CPU, plugin included, once
+// its first enqueue is done.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "../tools/demo_network.h"
+#include "kiln/kiln.h"
+#include "runtime/demo_plan_test_util.h"
+
+namespace {
+std::atomic<bool> counting{false};
+std::atomic<long> allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size ? size : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace kiln::testing {
+namespace {
+
+TEST(EnqueueAllocations, NoneAfterTheFirstEnqueue) {
+  const std::vector<uint8_t>& plan = demoPlan();
+  ASSERT_FALSE(plan.empty());
+  std::unique_ptr<IEngine> engine;
+  ASSERT_TRUE(createRuntime()->deserializeEngine(plan.data(), plan.size(), engine).isOk());
+  std::unique_ptr<IExecutionContext> context;
+  ASSERT_TRUE(engine->createExecutionContext(context).isOk());
+  std::vector<float> image(3 * demo::kImageSize * demo::kImageSize, 0.5f);
+  std::vector<float> boxes(demo::kBoxes * 4, 0.25f);
+  std::vector<int32_t> indices(demo::kBoxes, 0);
+  std::vector<float> scores(demo::kBoxes * demo::kClasses);
+  ASSERT_TRUE(context->setTensorAddress("image", image.data()).isOk());
+  ASSERT_TRUE(context->setTensorAddress("boxes", boxes.data()).isOk());
+  ASSERT_TRUE(context->setTensorAddress("box_indices", indices.data()).isOk());
+  ASSERT_TRUE(context->setTensorAddress("class_scores", scores.data()).isOk());
+  ASSERT_TRUE(context->enqueue(nullptr).isOk());
+  counting = true;
+  Status status;
+  for (int run = 0; run < 3 && status; ++run) status = context->enqueue(nullptr);
+  counting = false;
+  ASSERT_TRUE(status.isOk()) << status.message();
+  EXPECT_EQ(allocations.load(), 0) << "heap allocations in three enqueues";
+}
+
+}  // namespace
+}  // namespace kiln::testing
