@@ -296,6 +296,49 @@ TEST(LayerNormalization, SplitIsBitwiseTheReference) {
                   "nothing to split");
 }
 
+// "vectorized" sums in eight interleaved partial sums: not bitwise the reference, but as close to
+// the definition, on rows of every length around its lanes (1 to 40, 768) with and without a
+// bias, values offset to make a one-pass variance's cancellation visible; it declines what is
+// not its case.
+TEST(LayerNormalization, VectorizedMatchesTheDefinition) {
+  const auto& fast = tacticNamed(ops::LayerNormalization::cpuTactics(), "vectorized");
+  Rng rng;
+  for (int64_t len : {1, 2, 7, 8, 9, 15, 16, 17, 40, 768}) {
+    for (bool withBias : {true, false}) {
+      const Dims x = makeDims({5, len}), c = makeDims({len});
+      const float offset = rng.coin() ? 0.f : 100.f;
+      const auto xv = rng.floats(volume(x), offset - 3.f, offset + 3.f);
+      const auto sv = rng.floats(len, -2.f, 2.f), bv = rng.floats(len);
+      std::vector<PluginTensorDesc> ins = {desc(x), desc(c)};
+      std::vector<const void*> args = {xv.data(), sv.data()};
+      if (withBias) {
+        ins.push_back(desc(c));
+        args.push_back(bv.data());
+      }
+      auto kernel = fast.create(config(kLN, params(-1), ins, {desc(x)}), nullptr);
+      ASSERT_TRUE(kernel) << len;
+      std::vector<float> got(xv.size(), -1.f);
+      ASSERT_TRUE(runKernel(*kernel, args, {got.data()}).isOk());
+      const auto want =
+          definition(x, -1, 1e-5f, widen(xv), c, widen(sv), withBias ? &c : nullptr, widen(bv));
+      const double conditioning =
+          4 * std::ldexp(1.0, -23) * (offset + 3.0) / smallestSigma(x, -1, 1e-5f, widen(xv)) * 2.0;
+      expectNearScaled(
+          got, want, 2e-5 + conditioning,
+          "len " + std::to_string(len) + (withBias ? " bias" : "") + ", " + rng.trace());
+    }
+  }
+  const Dims x = makeDims({4, 6});
+  EXPECT_MENTIONS(
+      declines(fast, config(kLN, params(-1), {desc(x), desc(makeDims({1}))}, {desc(x)})),
+      "whole row");
+  EXPECT_MENTIONS(
+      declines(fast, config(kLN, params(-1),
+                            {desc(x, DataType::kHALF), desc(makeDims({6}), DataType::kHALF)},
+                            {desc(x, DataType::kHALF)})),
+      "fp32 only");
+}
+
 TEST(LayerNormalization, ReferenceRefusesMixedTypes) {
   const auto& tactic = tacticNamed(ops::LayerNormalization::cpuTactics(), "reference");
   const Dims x = makeDims({2, 4}), c = makeDims({4});
