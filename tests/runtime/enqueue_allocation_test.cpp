@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../tools/demo_network.h"
+#include "backends/cpu/thread_pool.h"
 #include "kiln/kiln.h"
 #include "runtime/demo_plan_test_util.h"
 
@@ -44,12 +45,32 @@ TEST(EnqueueAllocations, NoneAfterTheFirstEnqueue) {
   ASSERT_TRUE(context->setTensorAddress("box_indices", indices.data()).isOk());
   ASSERT_TRUE(context->setTensorAddress("class_scores", scores.data()).isOk());
   ASSERT_TRUE(context->enqueue(nullptr).isOk());
+  allocations = 0;
   counting = true;
   Status status;
   for (int run = 0; run < 3 && status; ++run) status = context->enqueue(nullptr);
   counting = false;
   ASSERT_TRUE(status.isOk()) << status.message();
   EXPECT_EQ(allocations.load(), 0) << "heap allocations in three enqueues";
+}
+
+// Every CPU kernel's parallel loop goes through parallelFor; a closure of many captures (as the
+// attention, LayerNorm and Linear kernels' are) must not be copied to the heap on the way.
+TEST(EnqueueAllocations, NoneInAParallelLoopOfManyCaptures) {
+  std::vector<int64_t> sums(static_cast<size_t>(cpu::cpuThreadCount()), 0);
+  // Run-time values (constants would not be captured at all): five references in the closure.
+  const int64_t a = static_cast<int64_t>(sums.size() / sums.size());
+  const int64_t b = a + 1, c = a + 2, d = a + 3;
+  allocations = 0;
+  counting = true;
+  cpu::parallelFor(64, cpu::cpuThreadCount(), [&](int64_t task, int slot) {
+    sums[static_cast<size_t>(slot)] += task * a + b * c - d;
+  });
+  counting = false;
+  int64_t total = 0;
+  for (int64_t s : sums) total += s;
+  EXPECT_EQ(total, 64 * 63 / 2 + 64 * 2);
+  EXPECT_EQ(allocations.load(), 0) << "heap allocations in one parallelFor";
 }
 
 }  // namespace

@@ -377,7 +377,7 @@ void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, c
   auto bound = [](int64_t i, int64_t parts, int64_t units, int64_t size, int64_t extent) {
     return std::min(extent, i * units / parts * size);
   };
-  auto part = [&](int64_t task, int threadSlot) {
+  parallelFor(split.rowParts * split.colParts, split.slots, [&](int64_t task, int threadSlot) {
     const int64_t ri = task / split.colParts, ci = task % split.colParts;
     const int64_t r0 = bound(ri, split.rowParts, rowUnits, v.mr, m);
     const int64_t r1 = bound(ri + 1, split.rowParts, rowUnits, v.mr, m);
@@ -386,12 +386,7 @@ void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, c
     if (r0 >= r1 || c0 >= c1) return;
     gemmRect(v, m, n, k, r0, r1, c0, c1, alpha, a, b, beta, c, ldc,
              static_cast<char*>(workspace) + static_cast<size_t>(threadSlot) * slot);
-  };
-  // parallelFor takes a std::function: a closure of one reference fits in its own storage, where
-  // `part`'s many references would be copied to the heap on every product (DESIGN.md §7: no
-  // allocation inside enqueue).
-  parallelFor(split.rowParts * split.colParts, split.slots,
-              [&part](int64_t task, int threadSlot) { part(task, threadSlot); });
+  });
 }
 
 }  // namespace kiln::cpu

@@ -58,7 +58,7 @@ class Pool {
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
   // False (nothing run) when another caller holds the pool.
-  bool run(int64_t tasks, int slots, const std::function<void(int64_t, int)>& fn) {
+  bool run(int64_t tasks, int slots, const TaskRef& fn) {
     bool expected = false;
     // An atomic flag rather than a mutex: a task that calls parallelFor on a thread that already
     // holds the pool must see it busy (try_lock on a mutex one owns is undefined).
@@ -89,7 +89,7 @@ class Pool {
   }
 
  private:
-  void takeTasks(const std::function<void(int64_t, int)>& fn, int64_t tasks, int slot) {
+  void takeTasks(const TaskRef& fn, int64_t tasks, int slot) {
     for (int64_t t = next_.fetch_add(1, std::memory_order_relaxed); t < tasks;
          t = next_.fetch_add(1, std::memory_order_relaxed))
       fn(t, slot);
@@ -134,7 +134,7 @@ class Pool {
       if (stop_) return;
       seen = generation_;
       ++joined_;
-      const std::function<void(int64_t, int)>* fn = fn_;
+      const TaskRef* fn = fn_;
       const int64_t tasks = tasks_;
       lock.unlock();
       takeTasks(*fn, tasks, slot);
@@ -149,7 +149,7 @@ class Pool {
   std::atomic<uint64_t> published_{0};  // generation_, for spinning workers to watch unlocked
   std::mutex mutex_;                    // guards everything below
   std::condition_variable wake_, idle_;
-  const std::function<void(int64_t, int)>* fn_ = nullptr;
+  const TaskRef* fn_ = nullptr;
   int64_t tasks_ = 0;
   int slots_ = 0;  // workers with slot >= slots_ stay out of this job
   uint64_t generation_ = 0;
@@ -194,7 +194,7 @@ ScopedThreadLimit::ScopedThreadLimit(int threads) : previous_(threadLimit) {
 
 ScopedThreadLimit::~ScopedThreadLimit() { threadLimit = previous_; }
 
-void parallelFor(int64_t tasks, int maxThreads, const std::function<void(int64_t, int)>& fn) {
+void parallelFor(int64_t tasks, int maxThreads, TaskRef fn) {
   if (tasks <= 0) return;
   // More slots than tasks would only wake workers that find nothing to do.
   const int slots = static_cast<int>(std::min<int64_t>({cpuThreadsForCaller(), maxThreads, tasks}));

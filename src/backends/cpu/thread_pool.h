@@ -14,8 +14,8 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
+#include <type_traits>
 
 namespace kiln::cpu {
 
@@ -44,13 +44,31 @@ class ScopedThreadLimit {
   int previous_;
 };
 
+// A callable fn(task, slot), referred to without owning it: what parallelFor takes. Made from a
+// lambda it copies two pointers, whatever the lambda captures, where a std::function copies a
+// closure of more than two pointers to the heap: a heap allocation on every parallel loop, inside
+// enqueue (DESIGN.md §7 has none). parallelFor returns only after its last task, so the callable,
+// a temporary of the caller's full expression, outlives every use.
+class TaskRef {
+ public:
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, TaskRef>>>
+  TaskRef(const F& fn)  // NOLINT(google-explicit-constructor): a lambda converts implicitly
+      : object_(&fn), call_([](const void* object, int64_t task, int slot) {
+          (*static_cast<const F*>(object))(task, slot);
+        }) {}
+  void operator()(int64_t task, int slot) const { call_(object_, task, slot); }
+
+ private:
+  const void* object_;
+  void (*call_)(const void*, int64_t, int);
+};
+
 // Runs fn(task, slot) once for every task in [0, tasks), on up to min(maxThreads,
 // cpuThreadsForCaller()) threads at once, and returns when all have run. `slot` names the thread
 // running the task, below that number: no two tasks run at the same time with the same slot, so
 // per-slot scratch needs no locking. The caller is slot 0; when the pool is busy every task runs on
 // the caller, in order, with slot 0. Tasks are handed out dynamically, so which slot runs which
 // task varies from run to run: results must not depend on it. fn must not throw.
-void parallelFor(int64_t tasks, int maxThreads,
-                 const std::function<void(int64_t task, int slot)>& fn);
+void parallelFor(int64_t tasks, int maxThreads, TaskRef fn);
 
 }  // namespace kiln::cpu

@@ -95,9 +95,8 @@ class VectorizedRows final : public Kernel {
     };
     // A few tasks per thread, so that uneven threads even out.
     const int64_t tasks = std::min<int64_t>(g_.rows, 4 * int64_t{cpuThreadCount()});
-    parallelFor(tasks, cpuThreadCount(), [&rowsFrom, tasks, rows = g_.rows](int64_t t, int) {
-      rowsFrom(t * rows / tasks, (t + 1) * rows / tasks);
-    });
+    parallelFor(tasks, cpuThreadCount(),
+                [&](int64_t t, int) { rowsFrom(t * g_.rows / tasks, (t + 1) * g_.rows / tasks); });
     return Status::ok();
   }
 
