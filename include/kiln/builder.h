@@ -89,6 +89,12 @@ struct BuilderConfig {
   int32_t timingRuns = 5;
   // Upper bound on any one layer's scratch memory; a candidate needing more is rejected.
   size_t maxWorkspaceBytes = size_t(1) << 30;
+  // The format decision timed across the graph (CUDA; static shapes): each channels-last region
+  // the greedy rule makes is timed as a whole plan against the region linear and against its tail
+  // layers moved behind the reformat, reformats included, and the fastest plan is kept (the verbose
+  // log gives each alternative's time). Off: the greedy rule alone, a quicker build whose formats
+  // do not depend on timing. Profile builds (dynamic shapes) use the greedy rule.
+  bool timeFormatAlternatives = true;
   // Timing cache file (empty: none). Entries are keyed by device, kiln version and op signature.
   std::string timingCachePath;
   // Log at Severity::kInfo what each graph pass changed (and left alone, and why), then per layer

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -55,6 +56,17 @@ struct BuildStep {
   std::vector<plan::Candidate> candidates;
 };
 
+// Tactic choices by kernel configuration (TimingCache::key), shared by the lowerings of one build
+// that time format alternatives (format_regions.h): a step an alternative leaves as it was is not
+// timed again, and keeps its candidates for `kiln inspect`.
+struct StepChoice {
+  std::string tactic;
+  double medianMs = 0;
+  uint64_t workspaceBytes = 0;
+  std::vector<plan::Candidate> candidates;
+};
+using StepMemo = std::map<std::string, StepChoice>;
+
 // Dynamic shapes: per plugin layer, per profile, per tensor (inputs then outputs), its dims at the
 // profile's min, opt and max.
 using PluginBoxes = std::map<std::string, std::vector<std::vector<std::array<Dims, 3>>>>;
@@ -76,8 +88,10 @@ class BuildSession {
   ~BuildSession();
 
   Status lower();
-  // Uses and updates BuilderConfig::timingCachePath when set.
-  Status chooseTactics();
+  // Uses and updates BuilderConfig::timingCachePath when set. With a finite `abandonAboveMs`, stops
+  // as soon as the steps timed so far sum to more (abandoned() then says so): a format alternative
+  // that cannot beat the best plan is not timed to its end.
+  Status chooseTactics(double abandonAboveMs = std::numeric_limits<double>::infinity());
   Status makePlan(plan::Plan& plan);
   // A static plan's steps whose workspace would grow the arena take a timed candidate within a
   // tolerance of their time that fits it (workspace_choice.cpp).
@@ -101,6 +115,18 @@ class BuildSession {
     pluginChoices_ = from;
     pluginProfile_ = profile;
   }
+  // Format alternatives (format_regions.h): the graph nodes lowered all linear whatever the greedy
+  // rule would choose (indexed by graph node; set before lower()).
+  void setForceLinear(std::vector<bool> forceLinear) { forceLinear_ = std::move(forceLinear); }
+  // After lower(): which graph nodes the lowering gave some channels-last tensor.
+  const std::vector<bool>& channelsLastNodes() const { return channelsLastNodes_; }
+  // Steps whose configuration is in the memo take its choice untimed; chosen ones are added.
+  void setStepMemo(StepMemo* memo) { stepMemo_ = memo; }
+  // Adds every chosen step of this session to `memo`.
+  void recordChoices(StepMemo& memo) const;
+  bool abandoned() const { return abandoned_; }
+  // The sum of the steps' timed medians: the plan's cost as the builder compares plans.
+  double timedMs() const;
   const std::vector<BuildTensor>& buildTensors() const { return tensors_; }
   const std::vector<BuildStep>& buildSteps() const { return steps_; }
   std::vector<BuildStep>& buildSteps() { return steps_; }
@@ -187,6 +213,10 @@ class BuildSession {
   TimingCache timingCache_;
   int32_t candidatesTimed_ = 0;  // for BuildProgress
   std::vector<std::pair<std::string, const BuildSession*>> corners_;
+  std::vector<bool> forceLinear_;
+  std::vector<bool> channelsLastNodes_;
+  StepMemo* stepMemo_ = nullptr;
+  bool abandoned_ = false;
   PluginBoxes pluginBoxes_;
   const BuildSession* pluginChoices_ = nullptr;
   size_t pluginProfile_ = 0;

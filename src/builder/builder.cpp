@@ -1,9 +1,12 @@
 #include "kiln/builder.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <limits>
 
 #include "builder/build_plan.h"
 #include "builder/build_session.h"
+#include "builder/format_regions.h"
 #include "builder/graph_shapes.h"
 #include "builder/in_place.h"
 #include "builder/memory_planner.h"
@@ -150,6 +153,50 @@ Status BuildSession::reportProgress(const char* phase, int32_t done, int32_t tot
                    (layer.empty() ? std::string() : " (after layer '" + layer + "')"));
 }
 
+namespace {
+
+// The format decision timed across the graph (format_regions.h): `session` is the greedy lowering
+// with its tactics chosen; each alternative is a whole lowering of its own whose unchanged steps
+// take the memo's choices untimed, and the fastest plan's session replaces `session`. Plugin layers
+// keep the greedy lowering's choice (reformats around them follow their neighbours).
+Status timeFormatAlternatives(const Graph& graph, const BuilderConfig& config,
+                              const BuildTarget& target, std::unique_ptr<BuildSession>& session) {
+  if (!config.timeFormatAlternatives) return Status::ok();
+  const std::vector<bool>& channelsLast = session->channelsLastNodes();
+  if (std::find(channelsLast.begin(), channelsLast.end(), true) == channelsLast.end())
+    return Status::ok();
+  bool plugins = false;
+  for (const GraphNode& node : graph.nodes) plugins = plugins || node.type == LayerType::kPLUGIN;
+  StepMemo memo;
+  session->recordChoices(memo);
+  std::unique_ptr<BuildSession> best;  // the fastest alternative so far (null: the greedy one)
+  auto trial = [&](const std::vector<bool>& forceLinear, double bound, double& ms) -> Status {
+    auto alternative = std::make_unique<BuildSession>(graph, config, target);
+    alternative->setForceLinear(forceLinear);
+    alternative->setStepMemo(&memo);
+    if (plugins) alternative->setPluginChoices(session.get(), 0);
+    KILN_RETURN_IF_ERROR(alternative->lower());
+    KILN_RETURN_IF_ERROR(alternative->chooseTactics(bound * (1.0 - kFormatGainWorthIt)));
+    ms =
+        alternative->abandoned() ? std::numeric_limits<double>::infinity() : alternative->timedMs();
+    if (ms < bound * (1.0 - kFormatGainWorthIt)) best = std::move(alternative);
+    return Status::ok();
+  };
+  auto log = [&](const std::string& line) {
+    if (config.verbose) logMessage(Severity::kInfo, line);
+  };
+  std::vector<bool> forceLinear;
+  double bestMs = 0;
+  KILN_RETURN_IF_ERROR(
+      searchFormatRegions(graph, channelsLast, session->timedMs(), trial, log, forceLinear, bestMs)
+          .withContext("timing format alternatives"));
+  // The plugin choices live in the greedy session's build objects, which `best` shares.
+  if (best) session = std::move(best);
+  return Status::ok();
+}
+
+}  // namespace
+
 Status buildPlanFromGraph(const Graph& network, const BuilderConfig& config,
                           std::span<const passes::Pass> passes, std::vector<uint8_t>& bytes) {
   BuildTarget target;
@@ -167,14 +214,15 @@ Status buildPlanFromGraph(const Graph& network, const BuilderConfig& config,
   KILN_RETURN_IF_ERROR(passes::runPipeline(graph, passes, passes::PassLimits{},
                                            config.verbose ? &log : nullptr, target.device()));
   for (const std::string& line : log) logMessage(Severity::kInfo, line);
-  BuildSession session(graph, config, target);
-  KILN_RETURN_IF_ERROR(session.lower());
-  KILN_RETURN_IF_ERROR(session.chooseTactics());
+  auto session = std::make_unique<BuildSession>(graph, config, target);
+  KILN_RETURN_IF_ERROR(session->lower());
+  KILN_RETURN_IF_ERROR(session->chooseTactics());
+  KILN_RETURN_IF_ERROR(timeFormatAlternatives(graph, config, target, session));
   plan::Plan plan;
-  KILN_RETURN_IF_ERROR(session.makePlan(plan));
-  KILN_RETURN_IF_ERROR(session.fitWorkspaces(plan));
+  KILN_RETURN_IF_ERROR(session->makePlan(plan));
+  KILN_RETURN_IF_ERROR(session->fitWorkspaces(plan));
   KILN_RETURN_IF_ERROR(plan::writePlan(plan, bytes));
-  return session.reportProgress("plan", 1, 1, "");
+  return session->reportProgress("plan", 1, 1, "");
 }
 
 namespace {

@@ -49,6 +49,7 @@ Status BuildSession::lower() {
   // Everything given is built: the passes (passes/pipeline.h) already removed what no output
   // needs.
   home_.assign(graph_.tensors.size(), -1);
+  channelsLastNodes_.assign(graph_.nodes.size(), false);
   for (size_t g = 0; g < graph_.tensors.size(); ++g) {
     const GraphTensor& t = graph_.tensors[g];
     if (!t.isInput && !t.constant) continue;
@@ -212,6 +213,11 @@ FormatCandidate BuildSession::chooseFormats(const GraphNode& node,
     q.outputDims.push_back(o.dims);
   }
   std::vector<FormatCandidate> candidates = formatCandidates(q);
+  const size_t index = static_cast<size_t>(&node - graph_.nodes.data());
+  if (index < forceLinear_.size() && forceLinear_[index] && candidates.size() > 1) {
+    logVerbose("  layer '" + node.name + "': linear (a format alternative timed across the graph)");
+    return candidates.back();
+  }
   for (size_t c = 0; c + 1 < candidates.size(); ++c) {
     KernelConfig config;
     config.type = node.type;
@@ -251,6 +257,10 @@ Status BuildSession::lowerBuiltin(const GraphNode& node) {
   KILN_RETURN_IF_ERROR(inferLayerOutputs(node.type, node.params, shapes, outputs));
   if (outputs.size() != node.outputs.size()) return internalError("output count changed");
   const FormatCandidate formats = chooseFormats(node, types, shapes, outputs);
+  bool channelsLast = false;
+  for (const auto* list : {&formats.inputs, &formats.outputs})
+    for (TensorFormat f : *list) channelsLast = channelsLast || f == TensorFormat::kCHANNELS_LAST;
+  channelsLastNodes_[static_cast<size_t>(&node - graph_.nodes.data())] = channelsLast;
   std::vector<int32_t> inputs;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     int32_t b = -1;

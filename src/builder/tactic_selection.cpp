@@ -71,6 +71,17 @@ KernelConfig BuildSession::kernelConfig(const BuildStep& step) const {
 
 Status BuildSession::chooseTactic(BuildStep& step, size_t index) {
   const KernelConfig config = kernelConfig(step);
+  std::string memoKey;
+  if (stepMemo_ && corners_.empty()) {
+    memoKey = TimingCache::key(*target_.backend, config);
+    if (auto it = stepMemo_->find(memoKey); !memoKey.empty() && it != stepMemo_->end()) {
+      step.tactic = it->second.tactic;
+      step.medianMs = it->second.medianMs;
+      step.workspaceBytes = it->second.workspaceBytes;
+      step.candidates = it->second.candidates;
+      return Status::ok();
+    }
+  }
   std::vector<std::pair<std::string, KernelConfig>> corners;
   for (const auto& [name, session] : corners_)
     corners.emplace_back(name, session->kernelConfig(session->steps_[index]));
@@ -88,7 +99,25 @@ Status BuildSession::chooseTactic(BuildStep& step, size_t index) {
         static_cast<size_t>(plan::tensorBytes(d.dims, d.type)), "a timing output", buffers.back()));
     outs.push_back(buffers.back()->data());
   }
-  return chooseFastest(step, config, corners, ins, outs);
+  KILN_RETURN_IF_ERROR(chooseFastest(step, config, corners, ins, outs));
+  if (!memoKey.empty())
+    (*stepMemo_)[memoKey] = {step.tactic, step.medianMs, step.workspaceBytes, step.candidates};
+  return Status::ok();
+}
+
+void BuildSession::recordChoices(StepMemo& memo) const {
+  for (const BuildStep& step : steps_) {
+    if (step.type == LayerType::kPLUGIN || step.tactic.empty()) continue;
+    const std::string key = TimingCache::key(*target_.backend, kernelConfig(step));
+    if (!key.empty())
+      memo[key] = {step.tactic, step.medianMs, step.workspaceBytes, step.candidates};
+  }
+}
+
+double BuildSession::timedMs() const {
+  double sum = 0;
+  for (const BuildStep& step : steps_) sum += step.medianMs;
+  return sum;
 }
 
 namespace {
@@ -255,19 +284,29 @@ Status BuildSession::chooseFastest(BuildStep& step, const KernelConfig& config,
   return Status::ok();
 }
 
-Status BuildSession::chooseTactics() {
+Status BuildSession::chooseTactics(double abandonAboveMs) {
   PhaseScope phase(TracePhase::kBuild);
+  abandoned_ = false;
   if (!config_.timingCachePath.empty())
     KILN_RETURN_IF_ERROR(timingCache_.load(config_.timingCachePath));
   const int32_t total = static_cast<int32_t>(steps_.size());
   int32_t done = 0;
+  double sum = 0;
   for (size_t index = 0; index < steps_.size(); ++index) {
     BuildStep& step = steps_[index];
     if (step.type != LayerType::kPLUGIN) {
       Status s = chooseTactic(step, index);
       if (!s) return s.withContext("layer '" + step.name + "' (" + layerTypeName(step.type) + ")");
     }
-    KILN_RETURN_IF_ERROR(reportProgress("tactics", ++done, total, step.name));
+    sum += step.medianMs;
+    KILN_RETURN_IF_ERROR(reportProgress(abandonAboveMs < std::numeric_limits<double>::infinity()
+                                            ? "format alternatives"
+                                            : "tactics",
+                                        ++done, total, step.name));
+    if (sum > abandonAboveMs) {
+      abandoned_ = true;
+      break;
+    }
   }
   if (!config_.timingCachePath.empty()) return timingCache_.save(config_.timingCachePath);
   return Status::ok();

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <mutex>
 #include <random>
+#include <sstream>
 
 #include "backends/cuda/cuda_test_util.h"
 #include "backends/cuda/device.h"
@@ -105,13 +108,18 @@ std::unique_ptr<INetworkDefinition> patchTokens(std::vector<std::vector<float>>&
 
 using NetworkMaker = std::unique_ptr<INetworkDefinition> (*)(std::vector<std::vector<float>>&);
 
-std::vector<uint8_t> buildFor(const std::string& target, bool half, NetworkMaker make = &smallCnn) {
+// `timeFormats`: BuilderConfig::timeFormatAlternatives; off, the formats are the greedy rule's,
+// which these small layers let the tests check structurally (timed, a small convolution may well
+// run faster linear than between two reformats).
+std::vector<uint8_t> buildFor(const std::string& target, bool half, NetworkMaker make = &smallCnn,
+                              bool timeFormats = false) {
   std::vector<std::vector<float>> keep;
   auto net = make(keep);
   BuilderConfig config;
   config.target = target;
   config.builtinHalf = half;
   config.timingRuns = 2;
+  config.timeFormatAlternatives = timeFormats;
   std::vector<uint8_t> plan;
   const Status s = createBuilder()->buildSerializedNetwork(*net, config, plan);
   EXPECT_TRUE(s.isOk()) << s.toString();
@@ -220,6 +228,83 @@ TEST(CudaCnnFormats, Fp16PatchTokensReadTheChannelsLastMapInPlace) {
   std::mt19937 rng(std::random_device{}());
   const std::vector<float> x = randomValues(size_t(kN * kC * kH * kW), rng, 1.f);
   const std::vector<float> want = run(buildFor("cpu", false, &patchTokens), x);
+  const std::vector<float> got = run(bytes, x);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_LT(relL2(got, want), 2e-3);
+}
+
+class CapturingLogger final : public ILogger {
+ public:
+  void log(Severity, const char* message) noexcept override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    text_ += message;
+    text_ += '\n';
+  }
+  std::string text() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return text_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::string text_;
+};
+
+// The format decision timed (format_regions.h): the verbose log gives every alternative's plan
+// time against the best so far; the plan must be the one those times chose, and right.
+TEST(CudaCnnFormats, Fp16FormatsTimedAcrossTheGraphKeepTheFasterPlan) {
+  KILN_SKIP_WITHOUT_GPU();
+  CapturingLogger logger;
+  setLogger(&logger);
+  setLogSeverity(Severity::kInfo);
+  std::vector<std::vector<float>> keep;
+  auto net = smallCnn(keep);
+  BuilderConfig config;
+  config.target = "cuda:0";
+  config.builtinHalf = true;
+  config.timingRuns = 2;
+  config.verbose = true;
+  std::vector<uint8_t> bytes;
+  const Status s = createBuilder()->buildSerializedNetwork(*net, config, bytes);
+  setLogger(nullptr);
+  setLogSeverity(Severity::kWarning);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  const std::string text = logger.text();
+  ASSERT_NE(text.find("format region 1 of 1 ("), std::string::npos) << text;
+  // "  all linear: A ms against B ms: taken" (or "stopped early (cannot win) against ..."), then
+  // maybe "  its exits linear (...): ...".
+  std::istringstream lines(text);
+  std::string line;
+  bool wholeRegionLinear = false;
+  int trials = 0;
+  while (std::getline(lines, line)) {
+    const bool all = line.rfind("  all linear: ", 0) == 0;
+    if (!all && line.rfind("  its exits linear (", 0) != 0) continue;
+    ++trials;
+    const bool taken = line.size() > 7 && line.compare(line.size() - 7, 7, ": taken") == 0;
+    const size_t against = line.find(" against ");
+    ASSERT_NE(against, std::string::npos) << line;
+    double alternative = 0, best = 0;
+    const bool timed =
+        std::sscanf(line.c_str() + line.rfind(": ", against) + 2, "%lf ms", &alternative) == 1;
+    ASSERT_EQ(std::sscanf(line.c_str() + against + 9, "%lf ms", &best), 1) << line;
+    if (timed)
+      EXPECT_EQ(taken, alternative < best * 0.99) << line;
+    else
+      EXPECT_FALSE(taken) << line;
+    wholeRegionLinear = wholeRegionLinear || (all && taken);
+  }
+  EXPECT_GE(trials, 1) << text;
+  plan::Plan p;
+  ASSERT_TRUE(plan::readPlan(bytes.data(), bytes.size(), p).isOk());
+  int channelsLast = 0;
+  for (const plan::Tensor& t : p.tensors)
+    channelsLast +=
+        t.kind == plan::TensorKind::kACTIVATION && t.format == TensorFormat::kCHANNELS_LAST;
+  EXPECT_EQ(channelsLast == 0, wholeRegionLinear) << text;
+  std::mt19937 rng(std::random_device{}());
+  const std::vector<float> x = randomValues(size_t(kN * kC * kH * kW), rng, 1.f);
+  const std::vector<float> want = run(buildFor("cpu", false), x);
   const std::vector<float> got = run(bytes, x);
   ASSERT_EQ(got.size(), want.size());
   EXPECT_LT(relL2(got, want), 2e-3);
