@@ -35,8 +35,12 @@ std::unique_ptr<Kernel> createCudnnConvolution(const ConvGeometry& g, bool decon
 // engines instead of trusting the first. A plan records the tactic, so the same rank is made
 // again at load (the heuristic's order is cuDNN's, fixed for a version and GPU).
 std::unique_ptr<Kernel> createCudnnGraphConvolution(const KernelConfig& c, std::string* whyNot);
+// `fused` ("cudnn_graph_fused", "cudnn_graph_fused_1"): the bias, residual and activation run in
+// the same operation graph (cuDNN's runtime fusion) instead of kiln's epilogue kernel after it;
+// FP16 only, and only a convolution with an epilogue whose activation cuDNN has.
 std::unique_ptr<Kernel> createCudnnGraphConvolutionRank(const KernelConfig& c, int rank,
-                                                        const char* tactic, std::string* whyNot);
+                                                        const char* tactic, std::string* whyNot,
+                                                        bool fused = false);
 
 // The process-wide cuDNN handle for queries at kernel creation (algorithms, engine heuristics,
 // plans), created on first use; f(handle) runs under its mutex. unsupported() without a GPU.

@@ -22,6 +22,9 @@
 //                 (backends/cuda/cudnn_graph_convolution.cpp), then kiln's epilogue kernel;
 //                 channels-last only. The heuristic's first usable engine; cudnn_graph_1..3 its
 //                 next three, so that timing, not the heuristic, picks among them.
+//   cudnn_graph_fused  the same with the bias, residual and activation as pointwise operations
+//                 of its operation graph (cuDNN's runtime fusion: one kernel, no epilogue pass);
+//                 FP16, activations cuDNN has. cudnn_graph_fused_1 its heuristic's next engine.
 //   cudnn         the legacy cudnnConvolutionForward (backends/cuda/cudnn_convolution.cpp), then
 //                 kiln's epilogue kernel: the heuristic's first usable algorithm, cudnn_1 and
 //                 cudnn_2 its next two (the fastest may ask for far more workspace than they do);
@@ -250,6 +253,12 @@ std::unique_ptr<Kernel> createCudnnGraphRank(const KernelConfig& c, std::string*
   return createCudnnGraphConvolutionRank(c, Rank, kNames[Rank], whyNot);
 }
 
+template <int Rank>
+std::unique_ptr<Kernel> createCudnnGraphFusedRank(const KernelConfig& c, std::string* whyNot) {
+  static constexpr const char* kNames[] = {"cudnn_graph_fused", "cudnn_graph_fused_1"};
+  return createCudnnGraphConvolutionRank(c, Rank, kNames[Rank], whyNot, true);
+}
+
 // Fastest first, kiln's reference last; plans and timing caches record these names.
 constexpr Tactic kTactics[] = {
     // cuBLASLt adds the residual as C with beta 1: C == D is its in-place form.
@@ -258,6 +267,8 @@ constexpr Tactic kTactics[] = {
     {"im2col_gemm", &createIm2colGemm, true},
     // Reads each residual element only for the output element it adds to.
     {"depthwise_vectorized", &createDepthwiseVectorized, true},
+    {"cudnn_graph_fused", &createCudnnGraphFusedRank<0>},
+    {"cudnn_graph_fused_1", &createCudnnGraphFusedRank<1>},
     {"cudnn_graph", &createCudnnGraphConvolution},
     {"cudnn_graph_1", &createCudnnGraphRank<1>},
     {"cudnn_graph_2", &createCudnnGraphRank<2>},

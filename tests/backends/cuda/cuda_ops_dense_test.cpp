@@ -655,6 +655,38 @@ TEST(DenseLibraries, DeviceChannelsLastTacticsAccept) {
   EXPECT_GE(checked, 22);
 }
 
+// cudnn_graph_fused (cuDNN's runtime fusion of the epilogue) takes a ResNet block's last
+// convolution in FP16 (3x3, bias, residual, ReLU, channels-last) and MobileNet's ReLU6 projection;
+// it declines a convolution without an epilogue and one in FP32, saying why. The op harness checks
+// its results wherever it accepts.
+TEST(DenseLibraries, DeviceFusedCudnnGraphTakesResNetAndMobileNetEpilogues) {
+  const std::string why = deviceSkipReason();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
+  const Tactic* tactic =
+      ops::findTactic(ops::cudaTactics(LayerType::kCONVOLUTION), "cudnn_graph_fused");
+  ASSERT_NE(tactic, nullptr);
+  int checked = 0;
+  for (const OpCase& c : denseCases()) {
+    const bool wanted =
+        c.name == "conv_3x3_residual_relu_nhwc_weights" || c.name == "conv_1x1_nhwc_weights_relu6";
+    if (!wanted && c.name != "conv_stride2_asym_pad_nhwc_weights") continue;
+    for (DataType t : {DataType::kFLOAT, DataType::kHALF}) {
+      std::vector<std::vector<uint8_t>> bytes;
+      const KernelConfig config = channelsLastConfig(c, t, bytes);
+      std::string whyNot;
+      const bool made = tactic->create(config, &whyNot) != nullptr;
+      if (t == DataType::kHALF && wanted) {
+        EXPECT_TRUE(made) << c.name << ": " << whyNot;
+        ++checked;
+      } else if (t == DataType::kFLOAT) {
+        EXPECT_FALSE(made) << c.name;
+        EXPECT_NE(whyNot.find("fp16 only"), std::string::npos) << whyNot;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 2);
+}
+
 // im2col_gemm's gather, emulated on the host (so in CI): every chunk of rows of the patch matrix
 // against patches read naively from X, with stride, asymmetric padding, dilation and the zero
 // columns that round a row up to a multiple of 8; the chunks start mid-image and the last is
