@@ -3,6 +3,8 @@
 //                                  the activation: none, ReLU or the tanh GELU.
 //   cublaslt_bias_then_activation  the same product with the bias epilogue, then the Activation
 //                                  op's element kernel in place on Y: every other activation.
+//   cudnn_graph_fused              the product and its epilogue as one cuDNN operation graph
+//                                  (linear_cudnn_graph_cuda.cpp): the erf GELU in the epilogue.
 //   reference                      kiln's per-element kernel (linear_cuda.cu).
 // Each cuBLASLt tactic comes in eight ranks: the heuristic's first algorithm, and (suffix _1 to
 // _7) its second to eighth, which the builder times beside it.
@@ -385,6 +387,12 @@ std::unique_ptr<Kernel> createLinearCublasLt(const LinearGeometry& g, const char
 
 namespace {
 
+template <int Rank>
+std::unique_ptr<Kernel> createCudnnGraphFused(const KernelConfig& c, std::string* whyNot) {
+  static constexpr const char* kNames[] = {"cudnn_graph_fused", "cudnn_graph_fused_1"};
+  return createLinearCudnnGraph(c, Rank, kNames[Rank], whyNot);
+}
+
 // Fastest first, kiln's reference last; plans and timing caches record these names.
 // The cuBLASLt ones add the residual as C with beta 1 (C == D is its in-place form); the separate
 // activation then reads and writes Y only.
@@ -404,6 +412,10 @@ constexpr Tactic kTactics[] = {
     {"cublaslt_epilogue_5", &createEpilogue<5>, true},
     {"cublaslt_epilogue_6", &createEpilogue<6>, true},
     {"cublaslt_epilogue_7", &createEpilogue<7>, true},
+    // Not in place: cuDNN does not promise that a fused kernel reads each residual element
+    // before writing its output element.
+    {"cudnn_graph_fused", &createCudnnGraphFused<0>},
+    {"cudnn_graph_fused_1", &createCudnnGraphFused<1>},
     {"cublaslt_bias_then_activation", &createBiasThenActivation<0>, true},
     {"cublaslt_bias_then_activation_1", &createBiasThenActivation<1>, true},
     {"cublaslt_bias_then_activation_2", &createBiasThenActivation<2>, true},

@@ -36,4 +36,11 @@ std::unique_ptr<Kernel> createLinearReference(const KernelConfig& c, std::string
 std::unique_ptr<Kernel> createLinearCublasLt(const LinearGeometry& g, const char* tactic,
                                              std::string* whyNot);
 
+// The "cudnn_graph_fused" tactics (linear_cudnn_graph_cuda.cpp): the product and its epilogue as
+// one cuDNN operation graph (runtime fusion), the engine of rank `rank` among the heuristic's
+// usable ones; FP16, a product with a bias, residual or activation that cuDNN has (the erf GELU
+// among them, which cuBLASLt's epilogue is not).
+std::unique_ptr<Kernel> createLinearCudnnGraph(const KernelConfig& c, int rank, const char* tactic,
+                                               std::string* whyNot);
+
 }  // namespace kiln::cuda

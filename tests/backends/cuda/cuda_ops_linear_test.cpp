@@ -162,4 +162,28 @@ TEST(LinearTactics, DeviceCublasLtAcceptsItsCases) {
   }
 }
 
+// cudnn_graph_fused (the product and its epilogue as one cuDNN graph): FP16 only and only with an
+// epilogue, said before cuDNN is asked (so in CI); on a GPU it takes ViT-B/16's MLP product with
+// the erf GELU, which cuBLASLt's epilogue cannot, and the harness checks its results.
+TEST(LinearTactics, EmulatedFusedCudnnGraphRefusalsSayWhy) {
+  using A = ActivationType;
+  const Problem p{{}, 8, 16, 8, true, true};
+  const std::string fp32 = accepts(linear(act(p, A::kGELU)), DataType::kFLOAT, "cudnn_graph_fused");
+  EXPECT_NE(fp32.find("fp16 only"), std::string::npos) << fp32;
+  const std::string none =
+      accepts(linear({{}, 8, 16, 8, false, false}), DataType::kHALF, "cudnn_graph_fused");
+  EXPECT_NE(none.find("no epilogue"), std::string::npos) << none;
+  const std::string swish =
+      accepts(linear(act(p, A::kHARD_SWISH)), DataType::kHALF, "cudnn_graph_fused");
+  EXPECT_NE(swish.find("no pointwise mode"), std::string::npos) << swish;
+}
+
+TEST(LinearTactics, DeviceFusedCudnnGraphTakesTheErfGeluMlp) {
+  const std::string why = deviceSkipReason();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
+  using A = ActivationType;
+  const OpCase mlp = linear(act({{2}, 197, 768, 3072, true, true}, A::kGELU), false);
+  EXPECT_EQ(accepts(mlp, DataType::kHALF, "cudnn_graph_fused"), "");
+}
+
 }  // namespace kiln::testing
