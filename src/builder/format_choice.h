@@ -16,9 +16,10 @@
 //   whose kernels take linear tensors only (reshapes, products) decline, and the builder's
 //   reformat brings the tensor back to linear in front of them.
 // - Network outputs are handed over linear (lowering.cpp).
-// TensorRT times whole candidates, reformats included; kiln's greedy rule gives a CNN one reformat
-// at its input and one where it leaves the convolutions (before the classifier's reshape), which
-// is the result that timing would find for the networks measured.
+// The rule gives a CNN one reformat at its input and one where it leaves the convolutions (before
+// the classifier's reshape). It only proposes: as TensorRT times whole candidates, reformats
+// included, the builder then times each channels-last region it made against the region linear
+// and against its tail moved behind the reformat, and keeps the faster plan (format_regions.h).
 #pragma once
 
 #include <vector>

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/recent_cache.h"
 
 namespace kiln::cuda::cudnn_graph {
 namespace {
@@ -112,6 +113,22 @@ Status makePointwise(Descriptor& op, Descriptor& pw, cudnnPointwiseMode_t mode,
     KILN_RETURN_IF_ERROR(set(op.get(), CUDNN_ATTR_OPERATION_POINTWISE_BDESC, desc, b->address()));
   KILN_RETURN_IF_ERROR(set(op.get(), CUDNN_ATTR_OPERATION_POINTWISE_YDESC, desc, y.address()));
   KILN_CUDNN_CHECK(cudnnBackendFinalize(op.get()));
+  return Status::ok();
+}
+
+constexpr int64_t kMaxPackTensors = 8;
+using PackKey = WordKey<2 * kMaxPackTensors + 1>;
+
+Status makeVariantPack(Descriptor& pack, const int64_t* uids, void* const* pointers, int64_t count,
+                       void* workspace) {
+  KILN_RETURN_IF_ERROR(pack.create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR));
+  KILN_RETURN_IF_ERROR(
+      set(pack.get(), CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids, count));
+  KILN_RETURN_IF_ERROR(
+      set(pack.get(), CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers, count));
+  KILN_RETURN_IF_ERROR(
+      set(pack.get(), CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace));
+  KILN_CUDNN_CHECK(cudnnBackendFinalize(pack.get()));
   return Status::ok();
 }
 
@@ -275,20 +292,30 @@ Status makePlan(cudnnHandle_t h, const std::vector<cudnnBackendDescriptor_t>& op
 
 Status execute(cudnnHandle_t handle, const Descriptor& plan, const int64_t* uids,
                void* const* pointers, int64_t count, void* workspace, const char* tactic) {
+  if (count < 0 || count > kMaxPackTensors)
+    return invalidArgument(std::string(tactic) + ": " + std::to_string(count) +
+                           " tensors in one variant pack");
   for (int64_t i = 0; i < count; ++i)
     if (reinterpret_cast<uintptr_t>(pointers[i]) % kAlignment != 0)
       return invalidArgument(std::string(tactic) +
                              ": a tensor is not 16-byte aligned, as its execution plan needs");
-  Descriptor pack;
-  KILN_RETURN_IF_ERROR(pack.create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR));
-  KILN_RETURN_IF_ERROR(
-      set(pack.get(), CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids, count));
-  KILN_RETURN_IF_ERROR(
-      set(pack.get(), CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers, count));
-  KILN_RETURN_IF_ERROR(
-      set(pack.get(), CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace));
-  KILN_CUDNN_CHECK(cudnnBackendFinalize(pack.get()));
-  KILN_CUDNN_CHECK(cudnnBackendExecute(handle, plan.get(), pack.get()));
+  // The variant pack holds only the call's pointers, ids and workspace: the last pack made on this
+  // thread for the same ones is used again (recent_cache.h), so a context's enqueues after its
+  // first neither allocate nor finalize one.
+  PackKey key;
+  for (int64_t i = 0; i < count; ++i) {
+    key.push(static_cast<uint64_t>(uids[i]));
+    key.push(reinterpret_cast<uintptr_t>(pointers[i]));
+  }
+  key.push(reinterpret_cast<uintptr_t>(workspace));
+  thread_local RecentCache<PackKey, Descriptor, 64> packs;
+  Status made = Status::ok();
+  Descriptor* pack = packs.get(key, [&](Descriptor& d) {
+    made = makeVariantPack(d, uids, pointers, count, workspace);
+    return made.isOk();
+  });
+  if (!pack) return made;
+  KILN_CUDNN_CHECK(cudnnBackendExecute(handle, plan.get(), pack->get()));
   return Status::ok();
 }
 

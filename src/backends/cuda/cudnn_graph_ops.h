@@ -85,9 +85,9 @@ Status appendEpilogue(Epilogue& e, cudnnDataType_t ioType, Descriptor& main, Des
 Status makePlan(cudnnHandle_t handle, const std::vector<cudnnBackendDescriptor_t>& ops,
                 DataType type, int rank, Descriptor& plan, size_t& workspace);
 
-// Runs `plan` on `handle` with the tensors' pointers by uid; refuses an unaligned pointer. The
-// variant pack is made per call (a few host-side writes): one plan may run from several contexts
-// at once.
+// Runs `plan` on `handle` with the tensors' pointers by uid (at most 8); refuses an unaligned
+// pointer. The variant pack of the same pointers, ids and workspace made last on this thread is
+// used again; one plan may run from several contexts at once, each with its own packs.
 Status execute(cudnnHandle_t handle, const Descriptor& plan, const int64_t* uids,
                void* const* pointers, int64_t count, void* workspace, const char* tactic);
 
