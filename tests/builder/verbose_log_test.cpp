@@ -3,30 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <mutex>
 #include <random>
 
 #include "kiln/kiln.h"
+#include "log_capture_util.h"
 
 namespace kiln {
 namespace {
 
-class CapturingLogger final : public ILogger {
- public:
-  void log(Severity, const char* message) noexcept override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    text_ += message;
-    text_ += '\n';
-  }
-  std::string text() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return text_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::string text_;
-};
+using testing::CapturingLogger;
 
 TEST(VerboseBuild, SaysWhatWasRejectedWhyAndWhatWasChosen) {
   CapturingLogger logger;

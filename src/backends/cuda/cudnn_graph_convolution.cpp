@@ -71,7 +71,8 @@ class GraphConvolution final : public Kernel {
       // Fused: the convolution writes a virtual FP32 tensor, and the epilogue's pointwise
       // operations chain from it to y.
       Descriptor convOut;
-      cudnn_graph::Epilogue epilogue;
+      cudnn_graph::Epilogue epilogue(g_.hasBias, g_.residual >= 0, g_.hasActivation, g_.activation,
+                                     g_.activationAlpha, g_.activationBeta);
       if (fused_)
         KILN_RETURN_IF_ERROR(
             makeNhwc(convOut, CUDNN_DATA_FLOAT, kConvOut, g_.n, g_.k, g_.oh, g_.ow, true));
@@ -113,12 +114,6 @@ class GraphConvolution final : public Kernel {
 
       std::vector<cudnnBackendDescriptor_t> ops = {op.get()};
       if (fused_) {
-        epilogue.bias = g_.hasBias;
-        epilogue.residual = g_.residual >= 0;
-        epilogue.activation = g_.hasActivation;
-        epilogue.type = g_.activation;
-        epilogue.alpha = g_.activationAlpha;
-        epilogue.beta = g_.activationBeta;
         const int64_t yStrides[4] = {g_.oh * g_.ow * g_.k, 1, g_.ow * g_.k, g_.k};
         KILN_RETURN_IF_ERROR(cudnn_graph::appendEpilogue(
             epilogue, t, convOut, y, {g_.n, g_.k, g_.oh, g_.ow},

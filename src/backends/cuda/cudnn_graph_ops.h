@@ -62,6 +62,13 @@ bool hasPointwiseActivation(ActivationType activation, float alpha, float beta);
 
 // The epilogue's operations and the tensors it adds, kept alive until the graph is finalized.
 struct Epilogue {
+  Epilogue(bool bias, bool residual, bool activation, ActivationType type, float alpha, float beta)
+      : bias(bias),
+        residual(residual),
+        activation(activation),
+        type(type),
+        alpha(alpha),
+        beta(beta) {}
   bool bias = false, residual = false, activation = false;
   ActivationType type = ActivationType::kRELU;
   float alpha = 0.f, beta = 0.f;

@@ -72,13 +72,8 @@ class GraphLinear final : public Kernel {
       KILN_CUDNN_CHECK(cudnnBackendFinalize(op.get()));
 
       std::vector<cudnnBackendDescriptor_t> ops = {op.get()};
-      cudnn_graph::Epilogue epilogue;
-      epilogue.bias = g_.p.hasBias;
-      epilogue.residual = g_.p.hasResidual;
-      epilogue.activation = g_.p.hasActivation;
-      epilogue.type = g_.p.activation;
-      epilogue.alpha = g_.p.activationAlpha;
-      epilogue.beta = g_.p.activationBeta;
+      cudnn_graph::Epilogue epilogue(g_.p.hasBias, g_.p.hasResidual, g_.p.hasActivation,
+                                     g_.p.activation, g_.p.activationAlpha, g_.p.activationBeta);
       KILN_RETURN_IF_ERROR(cudnn_graph::appendEpilogue(epilogue, t, product, y, {1, rows, n},
                                                        {rows * n, n, 1}, {1, 1, n}, {n, n, 1},
                                                        kBias, kResidual, kVirtual, ops));

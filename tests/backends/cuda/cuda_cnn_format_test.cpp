@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <mutex>
 #include <random>
 #include <sstream>
 
@@ -14,6 +13,7 @@
 #include "backends/cuda/device.h"
 #include "core/plan.h"
 #include "kiln/kiln.h"
+#include "log_capture_util.h"
 
 namespace kiln {
 namespace {
@@ -166,6 +166,16 @@ double relL2(const std::vector<float>& got, const std::vector<float>& want) {
   return std::sqrt(num / den);
 }
 
+// The plan's output on fresh random data against the CPU backend's plan of the same network.
+void expectMatchesTheCpu(const std::vector<uint8_t>& bytes, NetworkMaker make, double tolerance) {
+  std::mt19937 rng(std::random_device{}());
+  const std::vector<float> x = randomValues(size_t(kN * kC * kH * kW), rng, 1.f);
+  const std::vector<float> want = run(buildFor("cpu", false, make), x);
+  const std::vector<float> got = run(bytes, x);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_LT(relL2(got, want), tolerance);
+}
+
 TEST(CudaCnnFormats, Fp16RunsChannelsLastEndToEndWithFusedEpilogues) {
   KILN_SKIP_WITHOUT_GPU();
   const std::vector<uint8_t> bytes = buildFor("cuda:0", true);
@@ -189,12 +199,7 @@ TEST(CudaCnnFormats, Fp16RunsChannelsLastEndToEndWithFusedEpilogues) {
   EXPECT_EQ(convs, 4) << "every activation and residual add fused into its convolution";
   EXPECT_EQ(reformats, 2) << "one reformat at the input, one at the output";
   EXPECT_EQ(others, 2);
-  std::mt19937 rng(std::random_device{}());
-  const std::vector<float> x = randomValues(size_t(kN * kC * kH * kW), rng, 1.f);
-  const std::vector<float> want = run(buildFor("cpu", false), x);
-  const std::vector<float> got = run(bytes, x);
-  ASSERT_EQ(got.size(), want.size());
-  EXPECT_LT(relL2(got, want), 2e-3);
+  expectMatchesTheCpu(bytes, &smallCnn, 2e-3);
 }
 
 TEST(CudaCnnFormats, Fp32MatchesTheCpuBackend) {
@@ -225,38 +230,14 @@ TEST(CudaCnnFormats, Fp16PatchTokensReadTheChannelsLastMapInPlace) {
     EXPECT_EQ(s.inputs[0], convOutput) << "no reformat between the convolution and the tokens";
   }
   EXPECT_TRUE(sawShuffle);
-  std::mt19937 rng(std::random_device{}());
-  const std::vector<float> x = randomValues(size_t(kN * kC * kH * kW), rng, 1.f);
-  const std::vector<float> want = run(buildFor("cpu", false, &patchTokens), x);
-  const std::vector<float> got = run(bytes, x);
-  ASSERT_EQ(got.size(), want.size());
-  EXPECT_LT(relL2(got, want), 2e-3);
+  expectMatchesTheCpu(bytes, &patchTokens, 2e-3);
 }
-
-class CapturingLogger final : public ILogger {
- public:
-  void log(Severity, const char* message) noexcept override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    text_ += message;
-    text_ += '\n';
-  }
-  std::string text() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return text_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::string text_;
-};
 
 // The format decision timed (format_regions.h): the verbose log gives every alternative's plan
 // time against the best so far; the plan must be the one those times chose, and right.
 TEST(CudaCnnFormats, Fp16FormatsTimedAcrossTheGraphKeepTheFasterPlan) {
   KILN_SKIP_WITHOUT_GPU();
-  CapturingLogger logger;
-  setLogger(&logger);
-  setLogSeverity(Severity::kInfo);
+  testing::LogCapture logger;
   std::vector<std::vector<float>> keep;
   auto net = smallCnn(keep);
   BuilderConfig config;
@@ -266,10 +247,8 @@ TEST(CudaCnnFormats, Fp16FormatsTimedAcrossTheGraphKeepTheFasterPlan) {
   config.verbose = true;
   std::vector<uint8_t> bytes;
   const Status s = createBuilder()->buildSerializedNetwork(*net, config, bytes);
-  setLogger(nullptr);
-  setLogSeverity(Severity::kWarning);
-  ASSERT_TRUE(s.isOk()) << s.toString();
   const std::string text = logger.text();
+  ASSERT_TRUE(s.isOk()) << s.toString();
   ASSERT_NE(text.find("format region 1 of 1 ("), std::string::npos) << text;
   // "  all linear: A ms against B ms: taken" (or "stopped early (cannot win) against ..."), then
   // maybe "  its exits linear (...): ...".
@@ -302,12 +281,7 @@ TEST(CudaCnnFormats, Fp16FormatsTimedAcrossTheGraphKeepTheFasterPlan) {
     channelsLast +=
         t.kind == plan::TensorKind::kACTIVATION && t.format == TensorFormat::kCHANNELS_LAST;
   EXPECT_EQ(channelsLast == 0, wholeRegionLinear) << text;
-  std::mt19937 rng(std::random_device{}());
-  const std::vector<float> x = randomValues(size_t(kN * kC * kH * kW), rng, 1.f);
-  const std::vector<float> want = run(buildFor("cpu", false), x);
-  const std::vector<float> got = run(bytes, x);
-  ASSERT_EQ(got.size(), want.size());
-  EXPECT_LT(relL2(got, want), 2e-3);
+  expectMatchesTheCpu(bytes, &smallCnn, 2e-3);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "core/plan.h"
 #include "kiln/float16.h"
 #include "kiln/kiln.h"
+#include "log_capture_util.h"
 #include "random_test_util.h"
 
 namespace kiln::testing {
@@ -27,40 +28,6 @@ namespace kiln::testing {
 using passes::Pass;
 using passes::PassContext;
 using passes::PassFunction;
-
-class CapturingLogger final : public ILogger {
- public:
-  void log(Severity, const char* message) noexcept override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    text_ += message;
-    text_ += '\n';
-  }
-  std::string text() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return text_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::string text_;
-};
-
-// Installs a capturing logger at kInfo for the scope.
-class LogCapture {
- public:
-  LogCapture() {
-    setLogger(&logger_);
-    setLogSeverity(Severity::kInfo);
-  }
-  ~LogCapture() {
-    setLogger(nullptr);
-    setLogSeverity(Severity::kWarning);
-  }
-  std::string text() { return logger_.text(); }
-
- private:
-  CapturingLogger logger_;
-};
 
 inline Weights weights(const std::vector<float>& v) {
   return Weights{DataType::kFLOAT, v.data(), static_cast<int64_t>(v.size())};
