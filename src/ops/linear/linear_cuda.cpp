@@ -412,10 +412,6 @@ constexpr Tactic kTactics[] = {
     {"cublaslt_epilogue_5", &createEpilogue<5>, true},
     {"cublaslt_epilogue_6", &createEpilogue<6>, true},
     {"cublaslt_epilogue_7", &createEpilogue<7>, true},
-    // Not in place: cuDNN does not promise that a fused kernel reads each residual element
-    // before writing its output element.
-    {"cudnn_graph_fused", &createCudnnGraphFused<0>},
-    {"cudnn_graph_fused_1", &createCudnnGraphFused<1>},
     {"cublaslt_bias_then_activation", &createBiasThenActivation<0>, true},
     {"cublaslt_bias_then_activation_1", &createBiasThenActivation<1>, true},
     {"cublaslt_bias_then_activation_2", &createBiasThenActivation<2>, true},
@@ -424,6 +420,11 @@ constexpr Tactic kTactics[] = {
     {"cublaslt_bias_then_activation_5", &createBiasThenActivation<5>, true},
     {"cublaslt_bias_then_activation_6", &createBiasThenActivation<6>, true},
     {"cublaslt_bias_then_activation_7", &createBiasThenActivation<7>, true},
+    // Not in place: cuDNN does not promise that a fused kernel reads each residual element
+    // before writing its output element. After cuBLASLt's: making one compiles its kernel
+    // (runtime fusion), and the builder's probes stop at the first tactic that accepts.
+    {"cudnn_graph_fused", &createCudnnGraphFused<0>},
+    {"cudnn_graph_fused_1", &createCudnnGraphFused<1>},
     {"reference", &createLinearReference}};
 
 }  // namespace
