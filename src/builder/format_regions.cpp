@@ -15,7 +15,9 @@ int32_t findRoot(std::vector<int32_t>& parent, int32_t n) {
 }
 
 std::string msText(double ms) {
-  if (!std::isfinite(ms)) return "stopped early (cannot win)";
+  if (!std::isfinite(ms))
+    return "stopped once its steps cost more than the best less " +
+           std::to_string(static_cast<int>(kFormatGainWorthIt * 100 + 0.5)) + "%";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4f ms", ms);
   return buf;

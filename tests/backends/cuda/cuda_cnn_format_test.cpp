@@ -250,8 +250,8 @@ TEST(CudaCnnFormats, Fp16FormatsTimedAcrossTheGraphKeepTheFasterPlan) {
   const std::string text = logger.text();
   ASSERT_TRUE(s.isOk()) << s.toString();
   ASSERT_NE(text.find("format region 1 of 1 ("), std::string::npos) << text;
-  // "  all linear: A ms against B ms: taken" (or "stopped early (cannot win) against ..."), then
-  // maybe "  its exits linear (...): ...".
+  // "  all linear: A ms against B ms: taken" (or "stopped once its steps cost more than the best
+  // less 1% against ..."), then maybe "  its exits linear (...): ...".
   std::istringstream lines(text);
   std::string line;
   bool wholeRegionLinear = false;
