@@ -184,6 +184,8 @@ std::unique_ptr<Kernel> createCudnnGraphConvolutionRank(const KernelConfig& c, i
     return decline("no bias, residual or activation to fuse (\"cudnn_graph\" takes it)");
   if (fused && g.type != DataType::kHALF)
     return decline("fp16 only (cuDNN's fused FP32 engines are TF32)");
+  if (fused && !cudnn_graph::runtimeFusionEnabled())
+    return decline("off unless KILN_CUDNN_FUSION=1 (not yet verified on a GPU)");
   if (deviceCount() == 0) return decline("no CUDA GPU to make a plan on: " + noDeviceReason());
   auto kernel = std::make_unique<GraphConvolution>(g, rank, fused);
   const Status s = kernel->init();

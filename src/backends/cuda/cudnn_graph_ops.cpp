@@ -2,6 +2,7 @@
 #include "backends/cuda/cudnn_graph_ops.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <utility>
 
 #include "backends/cuda/cuda_check.h"
@@ -133,6 +134,11 @@ Status makeVariantPack(Descriptor& pack, const int64_t* uids, void* const* point
 }
 
 }  // namespace
+
+bool runtimeFusionEnabled() {
+  const char* v = std::getenv("KILN_CUDNN_FUSION");
+  return v && std::string(v) == "1";
+}
 
 Descriptor::~Descriptor() {
   if (d_) cudnnBackendDestroyDescriptor(d_);

@@ -2,6 +2,7 @@
 // pooling, matrix multiply, gemm (see cuda_ops_test_util.h for the two modes).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 
 #include "backends/cuda/conv_geometry.h"
@@ -662,6 +663,7 @@ TEST(DenseLibraries, DeviceChannelsLastTacticsAccept) {
 TEST(DenseLibraries, DeviceFusedCudnnGraphTakesResNetAndMobileNetEpilogues) {
   const std::string why = deviceSkipReason();
   if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
+  setenv("KILN_CUDNN_FUSION", "1", 1);  // offered only when asked for (cudnn_graph_ops.h)
   const Tactic* tactic =
       ops::findTactic(ops::cudaTactics(LayerType::kCONVOLUTION), "cudnn_graph_fused");
   ASSERT_NE(tactic, nullptr);
