@@ -185,7 +185,7 @@ std::unique_ptr<Kernel> createCudnnGraphConvolutionRank(const KernelConfig& c, i
   if (fused && g.type != DataType::kHALF)
     return decline("fp16 only (cuDNN's fused FP32 engines are TF32)");
   if (fused && !cudnn_graph::runtimeFusionEnabled())
-    return decline("off unless KILN_CUDNN_FUSION=1 (not yet verified on a GPU)");
+    return decline("turned off by KILN_CUDNN_FUSION=0");
   if (deviceCount() == 0) return decline("no CUDA GPU to make a plan on: " + noDeviceReason());
   auto kernel = std::make_unique<GraphConvolution>(g, rank, fused);
   const Status s = kernel->init();

@@ -137,7 +137,7 @@ Status makeVariantPack(Descriptor& pack, const int64_t* uids, void* const* point
 
 bool runtimeFusionEnabled() {
   const char* v = std::getenv("KILN_CUDNN_FUSION");
-  return v && std::string(v) == "1";
+  return !v || std::string(v) != "0";
 }
 
 Descriptor::~Descriptor() {

@@ -28,9 +28,8 @@
 namespace kiln::cuda::cudnn_graph {
 
 // Whether the runtime-fused tactics ("cudnn_graph_fused" of Convolution and Linear) are offered:
-// only where the environment sets KILN_CUDNN_FUSION=1. They were written and unit-tested without
-// a GPU and have not yet passed the device harness; until they have, plans do not take them
-// unasked.
+// yes unless the environment sets KILN_CUDNN_FUSION=0, to tell a wrong result of theirs from
+// others' (as KILN_IN_PLACE=0 does for in-place residuals).
 bool runtimeFusionEnabled();
 
 // Every tensor a plan reads or writes is 16-byte aligned: the builder places every one so.

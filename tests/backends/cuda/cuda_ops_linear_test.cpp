@@ -7,7 +7,6 @@
 // ones run on the device only.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -182,7 +181,6 @@ TEST(LinearTactics, EmulatedFusedCudnnGraphRefusalsSayWhy) {
 TEST(LinearTactics, DeviceFusedCudnnGraphTakesTheErfGeluMlp) {
   const std::string why = deviceSkipReason();
   if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
-  setenv("KILN_CUDNN_FUSION", "1", 1);  // offered only when asked for (cudnn_graph_ops.h)
   using A = ActivationType;
   const OpCase mlp = linear(act({{2}, 197, 768, 3072, true, true}, A::kGELU), false);
   EXPECT_EQ(accepts(mlp, DataType::kHALF, "cudnn_graph_fused"), "");
