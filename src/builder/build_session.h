@@ -56,9 +56,9 @@ struct BuildStep {
   std::vector<plan::Candidate> candidates;
 };
 
-// Tactic choices by kernel configuration (TimingCache::key), shared by the lowerings of one build
-// that time format alternatives (format_regions.h): a step an alternative leaves as it was is not
-// timed again, and keeps its candidates for `kiln inspect`.
+// Tactic choices by layer and kernel configuration (BuildSession::memoKeyOf), shared by the
+// lowerings of one build that time format alternatives (format_regions.h): a step an alternative
+// leaves as it was is not timed again, and keeps its candidates for `kiln inspect`.
 struct StepChoice {
   std::string tactic;
   double medianMs = 0;
@@ -124,6 +124,8 @@ class BuildSession {
   void setStepMemo(StepMemo* memo) { stepMemo_ = memo; }
   // Adds every chosen step of this session to `memo`.
   void recordChoices(StepMemo& memo) const;
+  // A step's key in a StepMemo: its name and its configuration's timing-cache key.
+  std::string memoKeyOf(const BuildStep& step, const KernelConfig& config) const;
   bool abandoned() const { return abandoned_; }
   // The sum of the steps' timed medians: the plan's cost as the builder compares plans.
   double timedMs() const;

@@ -73,7 +73,7 @@ Status BuildSession::chooseTactic(BuildStep& step, size_t index) {
   const KernelConfig config = kernelConfig(step);
   std::string memoKey;
   if (stepMemo_ && corners_.empty()) {
-    memoKey = TimingCache::key(*target_.backend, config);
+    memoKey = memoKeyOf(step, config);
     if (auto it = stepMemo_->find(memoKey); !memoKey.empty() && it != stepMemo_->end()) {
       step.tactic = it->second.tactic;
       step.medianMs = it->second.medianMs;
@@ -105,10 +105,18 @@ Status BuildSession::chooseTactic(BuildStep& step, size_t index) {
   return Status::ok();
 }
 
+std::string BuildSession::memoKeyOf(const BuildStep& step, const KernelConfig& config) const {
+  // The layer's name as well as its configuration: a tactic may accept a layer for its constants'
+  // values, which the configuration's key does not hold, so a choice is reused for its own layer
+  // only.
+  const std::string key = TimingCache::key(*target_.backend, config);
+  return key.empty() ? key : step.name + "|" + key;
+}
+
 void BuildSession::recordChoices(StepMemo& memo) const {
   for (const BuildStep& step : steps_) {
     if (step.type == LayerType::kPLUGIN || step.tactic.empty()) continue;
-    const std::string key = TimingCache::key(*target_.backend, kernelConfig(step));
+    const std::string key = memoKeyOf(step, kernelConfig(step));
     if (!key.empty())
       memo[key] = {step.tactic, step.medianMs, step.workspaceBytes, step.candidates};
   }
