@@ -4,9 +4,10 @@
 // 42.8 MiB hole in the arena, so that one layer made every context 80 MiB larger. The engine puts
 // each step's workspace in a hole of the arena (runtime/workspace_placement.h); a workspace that
 // fits none grows the arena. So once the plan's memory is laid out, a step whose workspace grows
-// the arena takes, from its timed candidates, the fastest one within kWorkspaceTimeTolerance of
-// its time whose workspace fits (largest growth first, while any of at least
-// kWorkspaceGrowthWorthTime remains); the verbose log says what it gave and what it saved.
+// the arena takes, from its timed candidates, the fastest one whose workspace fits and whose extra
+// time is within tradeAllowanceMs (a share of the layer's time, or of the plan's in proportion to
+// the memory saved), largest growth first, while any of at least kWorkspaceGrowthWorthTime
+// remains; the verbose log says what it gave and what it saved.
 // Profile plans keep a separate workspace and are left alone.
 #include "builder/workspace_choice.h"
 
@@ -31,14 +32,20 @@ std::string mib(uint64_t bytes) {
 
 }  // namespace
 
+double tradeAllowanceMs(double layerMs, double planMs, uint64_t growth, uint64_t arenaBytes) {
+  const double memoryShare =
+      growth == 0 ? 0.0 : static_cast<double>(growth) / (static_cast<double>(arenaBytes) + growth);
+  return std::max(layerMs * kWorkspaceTimeTolerance,
+                  planMs * kPlanTimePerMemoryShare * memoryShare);
+}
+
 const plan::Candidate* fittingCandidate(
     const std::vector<plan::Candidate>& candidates, const std::string& chosen, double chosenMs,
-    const std::function<bool(const plan::Candidate&, uint64_t&)>& workspaceOf,
+    double allowanceMs, const std::function<bool(const plan::Candidate&, uint64_t&)>& workspaceOf,
     const std::function<bool(uint64_t)>& fits, uint64_t* workspace) {
   std::vector<const plan::Candidate*> order;
   for (const plan::Candidate& c : candidates)
-    if (c.rejectedBecause.empty() && c.name != chosen &&
-        c.medianMs <= chosenMs * (1.0 + kWorkspaceTimeTolerance))
+    if (c.rejectedBecause.empty() && c.name != chosen && c.medianMs <= chosenMs + allowanceMs)
       order.push_back(&c);
   std::stable_sort(
       order.begin(), order.end(),
@@ -97,20 +104,30 @@ Status BuildSession::fitWorkspaces(plan::Plan& plan) {
       const WorkspacePlacement trial = placeWorkspacesInArena(plan, asks);
       return trial.offsets[worst] + bytes <= plan.arenaBytes;
     };
+    double planMs = 0;
+    for (const plan::Step& s : plan.steps) planMs += s.medianMs;
+    const double allowanceMs = tradeAllowanceMs(step.medianMs, planMs, growth, plan.arenaBytes);
     uint64_t bytes = 0;
-    const plan::Candidate* c =
-        fittingCandidate(step.candidates, step.tactic, step.medianMs, workspaceOf, fits, &bytes);
+    const plan::Candidate* c = fittingCandidate(step.candidates, step.tactic, step.medianMs,
+                                                allowanceMs, workspaceOf, fits, &bytes);
     if (c) {
       logVerbose("layer '" + step.layerName + "': " + c->name + " (" + std::to_string(c->medianMs) +
                  " ms, workspace " + mib(bytes) + ") instead of " + step.tactic + " (" +
                  std::to_string(step.medianMs) + " ms, workspace " + mib(step.workspaceBytes) +
-                 "), whose workspace would grow every context by " + mib(growth));
+                 "), whose workspace would grow every context by " + mib(growth) + " (" +
+                 mib(plan.arenaBytes) + " without it; " + std::to_string(allowanceMs) +
+                 " ms of the plan's " + std::to_string(planMs) + " allowed for it)");
       // A rebuild from the timing cache makes the same choice.
       timingCache_.record(TimingCache::key(*target_.backend, config), c->name, c->medianMs);
       changedCache = true;
       step.tactic = steps_[worst].tactic = c->name;
       step.medianMs = steps_[worst].medianMs = c->medianMs;
       step.workspaceBytes = steps_[worst].workspaceBytes = bytes;
+    } else {
+      logVerbose("layer '" + step.layerName + "' keeps " + step.tactic + " (workspace " +
+                 mib(step.workspaceBytes) + ", growing every context by " + mib(growth) +
+                 "): no other timed candidate fits within " + std::to_string(allowanceMs) +
+                 " ms more");
     }
     plan.maxWorkspaceBytes = 0;
     for (const plan::Step& s : plan.steps)
