@@ -45,6 +45,14 @@ Status getDeviceInfo(int index, DeviceInfo& info) {
   return Status::ok();
 }
 
+Status currentL2CacheBytes(int64_t& bytes) {
+  int device = 0, l2 = 0;
+  KILN_CUDA_CHECK(cudaGetDevice(&device));
+  KILN_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  bytes = l2;
+  return Status::ok();
+}
+
 std::string targetName(const DeviceInfo& info) {
   return "cuda:sm_" + std::to_string(info.major) + std::to_string(info.minor);
 }

@@ -25,6 +25,8 @@ int deviceCount();
 // Why deviceCount() is 0, for skip messages: the CUDA runtime's own words.
 std::string noDeviceReason();
 Status getDeviceInfo(int index, DeviceInfo& info);
+// The L2 cache of the calling thread's current device, in bytes.
+Status currentL2CacheBytes(int64_t& bytes);
 // "cuda:sm_90" for a device of compute capability 9.0: what a plan built on it records.
 std::string targetName(const DeviceInfo& info);
 // Makes `index` the calling thread's current device.

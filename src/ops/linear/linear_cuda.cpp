@@ -3,11 +3,16 @@
 //                                  the activation: none, ReLU or the tanh GELU.
 //   cublaslt_bias_then_activation  the same product with the bias epilogue, then the Activation
 //                                  op's element kernel in place on Y: every other activation.
+//   cublaslt_l2half_chunks_then_activation, cublaslt_l2quarter_chunks_then_activation
+//                                  the same product and pass in turn over row chunks whose
+//                                  output fits half (a quarter of) the L2 cache
+//                                  (linear_row_chunks.h), so that the pass reads Y from L2: only
+//                                  where Y is larger than that.
 //   cudnn_graph_fused              the product and its epilogue as one cuDNN operation graph
 //                                  (linear_cudnn_graph_cuda.cpp): the erf GELU in the epilogue.
 //   reference                      kiln's per-element kernel (linear_cuda.cu).
 // Each cuBLASLt tactic comes in eight ranks: the heuristic's first algorithm, and (suffix _1 to
-// _7) its second to eighth, which the builder times beside it.
+// _7) its second to eighth, which the builder times beside it (the L2-chunked ones in two).
 //
 // cuBLASLt decisions:
 // - What it computes: D = epilogue(alpha op(A) op(B) + beta C), and its bias epilogues "apply
@@ -47,11 +52,13 @@
 
 #include "backends/cuda/cublas_types.h"
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/device.h"
 #include "backends/cuda/float_layer_checks.h"
 #include "backends/cuda/library_handles.h"
 #include "backends/cuda/non_copyable.h"
 #include "ops/activation/activation_cuda.h"
 #include "ops/linear/linear_cuda.h"
+#include "ops/linear/linear_row_chunks.h"
 #include "ops/linear/linear_semantics.h"
 #include "ops/op.h"
 
@@ -183,14 +190,20 @@ class LtProduct : NonCopyable {
     return std::max(alignedWorkspace_, hasUnalignedAlgo_ ? unalignedWorkspace_ : size_t{0});
   }
 
-  Status enqueue(const void* const* in, void* y, void* workspace, const RunContext& ctx) const {
+  // The product of this geometry's rows of X, starting at X's row firstRow, into Y's (and from the
+  // residual's) rows of the same index: a chunk of a larger product.
+  Status enqueue(const void* const* in, void* y, void* workspace, const RunContext& ctx,
+                 int64_t firstRow = 0) const {
     cublasHandle_t h = nullptr;
     KILN_RETURN_IF_ERROR(cublasHandleFor(ctx, h));
     const ops::linear::InputSlots s(g_.p);
-    const void* x = in[0];
+    const auto elem = static_cast<int64_t>(dataTypeSize(g_.type));
+    const void* x = static_cast<const char*>(in[0]) + firstRow * g_.k * elem;
     const void* w = in[1];
     const void* bias = s.bias >= 0 ? in[s.bias] : nullptr;
-    const void* c = s.residual >= 0 ? in[s.residual] : y;
+    y = static_cast<char*>(y) + firstRow * g_.n * elem;
+    const void* c =
+        s.residual >= 0 ? static_cast<const char*>(in[s.residual]) + firstRow * g_.n * elem : y;
     bool fast = true;
     for (const void* p : {x, w, bias, c, static_cast<const void*>(y)})
       if (p && !aligned(p, kAlignment)) fast = false;
@@ -311,6 +324,44 @@ class LinearCublasLt final : public Kernel {
   bool activateAfter_;
 };
 
+// The product and the activation pass in turn over chunks of rows (linear_row_chunks.h): each
+// chunk's Y is still in L2 when the pass reads it back.
+class LinearL2Chunks final : public Kernel {
+ public:
+  LinearL2Chunks(std::unique_ptr<LtProduct> chunk, std::unique_ptr<LtProduct> last,
+                 const LinearGeometry& g, const RowChunks& chunks)
+      : chunk_(std::move(chunk)), last_(std::move(last)), g_(g), chunks_(chunks) {}
+
+  bool usesLibraries() const override { return true; }
+  size_t workspaceSize() const override {
+    return std::max(chunk_->workspaceSize(), last_ ? last_->workspaceSize() : size_t{0});
+  }
+
+  Status run(const void* const* in, void* const* out, void* workspace,
+             const RunContext& ctx) const override {
+    ActivationParams a;
+    a.type = g_.p.activation;
+    a.alpha = g_.p.activationAlpha;
+    a.beta = g_.p.activationBeta;
+    const auto elem = static_cast<int64_t>(dataTypeSize(g_.type));
+    for (int64_t i = 0; i < chunks_.count; ++i) {
+      const int64_t first = i * chunks_.rows;
+      const bool last = i + 1 == chunks_.count;
+      const LtProduct& product = last && last_ ? *last_ : *chunk_;
+      KILN_RETURN_IF_ERROR(product.enqueue(in, out[0], workspace, ctx, first));
+      void* y = static_cast<char*>(out[0]) + first * g_.n * elem;
+      KILN_RETURN_IF_ERROR(activation::launchFloatActivation(
+          a, g_.type, y, y, (last ? chunks_.lastRows : chunks_.rows) * g_.n, ctx));
+    }
+    return Status::ok();
+  }
+
+ private:
+  std::unique_ptr<LtProduct> chunk_, last_;  // last_: the shorter last chunk's, when there is one
+  LinearGeometry g_;
+  RowChunks chunks_;
+};
+
 // The configuration as cuBLASLt tactics take it: validated, and a product cuBLASLt can run.
 bool readForCublasLt(const KernelConfig& c, const char* tactic, LinearGeometry* g,
                      std::string* whyNot) {
@@ -370,6 +421,63 @@ std::unique_ptr<Kernel> createBiasThenActivation(const KernelConfig& c, std::str
                     kTactic, whyNot, Rank);
 }
 
+// Half the L2 leaves room for the chunk's X and W beside its Y; a quarter, for what the L2's two
+// partitions may both hold. Two ranks each; timing decides.
+constexpr const char* kL2ChunkNames[2][2] = {
+    {"cublaslt_l2half_chunks_then_activation", "cublaslt_l2half_chunks_then_activation_1"},
+    {"cublaslt_l2quarter_chunks_then_activation", "cublaslt_l2quarter_chunks_then_activation_1"}};
+
+// Chunks of at most about L2 / L2Divisor bytes of Y.
+template <int L2Divisor, int Rank>
+std::unique_ptr<Kernel> createL2Chunks(const KernelConfig& c, std::string* whyNot) {
+  static_assert(L2Divisor == 2 || L2Divisor == 4);
+  const char* kTactic = kL2ChunkNames[L2Divisor / 4][Rank];
+  LinearGeometry g;
+  if (!readForCublasLt(c, kTactic, &g, whyNot)) return nullptr;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  std::string why;
+  if (!g.p.hasActivation || epilogueFor(g.p, &epilogue, &why)) {
+    fail(whyNot, kTactic,
+         "no activation pass to keep in L2 (cublaslt_epilogue runs this layer in one product)");
+    return nullptr;
+  }
+  int64_t l2 = 0;
+  const Status s = currentL2CacheBytes(l2);
+  if (!s) {
+    fail(whyNot, kTactic, s.message());
+    return nullptr;
+  }
+  const int64_t rowBytes = g.n * static_cast<int64_t>(dataTypeSize(g.type));
+  const RowChunks chunks = rowChunksFor(g.rows, rowBytes, l2 / L2Divisor);
+  if (chunks.count == 1) {
+    fail(whyNot, kTactic,
+         "Y (" + std::to_string(g.rows * rowBytes) + " bytes) fits in 1/" +
+             std::to_string(L2Divisor) + " of the L2 cache (" + std::to_string(l2 / L2Divisor) +
+             " bytes) already (cublaslt_bias_then_activation runs it)");
+    return nullptr;
+  }
+  const cublasLtEpilogue_t bias = g.p.hasBias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  const auto product = [&](int64_t rows) -> std::unique_ptr<LtProduct> {
+    LinearGeometry part = g;
+    part.rows = rows;
+    auto p = std::make_unique<LtProduct>(part, bias, Rank);
+    const Status made = p->prepare();
+    if (!made) {
+      fail(whyNot, kTactic, made.message());
+      return nullptr;
+    }
+    return p;
+  };
+  std::unique_ptr<LtProduct> chunk = product(chunks.rows);
+  if (!chunk) return nullptr;
+  std::unique_ptr<LtProduct> last;
+  if (chunks.lastRows != chunks.rows) {
+    last = product(chunks.lastRows);
+    if (!last) return nullptr;
+  }
+  return std::make_unique<LinearL2Chunks>(std::move(chunk), std::move(last), g, chunks);
+}
+
 }  // namespace
 
 std::unique_ptr<Kernel> createLinearCublasLt(const LinearGeometry& g, const char* tactic,
@@ -420,6 +528,10 @@ constexpr Tactic kTactics[] = {
     {"cublaslt_bias_then_activation_5", &createBiasThenActivation<5>, true},
     {"cublaslt_bias_then_activation_6", &createBiasThenActivation<6>, true},
     {"cublaslt_bias_then_activation_7", &createBiasThenActivation<7>, true},
+    {"cublaslt_l2half_chunks_then_activation", &createL2Chunks<2, 0>, true},
+    {"cublaslt_l2half_chunks_then_activation_1", &createL2Chunks<2, 1>, true},
+    {"cublaslt_l2quarter_chunks_then_activation", &createL2Chunks<4, 0>, true},
+    {"cublaslt_l2quarter_chunks_then_activation_1", &createL2Chunks<4, 1>, true},
     // Not in place: cuDNN does not promise that a fused kernel reads each residual element
     // before writing its output element. After cuBLASLt's: making one compiles its kernel
     // (runtime fusion), and the builder's probes stop at the first tactic that accepts.

@@ -4,7 +4,7 @@
 // bias, residual and activation, W transposed or not; the activations of both cuBLASLt tactics
 // (none, ReLU, the tanh GELU in the epilogue; the erf GELU, LeakyReLU, Sigmoid, Clip after it).
 // Small problems run emulated in CI too (the reference kernel's index rules); transformer-sized
-// ones run on the device only.
+// ones run on the device only, one of them larger than half the L2 (the L2-chunked tactics).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -96,6 +96,9 @@ std::vector<OpCase> linearCases() {
   cases.push_back(linear({{2}, 197, 3072, 768, true, true, true}, false));
   cases.push_back(linear(act({{}, 513, 257, 129, false, true, true}, A::kRELU), false));
   cases.push_back(linear({{4}, 33, 1000, 31, false, false, true}, false));
+  // Y larger than half the L2 cache (27 MB in FP16, 54 MB in FP32), in a shorter last chunk: the
+  // L2-chunked tactics, residual and bias at each chunk's rows.
+  cases.push_back(linear(act({{2}, 2201, 40, 3072, true, true, true}, A::kGELU), false));
   return cases;
 }
 
@@ -159,6 +162,34 @@ TEST(LinearTactics, DeviceCublasLtAcceptsItsCases) {
         EXPECT_EQ(accepts(c, t, "cublaslt_bias_then_activation"), "")
             << c.name << " " << dataTypeName(t);
     }
+  }
+}
+
+// The L2-chunked tactics (cublaslt_l2half_/l2quarter_chunks_then_activation): decline, saying why,
+// where the activation is in cuBLASLt's epilogue (in CI) or Y fits half the L2 (on a GPU); takes
+// the product larger than that, which the harness then checks chunk by chunk against the CPU.
+TEST(LinearTactics, EmulatedL2ChunksRefusalsSayWhy) {
+  using A = ActivationType;
+  const Problem p{{}, 8, 16, 8, true, true};
+  for (const char* tactic :
+       {"cublaslt_l2half_chunks_then_activation", "cublaslt_l2quarter_chunks_then_activation_1"})
+    for (const OpCase& c : {linear(p), linear(act(p, A::kRELU)), linear(act(p, A::kGELU_TANH))}) {
+      const std::string why = accepts(c, DataType::kHALF, tactic);
+      EXPECT_NE(why.find("no activation pass"), std::string::npos) << c.name << ": " << why;
+    }
+}
+
+TEST(LinearTactics, DeviceL2ChunksTakeOnlyOutputsLargerThanHalfTheL2) {
+  const std::string why = deviceSkipReason();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
+  using A = ActivationType;
+  const OpCase small = linear(act({{2}, 197, 768, 3072, true, true}, A::kGELU), false);
+  const OpCase large = linear(act({{2}, 2201, 40, 3072, true, true, true}, A::kGELU), false);
+  for (const char* tactic :
+       {"cublaslt_l2half_chunks_then_activation", "cublaslt_l2quarter_chunks_then_activation"}) {
+    EXPECT_NE(accepts(small, DataType::kHALF, tactic).find("fits"), std::string::npos) << tactic;
+    for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16})
+      EXPECT_EQ(accepts(large, t, tactic), "") << tactic << " " << dataTypeName(t);
   }
 }
 
