@@ -354,6 +354,29 @@ std::vector<OpCase> denseCases() {
   stem.floatTypes = {DataType::kHALF};
   stem.formats = {TensorFormat::kCHANNELS_LAST};
   cases.push_back(stem);
+  // The same with a residual: the slices apply their epilogue one by one, each at its own rows
+  // of the residual.
+  OpCase stemResidual =
+      conv("stem_batch16_residual_relu_nhwc_weights", {.n = 16,
+                                                       .c = 3,
+                                                       .h = 224,
+                                                       .w = 224,
+                                                       .k = 64,
+                                                       .kh = 7,
+                                                       .kw = 7,
+                                                       .sh = 2,
+                                                       .sw = 2,
+                                                       .pt = 3,
+                                                       .pl = 3,
+                                                       .pb = 3,
+                                                       .pr = 3,
+                                                       .residual = true,
+                                                       .activation = kRelu,
+                                                       .weightsFollowFormat = true});
+  stemResidual.emulate = false;
+  stemResidual.floatTypes = {DataType::kHALF};
+  stemResidual.formats = {TensorFormat::kCHANNELS_LAST};
+  cases.push_back(stemResidual);
   // NHWC weights reach cudnn_graph (cuDNN's graph API), which also takes asymmetric pads.
   cases.push_back(conv("stride2_asym_pad_nhwc_weights", {.n = 2,
                                                          .c = 8,
