@@ -35,6 +35,16 @@ struct ConvSpec {
   bool weightsFollowFormat = false;  // channels-last weights in the channels-last variant
 };
 
+// A CNN's stem: 7x7 over 3 channels, stride 2, padding 3, ReLU, channels-last weights in the
+// channels-last variant.
+ConvSpec stemSpec(int64_t n, int64_t h, int64_t w, int32_t k) {
+  ConvSpec s{.n = n, .c = 3, .h = h, .w = w, .k = k, .kh = 7, .kw = 7, .sh = 2, .sw = 2};
+  s.pt = s.pl = s.pb = s.pr = 3;
+  s.activation = static_cast<int32_t>(ActivationType::kRELU);
+  s.weightsFollowFormat = true;
+  return s;
+}
+
 OpCase conv(const std::string& name, const ConvSpec& s) {
   ConvolutionParams p;
   p.outChannels = s.k;
@@ -289,20 +299,7 @@ std::vector<OpCase> denseCases() {
   // 3 channels is 147 columns, padded to 152 along with the weights; the large one spans two
   // chunks of the patch matrix in FP32 (16 MiB is 27520 rows of 152 floats), the second ragged,
   // and writes its residual's rows in each.
-  cases.push_back(conv("im2col_stem_relu_nhwc_weights", {.c = 3,
-                                                         .h = 23,
-                                                         .w = 20,
-                                                         .k = 16,
-                                                         .kh = 7,
-                                                         .kw = 7,
-                                                         .sh = 2,
-                                                         .sw = 2,
-                                                         .pt = 3,
-                                                         .pl = 3,
-                                                         .pb = 3,
-                                                         .pr = 3,
-                                                         .activation = kRelu,
-                                                         .weightsFollowFormat = true}));
+  cases.push_back(conv("im2col_stem_relu_nhwc_weights", stemSpec(1, 23, 20, 16)));
   cases.push_back(conv("im2col_dilated_nobias_nhwc_weights", {.n = 2,
                                                               .c = 4,
                                                               .h = 11,
@@ -334,49 +331,19 @@ std::vector<OpCase> denseCases() {
                                                                     .weightsFollowFormat = true}));
   // ResNet-50's stem at batch 16 (device only, FP16 channels-last as CNN plans run it): cuDNN's
   // fastest algorithm asks for enough workspace there (16 MiB or more) that cudnn_batch2 and
-  // cudnn_batch4 run it on halves and quarters of the batch.
-  OpCase stem = conv("stem_batch16_relu_nhwc_weights", {.n = 16,
-                                                        .c = 3,
-                                                        .h = 224,
-                                                        .w = 224,
-                                                        .k = 64,
-                                                        .kh = 7,
-                                                        .kw = 7,
-                                                        .sh = 2,
-                                                        .sw = 2,
-                                                        .pt = 3,
-                                                        .pl = 3,
-                                                        .pb = 3,
-                                                        .pr = 3,
-                                                        .activation = kRelu,
-                                                        .weightsFollowFormat = true});
-  stem.emulate = false;
-  stem.floatTypes = {DataType::kHALF};
-  stem.formats = {TensorFormat::kCHANNELS_LAST};
-  cases.push_back(stem);
-  // The same with a residual: the slices apply their epilogue one by one, each at its own rows
-  // of the residual.
-  OpCase stemResidual =
-      conv("stem_batch16_residual_relu_nhwc_weights", {.n = 16,
-                                                       .c = 3,
-                                                       .h = 224,
-                                                       .w = 224,
-                                                       .k = 64,
-                                                       .kh = 7,
-                                                       .kw = 7,
-                                                       .sh = 2,
-                                                       .sw = 2,
-                                                       .pt = 3,
-                                                       .pl = 3,
-                                                       .pb = 3,
-                                                       .pr = 3,
-                                                       .residual = true,
-                                                       .activation = kRelu,
-                                                       .weightsFollowFormat = true});
-  stemResidual.emulate = false;
-  stemResidual.floatTypes = {DataType::kHALF};
-  stemResidual.formats = {TensorFormat::kCHANNELS_LAST};
-  cases.push_back(stemResidual);
+  // cudnn_batch4 run it on halves and quarters of the batch; with a residual as well, which the
+  // slices' epilogues take one slice at a time.
+  ConvSpec stem = stemSpec(16, 224, 224, 64);
+  for (bool residual : {false, true}) {
+    stem.residual = residual;
+    OpCase c = conv(
+        residual ? "stem_batch16_residual_relu_nhwc_weights" : "stem_batch16_relu_nhwc_weights",
+        stem);
+    c.emulate = false;
+    c.floatTypes = {DataType::kHALF};
+    c.formats = {TensorFormat::kCHANNELS_LAST};
+    cases.push_back(c);
+  }
   // NHWC weights reach cudnn_graph (cuDNN's graph API), which also takes asymmetric pads.
   cases.push_back(conv("stride2_asym_pad_nhwc_weights", {.n = 2,
                                                          .c = 8,
