@@ -7,6 +7,7 @@
 // ones run on the device only, one of them larger than half the L2 (the L2-chunked tactics).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -168,6 +169,11 @@ TEST(LinearTactics, DeviceCublasLtAcceptsItsCases) {
 // The L2-chunked tactics (cublaslt_l2half_/l2quarter_chunks_then_activation): decline, saying why,
 // where the activation is in cuBLASLt's epilogue (in CI) or Y fits half the L2 (on a GPU); takes
 // the product larger than that, which the harness then checks chunk by chunk against the CPU.
+bool l2ChunksOn() {
+  const char* on = std::getenv("KILN_L2_CHUNKS");
+  return on && std::string(on) == "1";
+}
+
 TEST(LinearTactics, EmulatedL2ChunksRefusalsSayWhy) {
   using A = ActivationType;
   const Problem p{{}, 8, 16, 8, true, true};
@@ -176,12 +182,17 @@ TEST(LinearTactics, EmulatedL2ChunksRefusalsSayWhy) {
     for (const OpCase& c : {linear(p), linear(act(p, A::kRELU)), linear(act(p, A::kGELU_TANH))}) {
       const std::string why = accepts(c, DataType::kHALF, tactic);
       EXPECT_NE(why.find("no activation pass"), std::string::npos) << c.name << ": " << why;
+      if (!l2ChunksOn()) {
+        const std::string off = accepts(linear(act(p, A::kGELU)), DataType::kHALF, tactic);
+        EXPECT_NE(off.find("KILN_L2_CHUNKS=1"), std::string::npos) << off;
+      }
     }
 }
 
 TEST(LinearTactics, DeviceL2ChunksTakeOnlyOutputsLargerThanHalfTheL2) {
   const std::string why = deviceSkipReason();
   if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
+  if (!l2ChunksOn()) GTEST_SKIP() << "the L2-chunked tactics are offered with KILN_L2_CHUNKS=1";
   using A = ActivationType;
   const OpCase small = linear(act({{2}, 197, 768, 3072, true, true}, A::kGELU), false);
   const OpCase large = linear(act({{2}, 2201, 40, 3072, true, true, true}, A::kGELU), false);
