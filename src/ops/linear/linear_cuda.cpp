@@ -300,6 +300,15 @@ class LtProduct : NonCopyable {
   bool hasUnalignedAlgo_ = false;
 };
 
+// The layer's activation by the Activation op's kernel, in place on `rows` rows of Y from y.
+Status activateInPlace(const LinearGeometry& g, void* y, int64_t rows, const RunContext& ctx) {
+  ActivationParams a;
+  a.type = g.p.activation;
+  a.alpha = g.p.activationAlpha;
+  a.beta = g.p.activationBeta;
+  return activation::launchFloatActivation(a, g.type, y, y, rows * g.n, ctx);
+}
+
 // The product, then (when `activation` is set) the Activation op's kernel in place on Y.
 class LinearCublasLt final : public Kernel {
  public:
@@ -313,11 +322,7 @@ class LinearCublasLt final : public Kernel {
              const RunContext& ctx) const override {
     KILN_RETURN_IF_ERROR(product_->enqueue(in, out[0], workspace, ctx));
     if (!activateAfter_) return Status::ok();
-    ActivationParams a;
-    a.type = g_.p.activation;
-    a.alpha = g_.p.activationAlpha;
-    a.beta = g_.p.activationBeta;
-    return activation::launchFloatActivation(a, g_.type, out[0], out[0], g_.rows * g_.n, ctx);
+    return activateInPlace(g_, out[0], g_.rows, ctx);
   }
 
  private:
@@ -341,10 +346,6 @@ class LinearL2Chunks final : public Kernel {
 
   Status run(const void* const* in, void* const* out, void* workspace,
              const RunContext& ctx) const override {
-    ActivationParams a;
-    a.type = g_.p.activation;
-    a.alpha = g_.p.activationAlpha;
-    a.beta = g_.p.activationBeta;
     const auto elem = static_cast<int64_t>(dataTypeSize(g_.type));
     for (int64_t i = 0; i < chunks_.count; ++i) {
       const int64_t first = i * chunks_.rows;
@@ -352,8 +353,7 @@ class LinearL2Chunks final : public Kernel {
       const LtProduct& product = last && last_ ? *last_ : *chunk_;
       KILN_RETURN_IF_ERROR(product.enqueue(in, out[0], workspace, ctx, first));
       void* y = static_cast<char*>(out[0]) + first * g_.n * elem;
-      KILN_RETURN_IF_ERROR(activation::launchFloatActivation(
-          a, g_.type, y, y, (last ? chunks_.lastRows : chunks_.rows) * g_.n, ctx));
+      KILN_RETURN_IF_ERROR(activateInPlace(g_, y, last ? chunks_.lastRows : chunks_.rows, ctx));
     }
     return Status::ok();
   }
