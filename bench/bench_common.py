@@ -48,8 +48,10 @@ def measure_kiln(kiln, out, tag, onnx_path, input_name, input_path, ref, r, devi
                  fp16=True, classifier=False, profile=False):
     """Builds onnx_path into OUT/TAG.plan, runs it on input_path and benches it, filling r:
     kiln_build_s, kiln_build_ok, rel_l2_vs_fp32 (and top1_agree for a classifier, whose output
-    "y" ends in the class axis), kiln_ms, kiln_enqueue_ms and kiln_context_mib, and on CUDA
-    kiln_graph_ms. Every step's log lands in OUT; profile adds a per-layer profile log."""
+    "y" ends in the class axis), kiln_ms, kiln_enqueue_ms and kiln_context_mib (layer by layer),
+    and on CUDA kiln_graph_ms and kiln_graph_enqueue_ms (the engine's own CUDA graphs, what a
+    plugin-free CUDA plan's contexts do by default). Every step's log lands in OUT; profile adds a
+    per-layer profile log."""
     plan = os.path.join(out, tag + ".plan")
     rc, secs = run([kiln, "build", "--onnx", onnx_path, "--device", device] +
                    (["--fp16"] if fp16 else []) + ["--save", plan, "--verbose"],
@@ -66,20 +68,20 @@ def measure_kiln(kiln, out, tag, onnx_path, input_name, input_path, ref, r, devi
         r["rel_l2_vs_fp32"] = rel_l2(got, ref)
         if classifier:
             r["top1_agree"] = float(np.mean(got.argmax(-1) == ref.argmax(-1)))
-    # CUDA graphs exist only on CUDA; `kiln bench --cuda-graph` refuses a CPU plan.
+    # CUDA graphs exist only on CUDA; `kiln bench --engine-graphs` refuses a CPU plan.
     for graph in (False, True) if device.startswith("cuda") else (False,):
         js = os.path.join(out, f"{tag}.bench{'_graph' if graph else ''}.json")
         cmd = [kiln, "bench", plan, "--no-progress", "--duration", "2", "--json", js]
-        if graph:
-            cmd.append("--cuda-graph")
+        if device.startswith("cuda"):
+            cmd.append("--engine-graphs" if graph else "--layer-by-layer")
         rc, _ = run(cmd, js.replace(".json", ".log"))
         if rc == 0:
             with open(js) as f:
                 j = json.load(f)
             key = "kiln_graph_ms" if graph else "kiln_ms"
             r[key] = j["latency_ms"]["median"]
+            r["kiln_graph_enqueue_ms" if graph else "kiln_enqueue_ms"] = j["enqueue_ms"]["median"]
             if not graph:
-                r["kiln_enqueue_ms"] = j["enqueue_ms"]["median"]
                 r["kiln_context_mib"] = j["memory"]["context_bytes"] / 2**20
     if profile:
         run([kiln, "bench", plan, "--no-progress", "--duration", "1", "--profile"],

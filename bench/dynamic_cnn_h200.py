@@ -29,7 +29,8 @@ def run(cmd, log):
 def bench(kiln, plan, out, tag, shape, graph):
     js = os.path.join(out, tag + ".json")
     cmd = [kiln, "bench", plan, "--no-progress", "--duration", "2", "--json", js,
-           "--shapes", "x:" + "x".join(map(str, shape))] + (["--cuda-graph"] if graph else [])
+           "--shapes", "x:" + "x".join(map(str, shape))] + (
+               ["--cuda-graph"] if graph else ["--layer-by-layer"])
     rc, _ = run(cmd, js.replace(".json", ".log"))
     if rc != 0:
         return None

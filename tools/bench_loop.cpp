@@ -64,6 +64,7 @@ Status timeContexts(IEngine& engine, std::vector<BoundContext>& contexts,
     }
     // The engine's graphs: the warm-up's first enqueue runs layer by layer, its second captures.
     if (options.engineGraphs) KILN_RETURN_IF_ERROR(worker.bound->context->setCudaGraphs(true));
+    if (options.layerByLayer) KILN_RETURN_IF_ERROR(worker.bound->context->setCudaGraphs(false));
     if (options.cudaGraph) {
       const Stream stream = worker.bound->stream->get();
       BoundContext& bound = *worker.bound;
@@ -122,12 +123,22 @@ Status timeContexts(IEngine& engine, std::vector<BoundContext>& contexts,
     }
   };
 
+  std::vector<CudaGraphStats> before(workers.size());
+  for (size_t w = 0; w < workers.size(); ++w)
+    before[w] = workers[w].bound->context->getCudaGraphStats();
   std::vector<std::thread> threads;
   for (size_t w = 0; w < workers.size(); ++w)
     threads.emplace_back(body, std::ref(workers[w]), w == 0);
   for (std::thread& t : threads) t.join();
 
   runs = TimedRuns();
+  // Replays during warm-up and timed runs (a context's graph is captured in its warm-up).
+  runs.engineGraphs = !options.cudaGraph;
+  for (size_t w = 0; w < workers.size(); ++w) {
+    const IExecutionContext& context = *workers[w].bound->context;
+    runs.engineGraphs = runs.engineGraphs && context.getCudaGraphs() &&
+                        context.getCudaGraphStats().replayed > before[w].replayed;
+  }
   Clock::time_point last = start;
   for (size_t w = 0; w < workers.size(); ++w) {
     Worker& worker = workers[w];

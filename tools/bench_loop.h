@@ -21,6 +21,9 @@ struct TimedRuns {
   double warmupMs = 0;           // the longest stream's warm-up
   // From the common start of the timed runs to the end of the last stream's last inference.
   double wallMs = 0;
+  // Whether every context replayed its own CUDA graphs in the timed runs (--engine-graphs, or the
+  // engine's default for plugin-free CUDA plans) rather than running layer by layer.
+  bool engineGraphs = false;
 };
 
 // Called about once a second from the first stream's thread while the timed runs last.

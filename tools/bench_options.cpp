@@ -46,8 +46,8 @@ const std::vector<std::string>& benchValueOptions() {
 }
 
 const std::vector<std::string>& benchFlags() {
-  static const std::vector<std::string> names = {"fp16",    "cuda-graph",  "engine-graphs",
-                                                 "profile", "no-progress", "verbose"};
+  static const std::vector<std::string> names = {
+      "fp16", "cuda-graph", "engine-graphs", "layer-by-layer", "profile", "no-progress", "verbose"};
   return names;
 }
 
@@ -67,9 +67,14 @@ Status benchOptionsFromArgs(const Args& args, BenchOptions& options) {
   options.seed = static_cast<unsigned>(seed);
   options.cudaGraph = args.has("cuda-graph");
   options.engineGraphs = args.has("engine-graphs");
+  options.layerByLayer = args.has("layer-by-layer");
   if (options.cudaGraph && options.engineGraphs)
     return invalidArgument(
         "--cuda-graph and --engine-graphs are two ways to replay graphs: pick one");
+  if (options.layerByLayer && (options.cudaGraph || options.engineGraphs))
+    return invalidArgument(std::string("--layer-by-layer runs without CUDA graphs; ") +
+                           (options.cudaGraph ? "--cuda-graph" : "--engine-graphs") +
+                           " replays them: pick one");
   options.jsonPath = args.get("json");
   options.chromeTracePath = args.get("chrome-trace");
   options.profile = args.has("profile") || args.has("chrome-trace") || args.has("profile-runs");

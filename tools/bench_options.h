@@ -16,8 +16,10 @@ struct BenchOptions {
   double durationS = 3;     // --duration: and for at least this many seconds
   bool cudaGraph = false;   // --cuda-graph: capture each context's enqueue once, then replay it
   // --engine-graphs: each context keeps its own CUDA graphs (IExecutionContext::setCudaGraphs),
-  // so the timed enqueue is the engine's replay path, host checks included
+  // so the timed enqueue is the engine's replay path, host checks included; --layer-by-layer:
+  // none (setCudaGraphs(false)); neither: the engine's default (graphs for plugin-free CUDA plans)
   bool engineGraphs = false;
+  bool layerByLayer = false;
   int streams = 1;              // --streams: contexts, each on its own stream and host thread
   bool profile = false;         // --profile (implied by --chrome-trace): per-layer times
   int profileRuns = 20;         // --profile-runs: profiled inferences after the timed ones

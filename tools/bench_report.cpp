@@ -64,6 +64,7 @@ std::string reportText(const BenchReport& r) {
                 r.target.c_str(), r.device.c_str(), r.streams, r.streams == 1 ? "" : "s",
                 r.cudaGraph      ? ", CUDA graph replays"
                 : r.engineGraphs ? ", the engine's CUDA graphs"
+                : r.deviceEvents ? ", layer by layer"
                                  : "");
   out += format("batch: %lld item%s per inference (%s)\n", static_cast<long long>(r.batchItems),
                 r.batchItems == 1 ? "" : "s", r.batchFrom.c_str());

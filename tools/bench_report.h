@@ -17,8 +17,8 @@ struct BenchReport {
   std::string device;         // where it ran: "cpu", "cuda:0"
   bool deviceEvents = false;  // latency from CUDA events (else the CPU's steady clock)
   int streams = 1;
-  bool cudaGraph = false;
-  bool engineGraphs = false;
+  bool cudaGraph = false;     // --cuda-graph: the bench's own graph of each context's enqueue
+  bool engineGraphs = false;  // the contexts replayed their own graphs (setCudaGraphs)
   int64_t batchItems = 1;
   std::string batchFrom;  // how batchItems was found: "--batch-items", "dim 0 of input 'x'"
   double warmupMs = 0;

@@ -80,7 +80,6 @@ Status bench(const Args& args) {
   report.deviceEvents = device.getKind() == DeviceKind::kCUDA;
   report.streams = options.streams;
   report.cudaGraph = options.cudaGraph;
-  report.engineGraphs = options.engineGraphs;
   batchItems(*engine, options, report);
   const EngineMemory memory = engine->getMemory();
   report.weightBytes = memory.weightBytes;
@@ -102,6 +101,7 @@ Status bench(const Args& args) {
   report.warmupMs = runs.warmupMs;
   report.warmupInferences = runs.warmupInferences;
   report.wallMs = runs.wallMs;
+  report.engineGraphs = runs.engineGraphs;
   report.inferences = static_cast<int64_t>(runs.enqueueMs.size());
   report.latency = summarize(runs.latencyMs);
   report.enqueue = summarize(runs.enqueueMs);

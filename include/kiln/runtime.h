@@ -91,15 +91,23 @@ class IExecutionContext {
   // context is enqueuing on another thread.
   virtual Status setProfiler(IProfiler* profiler) = 0;
   virtual IProfiler* getProfiler() const = 0;
-  // CUDA graphs kept by the context (CUDA engines; off by default). On, enqueue() replays a graph
-  // of the whole network for the selected profile, input shapes and tensor addresses: the first
-  // enqueue of such a combination runs layer by layer (kernels may set themselves up lazily), the
-  // second captures a graph and launches it, later ones only launch it. Changing a shape or an
-  // address picks or makes another graph; nothing is allocated on the device for one. A
-  // combination whose capture fails (a plugin that synchronizes, say) runs layer by layer from
-  // then on, and the log says why once. Enqueues on stream 0, or with a profiler set, run layer
-  // by layer. kUnsupported on the CPU. Not while this context is enqueuing on another thread.
+  // CUDA graphs kept by the context. On, enqueue() replays a graph of the whole network for the
+  // selected profile, input shapes and tensor addresses: the first enqueue of such a combination
+  // runs layer by layer (kernels may set themselves up lazily), the second captures a graph and
+  // launches it, later ones only launch it. Changing a shape or an address picks or makes another
+  // graph; nothing is allocated on the device for one. A combination whose capture fails (a
+  // plugin that synchronizes, say) runs layer by layer from then on, and the log says why once.
+  // Enqueues on stream 0, on a stream the caller is capturing itself, or with a profiler set, run
+  // layer by layer. kUnsupported on the CPU. Not while this context is enqueuing on another
+  // thread.
+  // The default: on for a CUDA engine whose plan holds no plugin layer (a replay launches none of
+  // a plugin's enqueue() calls, so plugins keep the per-enqueue contract unless asked), and then
+  // automatic: it turns itself off, with a log line, when more graphs were captured than a
+  // context keeps while each was launched fewer than four times (shapes or addresses that keep
+  // changing). setCudaGraphs(true) keeps graphs on whatever they pay; false runs layer by layer.
   virtual Status setCudaGraphs(bool enabled) = 0;
+  // Whether enqueue() uses graphs now (the default, setCudaGraphs, or automatic graphs given up).
+  virtual bool getCudaGraphs() const = 0;
   virtual CudaGraphStats getCudaGraphStats() const = 0;
 };
 

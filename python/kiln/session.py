@@ -136,10 +136,10 @@ class _Slot:
     """One execution context of a session and what it keeps between runs: its stream, and
     scratch memory for outputs nobody asked for and for staging host data on a GPU."""
 
-    def __init__(self, engine: _kiln.ICudaEngine, cuda: bool, cuda_graphs: bool = False):
+    def __init__(self, engine: _kiln.ICudaEngine, cuda: bool, cuda_graphs: Optional[bool] = None):
         self.context = engine.create_execution_context()
-        if cuda_graphs:
-            self.context.set_cuda_graphs(True)
+        if cuda_graphs is not None:
+            self.context.set_cuda_graphs(cuda_graphs)
         self.stream = engine.device.create_stream() if cuda else None
         self.stream_handle = self.stream.handle if cuda else 0
         self.scratch: Dict[str, Any] = {}
@@ -177,7 +177,8 @@ class InferenceSession:
     the host; others raise). cuda_graphs=True (CUDA) has each execution context keep a CUDA
     graph per input shapes and buffers (IExecutionContext.set_cuda_graphs). NumPy runs, whose
     device buffers the session keeps, go layer by layer the first time, capture the graph the
-    second and replay it after.
+    second and replay it after. The default (None) is the engine's: graphs for plugin-free CUDA
+    plans, given up where shapes or buffers keep changing; False runs layer by layer.
 
     get_inputs()/get_outputs() describe the I/O tensors (name, shape, type).
     run(output_names, {name: array}) runs the model and returns the outputs named (all when
@@ -206,7 +207,7 @@ class InferenceSession:
         input_shapes: Optional[Dict[str, Sequence[int]]] = None,
         profiles: Optional[Sequence[Dict[str, Sequence[Sequence[int]]]]] = None,
         shape_values: Optional[Dict[str, Sequence[int]]] = None,
-        cuda_graphs: bool = False,
+        cuda_graphs: Optional[bool] = None,
         verbose: bool = False,
         progress: Any = None,
         logger: Optional[Logger] = None,

@@ -1119,7 +1119,12 @@ NB_MODULE(_kiln, m) {
           [](BoundContext& c, bool enabled) { check(c.context->setCudaGraphs(enabled)); },
           "enabled"_a,
           "CUDA engines: keep CUDA graphs, one per profile, input shapes and addresses (made the "
-          "second time they are seen, replayed after); UnsupportedError on the CPU.")
+          "second time they are seen, replayed after); UnsupportedError on the CPU. Plugin-free "
+          "CUDA plans keep them by default.")
+      .def(
+          "cuda_graphs_on", [](const BoundContext& c) { return c.context->getCudaGraphs(); },
+          "Whether enqueues use CUDA graphs now (the default, set_cuda_graphs, or automatic "
+          "graphs given up where shapes or addresses kept changing).")
       .def(
           "cuda_graph_stats",
           [](const BoundContext& c) {

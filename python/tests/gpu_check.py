@@ -136,17 +136,23 @@ def check_the_contexts_own_cuda_graphs():
 
 
 def check_a_session_with_cuda_graphs():
-    gpu = kiln.InferenceSession(conv_net("cuda"), device="cuda", cuda_graphs=True)
     cpu = kiln.InferenceSession(conv_net("cpu"))
     r = np.random.default_rng(5)
-    for _ in range(4):  # NumPy runs: the session's own device buffers, so the graph replays
-        x = r.standard_normal((2, 3, 16, 16)).astype(np.float32)
-        (got,) = gpu.run(None, {"x": x})
-        (want,) = cpu.run(None, {"x": x})
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-    stats = gpu._free[0].context.cuda_graph_stats()
-    assert stats["captured"] == 1 and stats["replayed"] == 3, stats
-    return f"InferenceSession(cuda_graphs=True), NumPy in and out: {stats}"
+    said = []
+    # True, and None (the default: a plugin-free plan keeps graphs); False runs layer by layer.
+    for graphs, replays in ((True, 3), (None, 3), (False, 0)):
+        gpu = kiln.InferenceSession(conv_net("cuda"), device="cuda", cuda_graphs=graphs)
+        for _ in range(4):  # NumPy runs: the session's own device buffers, so the graph replays
+            x = r.standard_normal((2, 3, 16, 16)).astype(np.float32)
+            (got,) = gpu.run(None, {"x": x})
+            (want,) = cpu.run(None, {"x": x})
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+        ctx = gpu._free[0].context
+        stats = ctx.cuda_graph_stats()
+        assert ctx.cuda_graphs_on() == (graphs is not False), (graphs, stats)
+        assert stats["captured"] == min(replays, 1) and stats["replayed"] == replays, stats
+        said.append(f"cuda_graphs={graphs}: {stats}")
+    return "InferenceSession, NumPy in and out: " + "; ".join(said)
 
 
 def check_every_type_round_trips_through_torch():

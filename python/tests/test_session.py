@@ -450,6 +450,7 @@ def test_profiles_through_the_tensorrt_style_api(tmp_path, r):
     want = kiln.InferenceSession(model, input_shapes={"x": (12, 16)}).run(["y"], {"x": x})[0]
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
     # CUDA graphs are a CUDA engine's; a CPU context says so and keeps running layer by layer.
+    assert not ctx.cuda_graphs_on()
     with pytest.raises(kiln.UnsupportedError, match="need a CUDA engine"):
         ctx.set_cuda_graphs(True)
     assert ctx.cuda_graph_stats() == {"captured": 0, "replayed": 0, "direct": 0, "failed": 0,

@@ -68,6 +68,9 @@ class Backend : public IDevice {
   // Whether the host may read `address` (host memory, pinned or pageable, or managed memory): a
   // shape-value input's values are read there, and a device pointer must be refused, not read.
   virtual bool isHostReadable(const void* address) const = 0;
+  // Whether the caller is capturing `stream` into a graph of its own (false where the device has
+  // no graphs): work enqueued there is recorded, not run.
+  virtual bool isCapturing(Stream stream) const = 0;
 
   // The backend's implementations of an op, fastest first, the plain reference last.
   virtual std::span<const Tactic> tactics(LayerType type) const = 0;

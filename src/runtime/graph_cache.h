@@ -3,7 +3,8 @@
 // used first, at most kMaxGraphs. The first enqueue of a key runs layer by layer, so that kernels
 // that set themselves up lazily do it outside any capture; the second captures and launches;
 // later ones only launch. A key whose capture failed runs layer by layer from then on (logged
-// once).
+// once). Graphs the context keeps by default (automatic: plugin-free CUDA plans) stop where they
+// do not pay: see keepsPaying.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,15 @@ namespace kiln {
 class GraphCache {
  public:
   static constexpr size_t kMaxGraphs = 8;
+  // Automatic graphs give up once more graphs were captured than the cache holds (keys were
+  // dropped and made again) while each capture was launched fewer than this many times: a
+  // caller whose shapes or addresses keep changing would pay a capture (about a millisecond of
+  // host time for a ResNet-50) for little or nothing back.
+  static constexpr int64_t kLaunchesPerCaptureToKeep = 4;
+  static bool keepsPaying(const CudaGraphStats& stats) {
+    return stats.captured <= static_cast<int64_t>(kMaxGraphs) ||
+           stats.replayed >= kLaunchesPerCaptureToKeep * stats.captured;
+  }
 
   // One enqueue of `key` on `stream`: `runSteps()` enqueues the layers (directly, or into the
   // capture), `beforeLaunch()` runs before a graph is launched, and `keep` is held with a captured

@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "core/integer_values.h"
+#include "core/log.h"
 #include "core/plan.h"
 #include "runtime/engine_device.h"
 #include "runtime/engine_state.h"
@@ -58,6 +59,11 @@ class ExecutionContext final : public IExecutionContext {
       // Sized once, so that a shape change inside enqueue() allocates nothing.
       heard_[s].dims.resize(step.inputs.size() + step.outputs.size());
     }
+    // CUDA graphs by default where a replay keeps every contract: no plugin's enqueue() to skip.
+    const bool hasPlugin =
+        std::any_of(engine_->steps.begin(), engine_->steps.end(),
+                    [](const EngineStep& step) { return step.plugin != nullptr; });
+    if (backend.getKind() == DeviceKind::kCUDA && !hasPlugin) graphs_ = GraphMode::kAutomatic;
     return Status::ok();
   }
 
@@ -98,7 +104,7 @@ class ExecutionContext final : public IExecutionContext {
       KILN_RETURN_IF_ERROR(
           engine_->backend->allocate(profile.arenaBytes, "the activation arena", arena));
       arena_ = std::move(arena);
-      graphs_.clear();  // they wrote into the old arena
+      graphCache_.clear();  // they wrote into the old arena
     }
     profile_ = index;
     arenaOffsets_ = &profile.arenaOffsets;
@@ -190,11 +196,12 @@ class ExecutionContext final : public IExecutionContext {
       return unsupported(std::string("setCudaGraphs: CUDA graphs need a CUDA engine; this one runs "
                                      "on the ") +
                          engine_->backend->name());
-    graphsOn_ = enabled;
-    if (!enabled) graphs_.clear();
+    graphs_ = enabled ? GraphMode::kOn : GraphMode::kOff;
+    if (!enabled) graphCache_.clear();
     return Status::ok();
   }
-  CudaGraphStats getCudaGraphStats() const override { return graphs_.stats(); }
+  bool getCudaGraphs() const override { return graphs_ != GraphMode::kOff; }
+  CudaGraphStats getCudaGraphStats() const override { return graphCache_.stats(); }
 
   Status enqueue(Stream stream) override {
     // One thread at a time per context: a second caller would share the arena.
@@ -267,9 +274,10 @@ class ExecutionContext final : public IExecutionContext {
       }
     }
     KILN_RETURN_IF_ERROR(engine_->backend->activate(engine_->deviceIndex));
-    if (graphsOn_) {
-      if (!profiler_ && stream) return runGraph(stream);
-      graphs_.countDirect();
+    if (graphs_ != GraphMode::kOff) {
+      // A caller capturing the stream itself gets the layers in its own graph.
+      if (!profiler_ && stream && !engine_->backend->isCapturing(stream)) return runGraph(stream);
+      graphCache_.countDirect();
     }
     return runSteps(stream);
   }
@@ -326,7 +334,7 @@ class ExecutionContext final : public IExecutionContext {
   Status runGraph(Stream stream) {
     makeGraphKey();
     const std::vector<EngineStep>& steps = dynamic() ? spec_->steps : engine_->steps;
-    return graphs_.enqueue(
+    const Status status = graphCache_.enqueue(
         *engine_->backend, stream, graphKey_, spec_, [&] { return runSteps(stream); },
         [&]() -> Status {
           // A plugin's context object hears again the shapes this graph was captured with,
@@ -335,6 +343,18 @@ class ExecutionContext final : public IExecutionContext {
             if (plugins_[s]) KILN_RETURN_IF_ERROR(tellShapes(s, steps[s]));
           return Status::ok();
         });
+    if (graphs_ == GraphMode::kAutomatic && !GraphCache::keepsPaying(graphCache_.stats())) {
+      const CudaGraphStats stats = graphCache_.stats();
+      graphs_ = GraphMode::kOff;
+      graphCache_.clear();
+      logMessage(Severity::kInfo, "enqueue: this context now runs layer by layer: its " +
+                                      std::to_string(stats.captured) +
+                                      " CUDA graphs were launched " +
+                                      std::to_string(stats.replayed) +
+                                      " times in all, as input shapes or addresses keep changing "
+                                      "(setCudaGraphs(true) keeps graphs on)");
+    }
+    return status;
   }
 
   // Profile, each input's dims, every I/O address and the arena's and workspace's: what a graph
@@ -532,8 +552,11 @@ class ExecutionContext final : public IExecutionContext {
   };
   std::vector<HeardShapes> heard_;
   // CUDA graphs (setCudaGraphs); the key buffer is reused so that making a key allocates nothing.
-  bool graphsOn_ = false;
-  GraphCache graphs_;
+  // kAutomatic is the default of plugin-free CUDA plans (setUp) and gives up where graphs do not
+  // pay (GraphCache::keepsPaying); kOn is the caller's.
+  enum class GraphMode { kOff, kAutomatic, kOn };
+  GraphMode graphs_ = GraphMode::kOff;
+  GraphCache graphCache_;
   std::vector<uint64_t> graphKey_;
   std::atomic<bool> busy_{false};
   IProfiler* profiler_ = nullptr;

@@ -34,6 +34,7 @@ cp "$work/last.log" "$work/plain.log"
 check "GPU compute beside host enqueue" grep -q "^  GPU compute  *[0-9]" "$work/plain.log"
 check "the host enqueue row" grep -q "^  host enqueue  *[0-9]" "$work/plain.log"
 check "CUDA events named as the clock" grep -q "CUDA events" "$work/plain.log"
+check "a plan with a plugin runs layer by layer by default" grep -q "layer by layer" "$work/plain.log"
 check "bench with CUDA graph replays" "$kiln" bench "$plan" "${quick[@]}" --cuda-graph \
   --json "$work/graph.json"
 cp "$work/last.log" "$work/graph.log"
@@ -71,6 +72,33 @@ events = [e for e in t["traceEvents"] if e["ph"] == "X"]
 assert len(events) == 20 * (len(layers) + 1), len(events)
 assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in events)
 PY
+fi
+# A plugin-free plan: its contexts replay their own graphs by default; --layer-by-layer does not.
+if $py -c 'import onnx' 2>/dev/null; then
+  check "a plugin-free ONNX model" $py - "$work/conv.onnx" <<'PY'
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+w = numpy_helper.from_array(np.random.default_rng(1).standard_normal((8, 3, 3, 3)).astype(np.float32), "w")
+g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+                       helper.make_node("Relu", ["c"], ["y"])], "conv",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 16, 16])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8, 16, 16])], [w])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+PY
+  check "bench a plugin-free CUDA plan, default graphs" "$kiln" bench --onnx "$work/conv.onnx" \
+    --device cuda "${quick[@]}" --json "$work/conv_default.json"
+  cp "$work/last.log" "$work/conv_default.log"
+  check "... says it replayed the engine's graphs" grep -q "the engine's CUDA graphs" \
+    "$work/conv_default.log"
+  check "bench it --layer-by-layer" "$kiln" bench --onnx "$work/conv.onnx" --device cuda \
+    "${quick[@]}" --layer-by-layer --json "$work/conv_layers.json"
+  cp "$work/last.log" "$work/conv_layers.log"
+  check "... says so" grep -q "layer by layer" "$work/conv_layers.log"
+  check "the reports say which" $py -c "
+import json, sys
+assert json.load(open('$work/conv_default.json'))['engine_graphs'] is True
+assert json.load(open('$work/conv_layers.json'))['engine_graphs'] is False"
 fi
 if [ -n "$onnx_model" ]; then
   check "bench --onnx --device cuda --fp16" "$kiln" bench --onnx "$onnx_model" --device cuda --fp16 \

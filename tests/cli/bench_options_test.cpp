@@ -31,6 +31,8 @@ TEST(BenchOptions, DefaultsAreTrtexecs) {
   EXPECT_EQ(o.durationS, 3);
   EXPECT_EQ(o.streams, 1);
   EXPECT_FALSE(o.cudaGraph);
+  EXPECT_FALSE(o.engineGraphs);
+  EXPECT_FALSE(o.layerByLayer);  // neither: the engine's default
   EXPECT_FALSE(o.profile);
   EXPECT_EQ(o.batchItems, 0);
   EXPECT_FALSE(o.seedGiven);
@@ -67,6 +69,21 @@ TEST(BenchOptions, AChromeTraceOrProfileRunsImplyProfiling) {
   EXPECT_EQ(o.chromeTracePath, "t.json");
   ASSERT_TRUE(parse({"p.plan", "--profile-runs", "5"}, o).isOk());
   EXPECT_TRUE(o.profile);
+}
+
+TEST(BenchOptions, GraphChoicesExcludeEachOther) {
+  BenchOptions o;
+  ASSERT_TRUE(parse({"p.plan", "--layer-by-layer"}, o).isOk());
+  EXPECT_TRUE(o.layerByLayer);
+  ASSERT_TRUE(parse({"p.plan", "--engine-graphs"}, o).isOk());
+  EXPECT_TRUE(o.engineGraphs);
+  EXPECT_FALSE(o.layerByLayer);
+  EXPECT_EQ(error({"--layer-by-layer", "--cuda-graph"}),
+            "--layer-by-layer runs without CUDA graphs; --cuda-graph replays them: pick one");
+  EXPECT_EQ(error({"--engine-graphs", "--layer-by-layer"}),
+            "--layer-by-layer runs without CUDA graphs; --engine-graphs replays them: pick one");
+  EXPECT_EQ(error({"--engine-graphs", "--cuda-graph"}),
+            "--cuda-graph and --engine-graphs are two ways to replay graphs: pick one");
 }
 
 TEST(BenchOptions, BadValuesSayWhichOptionAndWhatItTakes) {

@@ -83,6 +83,20 @@ TEST(BenchReport, CudaRunsSayGpuComputeAndGraphs) {
   EXPECT_TRUE(has(reportJson(r), "\"latency_clock\": \"cuda_events\""));
 }
 
+TEST(BenchReport, CudaRunsSayWhetherTheEnginesGraphsReplayed) {
+  BenchReport r = sampleReport(false);
+  r.deviceEvents = true;
+  r.device = "cuda:0";
+  r.engineGraphs = true;
+  EXPECT_TRUE(has(reportText(r), "2 streams, the engine's CUDA graphs")) << reportText(r);
+  EXPECT_TRUE(has(reportJson(r), "\"engine_graphs\": true"));
+  r.engineGraphs = false;
+  EXPECT_TRUE(has(reportText(r), "2 streams, layer by layer")) << reportText(r);
+  EXPECT_TRUE(has(reportJson(r), "\"engine_graphs\": false"));
+  // The CPU has neither.
+  EXPECT_FALSE(has(reportText(sampleReport(false)), "layer by layer"));
+}
+
 TEST(BenchReport, ProfiledTableHasLayersAndShares) {
   const std::string text = reportText(sampleReport(true));
   EXPECT_TRUE(has(text, "per-layer times over 2 profiled runs")) << text;

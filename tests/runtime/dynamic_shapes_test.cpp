@@ -196,10 +196,12 @@ TEST(DynamicShapes, CudaGraphsAreRefusedOnTheCpu) {
   ASSERT_TRUE(build(*net, {batchProfile(1, 2, 4)}, engine).isOk());
   std::unique_ptr<IExecutionContext> ctx;
   ASSERT_TRUE(engine->createExecutionContext(ctx).isOk());
+  EXPECT_FALSE(ctx->getCudaGraphs()) << "a CPU context has no graphs by default";
   const Status s = ctx->setCudaGraphs(true);
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
   EXPECT_NE(s.message().find("need a CUDA engine"), std::string::npos) << s.toString();
   EXPECT_TRUE(ctx->setCudaGraphs(false).isOk());
+  EXPECT_FALSE(ctx->getCudaGraphs());
   std::mt19937 rng(11);
   const auto x = Weights4::random(size_t(3) * 3 * 64, rng()),
              y = Weights4::random(size_t(3) * 4 * 64, rng());

@@ -177,6 +177,7 @@ class CpuBackend final : public Backend {
   }
   bool usesHostMemory() const override { return true; }
   bool isHostReadable(const void*) const override { return true; }
+  bool isCapturing(Stream) const override { return false; }
 
   std::span<const Tactic> tactics(LayerType type) const override { return ops::cpuTactics(type); }
 

@@ -205,6 +205,7 @@ class CudaBackend final : public Backend {
   }
   bool usesHostMemory() const override { return false; }
   bool isHostReadable(const void* address) const override { return cuda::isHostReadable(address); }
+  bool isCapturing(Stream stream) const override { return cuda::isCapturing(stream); }
 
   std::span<const Tactic> tactics(LayerType type) const override { return ops::cudaTactics(type); }
 

@@ -37,4 +37,14 @@ Status CapturedGraph::launch(void* stream) const {
   return Status::ok();
 }
 
+bool isCapturing(void* stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &status) != cudaSuccess) {
+    // The legacy stream during another thread's global capture: not ours to capture either.
+    cudaGetLastError();
+    return true;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+
 }  // namespace kiln::cuda

@@ -24,4 +24,8 @@ class CapturedGraph : NonCopyable {
   void* exec_ = nullptr;   // cudaGraphExec_t
 };
 
+// Whether `stream` is being captured (by anyone): work enqueued on it is recorded, not run.
+// False for stream 0 unless a global capture makes the legacy stream illegal to use.
+bool isCapturing(void* stream);
+
 }  // namespace kiln::cuda
