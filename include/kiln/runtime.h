@@ -105,6 +105,8 @@ class IExecutionContext {
   // automatic: it turns itself off, with a log line, when more graphs were captured than a
   // context keeps while each was launched fewer than four times (shapes or addresses that keep
   // changing). setCudaGraphs(true) keeps graphs on whatever they pay; false runs layer by layer.
+  // The enqueue that captures is the one that allocates (the graph, in the CUDA driver); others
+  // allocate nothing.
   virtual Status setCudaGraphs(bool enabled) = 0;
   // Whether enqueue() uses graphs now (the default, setCudaGraphs, or automatic graphs given up).
   virtual bool getCudaGraphs() const = 0;

@@ -6,17 +6,37 @@
 
 namespace kiln {
 
+GraphCache::GraphCache(size_t keyLength) : entries_(kMaxGraphs) {
+  for (Entry& e : entries_) e.key.reserve(keyLength);
+}
+
+void GraphCache::clear() {
+  for (size_t i = 0; i < used_; ++i) {
+    entries_[i].graph.reset();
+    entries_[i].keep.reset();
+    entries_[i].failed = false;
+    entries_[i].key.clear();
+  }
+  used_ = 0;
+}
+
 Status GraphCache::enqueue(const Backend& backend, Stream stream, const std::vector<uint64_t>& key,
                            std::shared_ptr<const void> keep,
                            const std::function<Status()>& runSteps,
                            const std::function<Status()>& beforeLaunch) {
   size_t i = 0;
-  while (i < entries_.size() && entries_[i].key != key) ++i;
-  if (i == entries_.size()) {
-    Entry fresh;
-    fresh.key = key;
-    entries_.insert(entries_.begin(), std::move(fresh));
-    if (entries_.size() > kMaxGraphs) entries_.pop_back();
+  while (i < used_ && entries_[i].key != key) ++i;
+  if (i == used_) {
+    // A new key takes a free slot, or the least recently used one's; its key buffer is reused.
+    if (used_ < entries_.size()) ++used_;
+    i = used_ - 1;
+    Entry& slot = entries_[i];
+    slot.graph.reset();
+    slot.keep.reset();
+    slot.failed = false;
+    slot.key.assign(key.begin(), key.end());
+    std::rotate(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(i),
+                entries_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
     ++stats_.direct;
     return runSteps();
   }
@@ -52,7 +72,7 @@ Status GraphCache::enqueue(const Backend& backend, Stream stream, const std::vec
 CudaGraphStats GraphCache::stats() const {
   CudaGraphStats s = stats_;
   s.held = 0;
-  for (const Entry& e : entries_) s.held += e.graph != nullptr;
+  for (size_t i = 0; i < used_; ++i) s.held += entries_[i].graph != nullptr;
   return s;
 }
 

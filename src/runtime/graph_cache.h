@@ -30,6 +30,10 @@ class GraphCache {
            stats.replayed >= kLaunchesPerCaptureToKeep * stats.captured;
   }
 
+  // Made at context creation with the length of its keys, so that seeing a new key allocates
+  // nothing: only a capture does (the graph, inside the CUDA driver).
+  explicit GraphCache(size_t keyLength = 0);
+
   // One enqueue of `key` on `stream`: `runSteps()` enqueues the layers (directly, or into the
   // capture), `beforeLaunch()` runs before a graph is launched, and `keep` is held with a captured
   // graph for as long as it lives (the kernels it launches).
@@ -38,17 +42,19 @@ class GraphCache {
                  const std::function<Status()>& beforeLaunch);
   // An enqueue that ran layer by layer without asking (stream 0, a profiler).
   void countDirect() { ++stats_.direct; }
-  void clear() { entries_.clear(); }
+  void clear();
   CudaGraphStats stats() const;
 
  private:
   struct Entry {
     std::vector<uint64_t> key;
+    std::shared_ptr<const void> keep;     // declared first: outlives the graph that launches it
     std::unique_ptr<IDeviceGraph> graph;  // null until the key is seen a second time
-    std::shared_ptr<const void> keep;
-    bool failed = false;  // capture failed: layer by layer
+    bool failed = false;                  // capture failed: layer by layer
   };
+  // kMaxGraphs slots; the first used_ hold keys, most recently used first.
   std::vector<Entry> entries_;
+  size_t used_ = 0;
   CudaGraphStats stats_;
 };
 

@@ -64,6 +64,12 @@ class ExecutionContext final : public IExecutionContext {
         std::any_of(engine_->steps.begin(), engine_->steps.end(),
                     [](const EngineStep& step) { return step.plugin != nullptr; });
     if (backend.getKind() == DeviceKind::kCUDA && !hasPlugin) graphs_ = GraphMode::kAutomatic;
+    // Graph keys (makeGraphKey) have one length per plan: their buffers are sized here.
+    size_t keyLength = 3 + engine_->plan.inputs.size() + engine_->plan.outputs.size();
+    for (int32_t t : engine_->plan.inputs)
+      keyLength += 1 + static_cast<size_t>(std::max(0, engine_->plan.tensors[t].dims.nbDims));
+    graphKey_.reserve(keyLength);
+    graphCache_ = GraphCache(keyLength);
     return Status::ok();
   }
 
