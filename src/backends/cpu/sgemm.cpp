@@ -268,8 +268,11 @@ struct Split {
 };
 
 // Monotonic in m, n, k and threads (sgemmWorkspaceSize relies on it: a smaller product run in a
-// workspace sized for a larger one needs no more slots).
-Split planSplit(const Variant& v, int64_t m, int64_t n, int64_t k, int threads) {
+// workspace sized for a larger one needs no more slots); the grid's shape does not change the
+// slots. `aPacked` / `bPacked`: that operand was packed ahead (a weight), so splitting along it
+// packs nothing again.
+Split planSplit(const Variant& v, int64_t m, int64_t n, int64_t k, int threads,
+                bool aPacked = false, bool bPacked = false) {
   Split s;
   const int64_t rowUnits = (m + v.mr - 1) / v.mr, colUnits = (n + v.nr - 1) / v.nr;
   const int64_t macs = m * n * k;
@@ -277,13 +280,16 @@ Split planSplit(const Variant& v, int64_t m, int64_t n, int64_t k, int threads) 
       std::min({static_cast<int64_t>(threads), macs / kMacsPerThread, rowUnits * colUnits});
   if (useful < 2) return s;
   s.slots = static_cast<int>(useful);
-  // Each extra column part packs A again (m x k) and each extra row part packs B again (n x k):
-  // take the grid of at least `slots` tasks that packs least.
+  // Each column part packs A's rows (m x k) and each row part packs B's columns (n x k), unless
+  // that operand was packed ahead: take the grid of at least `slots` tasks that packs least.
+  // (With B a packed weight, ViT-B/16's [197,3072]x[3072,768] split into two column halves packed
+  // A twice and ran 1.5x on 2 threads, against 1.9x split into row halves;
+  // bench/cpu_tactics_bench.)
   int64_t bestCost = -1;
   for (int64_t cols = 1; cols <= std::min<int64_t>(useful, colUnits); ++cols) {
     const int64_t rows = (useful + cols - 1) / cols;
     if (rows > rowUnits) continue;
-    const int64_t cost = cols * m + rows * n;
+    const int64_t cost = (aPacked ? 0 : cols * m) + (bPacked ? 0 : rows * n);
     if (bestCost < 0 || cost < bestCost) {
       bestCost = cost;
       s.rowParts = rows;
@@ -366,7 +372,8 @@ void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, c
     return;
   }
   const Variant& v = variant();
-  const Split split = planSplit(v, m, n, k, cpuThreadsForCaller());
+  const Split split =
+      planSplit(v, m, n, k, cpuThreadsForCaller(), a.packed != nullptr, b.packed != nullptr);
   if (split.slots == 1) {
     gemmRect(v, m, n, k, 0, m, 0, n, alpha, a, b, beta, c, ldc, workspace);
     return;
