@@ -7,7 +7,7 @@
 // "erfcc": fractional error below 1.2e-7 for every z >= 0), its exp from expTerm. The error is
 // relative: below 5e-7 + 1.5e-7 x^2 of the exact GELU (the last term the FP32 rounding of z^2 in
 // the exponent), so about 4 ulp over [-1, 1] where the erff form is within 2, and closer than the
-// erff form below -1, where 1 + erf cancels (10% off at -4.5, 0 below -5.5); values under FP32's
+// erff form below -1, where 1 + erf cancels (5% off near -5, 0 below -5.5); values under FP32's
 // smallest normal (x below about -13) are flushed to 0 (tests/backends/cpu/gelu_term_test.cpp).
 // The Activation layer and the references keep erff. A file that uses it in a loop is built with
 // -fno-trapping-math (exp_term.h says why).

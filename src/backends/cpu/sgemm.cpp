@@ -283,8 +283,8 @@ Split planSplit(const Variant& v, int64_t m, int64_t n, int64_t k, int threads,
   // Each column part packs A's rows (m x k) and each row part packs B's columns (n x k), unless
   // that operand was packed ahead: take the grid of at least `slots` tasks that packs least.
   // (With B a packed weight, ViT-B/16's [197,3072]x[3072,768] split into two column halves packed
-  // A twice and ran 1.5x on 2 threads, against 1.9x split into row halves;
-  // bench/cpu_tactics_bench.)
+  // A twice and ran 1.5x to 2.0x on 2 threads from run to run, against a steady 1.9x split into row
+  // halves; bench/cpu_tactics_bench.)
   int64_t bestCost = -1;
   for (int64_t cols = 1; cols <= std::min<int64_t>(useful, colUnits); ++cols) {
     const int64_t rows = (useful + cols - 1) / cols;
