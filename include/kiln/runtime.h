@@ -104,7 +104,8 @@ class IExecutionContext {
   // a plugin's enqueue() calls, so plugins keep the per-enqueue contract unless asked), and then
   // automatic: it turns itself off, with a log line, when more graphs were captured than a
   // context keeps while each was launched fewer than four times (shapes or addresses that keep
-  // changing). setCudaGraphs(true) keeps graphs on whatever they pay; false runs layer by layer.
+  // changing). setCudaGraphs(true) keeps graphs on whatever they pay; false runs layer by layer;
+  // the environment variable KILN_CUDA_GRAPHS=0 makes layer by layer every context's default.
   // The enqueue that captures is the one that allocates (the graph, in the CUDA driver); others
   // allocate nothing.
   virtual Status setCudaGraphs(bool enabled) = 0;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <string>
 
 #include "core/integer_values.h"
 #include "core/log.h"
@@ -60,10 +62,14 @@ class ExecutionContext final : public IExecutionContext {
       heard_[s].dims.resize(step.inputs.size() + step.outputs.size());
     }
     // CUDA graphs by default where a replay keeps every contract: no plugin's enqueue() to skip.
+    // KILN_CUDA_GRAPHS=0 keeps every context layer by layer unless its caller asks.
     const bool hasPlugin =
         std::any_of(engine_->steps.begin(), engine_->steps.end(),
                     [](const EngineStep& step) { return step.plugin != nullptr; });
-    if (backend.getKind() == DeviceKind::kCUDA && !hasPlugin) graphs_ = GraphMode::kAutomatic;
+    const char* env = std::getenv("KILN_CUDA_GRAPHS");
+    const bool envOff = env && std::string(env) == "0";
+    if (backend.getKind() == DeviceKind::kCUDA && !hasPlugin && !envOff)
+      graphs_ = GraphMode::kAutomatic;
     // Graph keys (makeGraphKey) have one length per plan: their buffers are sized here.
     size_t keyLength = 3 + engine_->plan.inputs.size() + engine_->plan.outputs.size();
     for (int32_t t : engine_->plan.inputs)
