@@ -10,13 +10,15 @@ GraphCache::GraphCache(size_t keyLength) : entries_(kMaxGraphs) {
   for (Entry& e : entries_) e.key.reserve(keyLength);
 }
 
+void GraphCache::Entry::reset() {
+  graph.reset();  // before what it launches
+  keep.reset();
+  failed = false;
+  key.clear();  // keeps its buffer
+}
+
 void GraphCache::clear() {
-  for (size_t i = 0; i < used_; ++i) {
-    entries_[i].graph.reset();
-    entries_[i].keep.reset();
-    entries_[i].failed = false;
-    entries_[i].key.clear();
-  }
+  for (size_t i = 0; i < used_; ++i) entries_[i].reset();
   used_ = 0;
 }
 
@@ -30,11 +32,8 @@ Status GraphCache::enqueue(const Backend& backend, Stream stream, const std::vec
     // A new key takes a free slot, or the least recently used one's; its key buffer is reused.
     if (used_ < entries_.size()) ++used_;
     i = used_ - 1;
-    Entry& slot = entries_[i];
-    slot.graph.reset();
-    slot.keep.reset();
-    slot.failed = false;
-    slot.key.assign(key.begin(), key.end());
+    entries_[i].reset();
+    entries_[i].key.assign(key.begin(), key.end());
     std::rotate(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(i),
                 entries_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
     ++stats_.direct;

@@ -51,6 +51,7 @@ class GraphCache {
     std::shared_ptr<const void> keep;     // declared first: outlives the graph that launches it
     std::unique_ptr<IDeviceGraph> graph;  // null until the key is seen a second time
     bool failed = false;                  // capture failed: layer by layer
+    void reset();                         // empty, its key buffer kept
   };
   // kMaxGraphs slots; the first used_ hold keys, most recently used first.
   std::vector<Entry> entries_;

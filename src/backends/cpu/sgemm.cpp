@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backends/cpu/isa_variants.h"
 #include "backends/cpu/thread_pool.h"
 
 namespace kiln::cpu {
@@ -18,22 +19,10 @@ constexpr int64_t kMCStrips = 12;  // MC = 12 MR: an A block of 72-96 KiB
 
 constexpr int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// The hot loop is compiled at -O3 whatever the build type (GCC's -O2 cost model leaves the
-// micro-kernel scalar). On x86-64 with GCC it is also compiled for AVX2 and AVX-512, each with
-// the register block that fits its register file, and one version is picked once, at first use,
-// from the CPU's features; the source stays plain C++. (Explicit dispatch rather than
-// target_clones: an ifunc resolver runs before the sanitizer runtimes start and crashes TSan
-// builds.) Each output element is accumulated in the same order on every call, so results are
-// bit-identical from call to call on one machine; versions with FMA round differently from the
-// baseline, so results may differ between machines.
-#if defined(__GNUC__) && !defined(__clang__)
-#define KILN_SGEMM_O3 __attribute__((optimize("O3")))
-#else
-#define KILN_SGEMM_O3
-#endif
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define KILN_SGEMM_X86_VARIANTS 1
-#endif
+// The hot loop is compiled as isa_variants.h says: at -O3, and on x86-64 with GCC also for AVX2
+// and AVX-512, each with the register block that fits its register file. Each output element is
+// accumulated in the same order on every call, so results are bit-identical from call to call on
+// one machine.
 
 inline float elementAt(const MatrixRef& x, int64_t r, int64_t c) {
   return x.trans ? x.data[c * x.ld + r] : x.data[r * x.ld + c];
@@ -142,11 +131,11 @@ __attribute__((always_inline)) inline void macroKernelBody(int64_t mc, int64_t n
   }
 }
 
-#define KILN_SGEMM_MACRO_KERNEL(name, attributes, MR, NR)                                  \
-  attributes KILN_SGEMM_O3 void name(int64_t mc, int64_t nc, int64_t kc, const float* ap,  \
-                                     const float* bp, float alpha, float beta, bool first, \
-                                     float* c, int64_t ldc) {                              \
-    macroKernelBody<MR, NR>(mc, nc, kc, ap, bp, alpha, beta, first, c, ldc);               \
+#define KILN_SGEMM_MACRO_KERNEL(name, attributes, MR, NR)                                          \
+  attributes KILN_CPU_O3 void name(int64_t mc, int64_t nc, int64_t kc, const float* ap,            \
+                                   const float* bp, float alpha, float beta, bool first, float* c, \
+                                   int64_t ldc) {                                                  \
+    macroKernelBody<MR, NR>(mc, nc, kc, ap, bp, alpha, beta, first, c, ldc);                       \
   }
 
 // Register blocks, each the fastest measured for its register file: 4x16 keeps 16 SSE
@@ -155,7 +144,7 @@ constexpr int64_t kBaselineMR = 4, kBaselineNR = 16;
 static_assert(kNC % kBaselineNR == 0);
 KILN_SGEMM_MACRO_KERNEL(macroKernelBaseline, , kBaselineMR, kBaselineNR)
 
-#ifdef KILN_SGEMM_X86_VARIANTS
+#ifdef KILN_CPU_X86_VARIANTS
 constexpr int64_t kAvx2MR = 6, kAvx2NR = 16;
 constexpr int64_t kAvx512MR = 8, kAvx512NR = 32;
 static_assert(kNC % kAvx2NR == 0 && kNC % kAvx512NR == 0);
@@ -181,7 +170,7 @@ const Variant kBaseline = {"baseline", kBaselineMR, kBaselineNR, macroKernelBase
 // The best version the CPU runs. KILN_SGEMM=baseline|avx2 can force a lesser one (to test or
 // compare them); it never selects one the CPU lacks.
 const Variant& pickVariant() {
-#ifdef KILN_SGEMM_X86_VARIANTS
+#ifdef KILN_CPU_X86_VARIANTS
   static const Variant kAvx2 = {"avx2", kAvx2MR, kAvx2NR, macroKernelAvx2};
   static const Variant kAvx512 = {"avx512", kAvx512MR, kAvx512NR, macroKernelAvx512};
   __builtin_cpu_init();
