@@ -1,7 +1,10 @@
 #include "builder/profile_build.h"
 
+#include <algorithm>
+#include <limits>
 #include <memory>
 
+#include "builder/format_regions.h"
 #include "builder/graph_shapes.h"
 #include "builder/passes/pipeline.h"
 #include "core/byte_io.h"
@@ -144,22 +147,25 @@ std::string structureDifference(const BuildSession& ref, const BuildSession& oth
 }
 
 // One lowering of the graph at one corner of one profile.
+// A format alternative's lowerings share the corners' passed graphs (shared_ptr), each with a
+// session of its own.
 struct Corner {
-  std::unique_ptr<Graph> graph;
+  std::shared_ptr<Graph> graph;
   std::unique_ptr<BuildSession> session;
 };
+using Corners = std::vector<std::array<Corner, 3>>;
 
 // The graph specialized at one corner: its shapes, before any pass.
 Status specializeAt(const Graph& network, const ResolvedProfile& profile, int32_t c,
                     const std::string& where, Corner& out) {
   std::map<std::string, Dims> dims;
   for (const auto& [name, d] : profile.inputs) dims[name] = d[static_cast<size_t>(c)];
-  out.graph = std::make_unique<Graph>(network);
+  out.graph = std::make_shared<Graph>(network);
   return specializeGraph(*out.graph, dims, where);
 }
 
 // Every tensor's dims at every corner (GraphTensor::rangeDims), given to each corner's graph.
-void shareRangeDims(std::vector<std::array<Corner, 3>>& corners) {
+void shareRangeDims(Corners& corners) {
   const size_t count = corners[0][0].graph->tensors.size();
   std::vector<std::vector<Dims>> range(count);
   for (const auto& profile : corners)
@@ -186,7 +192,7 @@ Status passAt(const BuilderConfig& config, std::span<const passes::Pass> passes,
 }
 
 // Each plugin layer's tensors at min, opt and max of each profile, read from the passed graphs.
-Status pluginBoxes(const std::vector<std::array<Corner, 3>>& corners, PluginBoxes& boxes) {
+Status pluginBoxes(const Corners& corners, PluginBoxes& boxes) {
   boxes.clear();
   for (size_t p = 0; p < corners.size(); ++p) {
     for (int32_t c = 0; c < 3; ++c) {
@@ -212,6 +218,97 @@ Status pluginBoxes(const std::vector<std::array<Corner, 3>>& corners, PluginBoxe
   return Status::ok();
 }
 
+// Lowers every corner; each must agree with profile 0's opt lowering step for step. `choices`: the
+// lowering whose plugin choices all take (null: profile 0's opt lowering chooses).
+Status lowerCorners(Corners& corners, const BuildSession* choices) {
+  const BuildSession& reference = *corners[0][1].session;
+  const BuildSession* from = choices ? choices : &reference;
+  for (size_t p = 0; p < corners.size(); ++p) {
+    for (int32_t c : {1, 0, 2}) {
+      const std::string where = profileName(p) + "'s " + kCornerNames[c] + " shapes";
+      BuildSession& session = *corners[p][static_cast<size_t>(c)].session;
+      if (&session != from) session.setPluginChoices(from, p);
+      KILN_RETURN_IF_ERROR(session.lower().withContext(where));
+      const std::string diff = structureDifference(reference, session);
+      if (!diff.empty())
+        return unsupported("the network is not the same at " + where +
+                           " as at profile 0's opt: " + diff +
+                           ". kiln serves a range of shapes with one list of steps; this network "
+                           "needs its shape arithmetic carried to run time, which is not built "
+                           "yet: narrow the profile or build for static shapes");
+    }
+  }
+  return Status::ok();
+}
+
+constexpr double kNoBound = std::numeric_limits<double>::infinity();
+
+// Each profile's tactics, timed at its opt shapes among those that accept its min and max; `ms`
+// gets the plans' summed cost (every profile weighs the same), infinity once it passes `bound`.
+// `memos` (may be null): one per profile, as the static build's format alternatives use them.
+Status chooseTacticsAtOpt(Corners& corners, std::vector<StepMemo>* memos, double bound,
+                          double& ms) {
+  ms = 0;
+  for (size_t p = 0; p < corners.size(); ++p) {
+    BuildSession& opt = *corners[p][1].session;
+    opt.setCorners({{"min", corners[p][0].session.get()}, {"max", corners[p][2].session.get()}});
+    if (memos) opt.setStepMemo(&(*memos)[p]);
+    KILN_RETURN_IF_ERROR(opt.chooseTactics(bound - ms).withContext(profileName(p)));
+    if (opt.abandoned()) {
+      ms = kNoBound;
+      return Status::ok();
+    }
+    ms += opt.timedMs();
+    if (ms > bound) {
+      ms = kNoBound;
+      return Status::ok();
+    }
+  }
+  return Status::ok();
+}
+
+// The format decision timed across the graph as a static build makes it (builder.cpp,
+// format_regions.h), for all profiles at once: an alternative is lowered at every corner with the
+// same layers forced linear, takes the greedy lowering's plugin choices, and costs the profiles'
+// plans summed at their opt shapes. The fastest replaces the corners' sessions.
+Status timeFormatAlternatives(const BuilderConfig& config, const BuildTarget& target,
+                              Corners& corners, double greedyMs) {
+  if (!config.timeFormatAlternatives) return Status::ok();
+  const BuildSession& greedy = *corners[0][1].session;
+  const std::vector<bool>& channelsLast = greedy.channelsLastNodes();
+  if (std::find(channelsLast.begin(), channelsLast.end(), true) == channelsLast.end())
+    return Status::ok();
+  std::vector<StepMemo> memos(corners.size());
+  for (size_t p = 0; p < corners.size(); ++p) corners[p][1].session->recordChoices(memos[p]);
+  Corners best;  // the fastest alternative so far (empty: the greedy lowerings)
+  auto trial = [&](const std::vector<bool>& forceLinear, double bound, double& ms) -> Status {
+    Corners alternative(corners.size());
+    for (size_t p = 0; p < corners.size(); ++p) {
+      for (size_t c = 0; c < 3; ++c) {
+        alternative[p][c].graph = corners[p][c].graph;
+        alternative[p][c].session =
+            std::make_unique<BuildSession>(*corners[p][c].graph, config, target);
+        alternative[p][c].session->setForceLinear(forceLinear);
+      }
+    }
+    KILN_RETURN_IF_ERROR(lowerCorners(alternative, &greedy));
+    const double worthIt = bound * (1.0 - kFormatGainWorthIt);
+    KILN_RETURN_IF_ERROR(chooseTacticsAtOpt(alternative, &memos, worthIt, ms));
+    if (ms < worthIt) best = std::move(alternative);
+    return Status::ok();
+  };
+  auto log = [&](const std::string& line) {
+    if (config.verbose) logMessage(Severity::kInfo, line);
+  };
+  std::vector<bool> forceLinear;
+  double bestMs = 0;
+  KILN_RETURN_IF_ERROR(searchFormatRegions(*corners[0][1].graph, channelsLast, greedyMs, trial, log,
+                                           forceLinear, bestMs)
+                           .withContext("timing format alternatives across the profiles"));
+  // The plugin choices live in the greedy lowering's build objects, which `best` shares.
+  if (!best.empty()) corners = std::move(best);
+  return Status::ok();
+}
 }  // namespace
 
 Status resolveProfiles(const Graph& graph, const std::vector<OptimizationProfile>& profiles,
@@ -260,7 +357,7 @@ Status buildProfilePlan(const Graph& network, const BuilderConfig& config,
   KILN_RETURN_IF_ERROR(resolveProfiles(network, config.profiles, profiles));
   // corners[p][c]: profile p at min (0), opt (1) and max (2). Every corner is specialized and
   // passed first, so that plugins are configured with each profile's whole box (DESIGN.md §7).
-  std::vector<std::array<Corner, 3>> corners(profiles.size());
+  Corners corners(profiles.size());
   for (size_t p = 0; p < profiles.size(); ++p)
     for (int32_t c : {1, 0, 2})
       KILN_RETURN_IF_ERROR(specializeAt(network, profiles[p], c,
@@ -277,26 +374,10 @@ Status buildProfilePlan(const Graph& network, const BuilderConfig& config,
   // Profile 0's opt lowering chooses each plugin's combination; every other lowering takes it.
   BuildSession& chooser = *corners[0][1].session;
   chooser.setPluginBoxes(std::move(boxes));
-  for (size_t p = 0; p < profiles.size(); ++p) {
-    for (int32_t c : {1, 0, 2}) {
-      const std::string where = profileName(p) + "'s " + kCornerNames[c] + " shapes";
-      BuildSession& session = *corners[p][static_cast<size_t>(c)].session;
-      if (&session != &chooser) session.setPluginChoices(&chooser, p);
-      KILN_RETURN_IF_ERROR(session.lower().withContext(where));
-      const std::string diff = structureDifference(chooser, session);
-      if (!diff.empty())
-        return unsupported("the network is not the same at " + where +
-                           " as at profile 0's opt: " + diff +
-                           ". kiln serves a range of shapes with one list of steps; this network "
-                           "needs its shape arithmetic carried to run time, which is not built "
-                           "yet: narrow the profile or build for static shapes");
-    }
-  }
-  for (size_t p = 0; p < profiles.size(); ++p) {
-    BuildSession& opt = *corners[p][1].session;
-    opt.setCorners({{"min", corners[p][0].session.get()}, {"max", corners[p][2].session.get()}});
-    KILN_RETURN_IF_ERROR(opt.chooseTactics().withContext(profileName(p)));
-  }
+  KILN_RETURN_IF_ERROR(lowerCorners(corners, nullptr));
+  double greedyMs = 0;
+  KILN_RETURN_IF_ERROR(chooseTacticsAtOpt(corners, nullptr, kNoBound, greedyMs));
+  KILN_RETURN_IF_ERROR(timeFormatAlternatives(config, target, corners, greedyMs));
 
   plan::Plan plan;
   KILN_RETURN_IF_ERROR(corners[0][1].session->makePlan(plan));

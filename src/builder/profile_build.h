@@ -4,7 +4,9 @@
 // Those lowerings must agree step for step, parameters included, with only dims differing: that
 // is what makes the one list of steps valid for every shape in a box, since each shape is then
 // re-derived by the ops' own shape rules at run time. Tactics are chosen per profile at opt among
-// those that also accept min and max; memory is planned per profile at max.
+// those that also accept min and max; the greedy formats' alternatives (format_regions.h) are
+// lowered at every corner and cost the profiles' plans summed at opt; memory is planned per
+// profile at max.
 #pragma once
 
 #include <array>

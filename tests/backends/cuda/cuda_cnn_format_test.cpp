@@ -28,11 +28,13 @@ std::vector<float> randomValues(size_t n, std::mt19937& rng, float scale) {
 }
 
 // conv3x3-relu, conv3x3 + x - relu (a basic block), conv1x1 to 32 - relu6, max pool 2x2,
-// conv1x1 + its input (an inverted residual's projection), global average pool.
-std::unique_ptr<INetworkDefinition> smallCnn(std::vector<std::vector<float>>& keep) {
+// conv1x1 + its input (an inverted residual's projection), global average pool. `batch` -1: a
+// dynamic batch axis.
+std::unique_ptr<INetworkDefinition> smallCnnWithBatch(std::vector<std::vector<float>>& keep,
+                                                      int64_t batch) {
   std::mt19937 rng(7);
   auto net = createNetwork();
-  ITensor* x = net->addInput("x", DataType::kFLOAT, makeDims({kN, kC, kH, kW}));
+  ITensor* x = net->addInput("x", DataType::kFLOAT, makeDims({batch, kC, kH, kW}));
   auto conv = [&](ITensor& in, int32_t k, int32_t taps) {
     ConvolutionParams p;
     p.outChannels = k;
@@ -73,6 +75,10 @@ std::unique_ptr<INetworkDefinition> smallCnn(std::vector<std::vector<float>>& ke
   h->setName("y");
   EXPECT_TRUE(net->markOutput(*h).isOk());
   return net;
+}
+
+std::unique_ptr<INetworkDefinition> smallCnn(std::vector<std::vector<float>>& keep) {
+  return smallCnnWithBatch(keep, kN);
 }
 
 // ViT's patch embedding: a 4x4 convolution of stride 4 to 32 channels, flatten(2) and
@@ -134,7 +140,9 @@ std::vector<float> run(const std::vector<uint8_t>& planBytes, const std::vector<
   if (!engine) return {};
   std::unique_ptr<IExecutionContext> ctx;
   EXPECT_TRUE(engine->createExecutionContext(ctx).isOk());
-  std::vector<float> y(size_t(volume(engine->getTensorDesc("y").dims)), NAN);
+  if (engine->getTensorDesc("x").dims.d[0] < 0)  // a profile plan: run at batch kN
+    EXPECT_TRUE(ctx->setInputShape("x", makeDims({kN, kC, kH, kW})).isOk());
+  std::vector<float> y(size_t(volume(ctx->getTensorShape("y"))), NAN);
   if (std::string(engine->getTarget()).rfind("cuda", 0) != 0) {
     EXPECT_TRUE(ctx->setTensorAddress("x", const_cast<float*>(x.data())).isOk());
     EXPECT_TRUE(ctx->setTensorAddress("y", y.data()).isOk());
@@ -235,12 +243,11 @@ TEST(CudaCnnFormats, Fp16PatchTokensReadTheChannelsLastMapInPlace) {
 
 // The format decision timed (format_regions.h): the verbose log gives every alternative's plan
 // time against the best so far; the plan must be the one those times chose, and right.
-TEST(CudaCnnFormats, Fp16FormatsTimedAcrossTheGraphKeepTheFasterPlan) {
-  KILN_SKIP_WITHOUT_GPU();
+void expectTheTimedFormatsChoseThePlan(const BuilderConfig& base, NetworkMaker make) {
   testing::LogCapture logger;
   std::vector<std::vector<float>> keep;
-  auto net = smallCnn(keep);
-  BuilderConfig config;
+  auto net = make(keep);
+  BuilderConfig config = base;
   config.target = "cuda:0";
   config.builtinHalf = true;
   config.timingRuns = 2;
@@ -282,6 +289,25 @@ TEST(CudaCnnFormats, Fp16FormatsTimedAcrossTheGraphKeepTheFasterPlan) {
         t.kind == plan::TensorKind::kACTIVATION && t.format == TensorFormat::kCHANNELS_LAST;
   EXPECT_EQ(channelsLast == 0, wholeRegionLinear) << text;
   expectMatchesTheCpu(bytes, &smallCnn, 2e-3);
+}
+
+TEST(CudaCnnFormats, Fp16FormatsTimedAcrossTheGraphKeepTheFasterPlan) {
+  KILN_SKIP_WITHOUT_GPU();
+  expectTheTimedFormatsChoseThePlan(BuilderConfig{}, &smallCnn);
+}
+
+// The same decision in a profile build (profile_build.cpp): every corner lowered with the
+// alternative's formats, the profiles' plans timed at opt.
+TEST(CudaCnnFormats, Fp16FormatsTimedAcrossTheGraphInAProfileBuild) {
+  KILN_SKIP_WITHOUT_GPU();
+  BuilderConfig config;
+  OptimizationProfile profile;
+  ASSERT_TRUE(profile.setDimensions("x", OptProfileSelector::kMIN, makeDims({1, kC, kH, kW})));
+  ASSERT_TRUE(profile.setDimensions("x", OptProfileSelector::kOPT, makeDims({kN, kC, kH, kW})));
+  ASSERT_TRUE(profile.setDimensions("x", OptProfileSelector::kMAX, makeDims({4, kC, kH, kW})));
+  config.profiles.push_back(profile);
+  expectTheTimedFormatsChoseThePlan(
+      config, [](std::vector<std::vector<float>>& keep) { return smallCnnWithBatch(keep, -1); });
 }
 
 }  // namespace
