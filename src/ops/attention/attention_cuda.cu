@@ -17,6 +17,8 @@
 //   flash_mma_8w_resident  Sk up to 256 (ViT's 197 tokens, BERT's 128): flash_mma_8w with all of
 //                   K and V in shared memory, every key block's copy started at once, one
 //                   barrier per key block.
+//   cudnn_sdpa      fp16/bf16 without a mask: cuDNN's fused attention operation
+//                   (attention_cudnn_cuda.cpp).
 //   unfused_cublas  fp32/fp16: the chain the fusion replaced, as one kernel: S = scale Q K^T by
 //                   cuBLAS into the workspace, the mask add and softmax (FP32) in place, O = S V
 //                   by cuBLAS (strided batches, or pointer arrays where head views or a partial
@@ -39,6 +41,7 @@
 #include "backends/cuda/float_layer_checks.h"
 #include "backends/cuda/typed_kernel.cuh"
 #include "core/approximate_math.h"
+#include "ops/attention/attention_cuda.h"
 #include "ops/attention/attention_semantics.h"
 #include "ops/op.h"
 #include "ops/softmax/softmax_semantics.h"
@@ -920,10 +923,16 @@ std::unique_ptr<Kernel> createUnfused(const KernelConfig& c, std::string* whyNot
 constexpr Tactic kTactics[] = {{"flash_mma", &createFlash<4>},
                                {"flash_mma_8w", &createFlash<8>},
                                {"flash_mma_8w_resident", &createFlash<8, true>},
+                               {"cudnn_sdpa", &createCudnnSdpa},
                                {"unfused_cublas", &createUnfused},
                                {"reference", &createReference}};
 
 }  // namespace
+
+std::unique_ptr<Kernel> createUnalignedFallback(const KernelConfig& c, std::string* whyNot) {
+  if (auto flash = createFlash<8>(c, nullptr)) return flash;
+  return createUnfused(c, whyNot);
+}
 }  // namespace kiln::cuda::attention
 
 std::span<const kiln::Tactic> kiln::ops::Attention::cudaTactics() {

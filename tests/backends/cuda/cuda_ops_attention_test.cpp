@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "backends/cuda/cuda_ops_test_util.h"
+#include "backends/cuda/device.h"
 #include "ops/op_table.h"
 
 namespace kiln::testing {
@@ -259,6 +261,31 @@ TEST(AttentionTactics, FlashAcceptsTransformerShapes) {
     EXPECT_EQ(accepts(viewed, DataType::kHALF, "flash_mma_8w"), "") << viewed.name;
     EXPECT_EQ(accepts(viewed, DataType::kHALF, "flash_mma_8w_resident"), "") << viewed.name;
     EXPECT_EQ(accepts(viewed, DataType::kFLOAT, "unfused_cublas"), "") << viewed.name;
+  }
+}
+
+// cuDNN's fused attention: what it declines is said, whatever the machine; on a GPU, whether the
+// cuDNN there takes ViT's and BERT's shapes is the library's answer, printed for the run's record
+// (the harness then holds every case it takes to the CPU reference).
+TEST(AttentionTactics, CudnnSdpaSaysWhyItDeclines) {
+  const OpCase masked = attention({{2, 12}, 128, 128, 64, 64, false, {2, 1, 1, 128}}, false);
+  EXPECT_NE(accepts(masked, DataType::kHALF, "cudnn_sdpa").find("no mask"), std::string::npos);
+  const OpCase plain = attention({{2, 12}, 197, 197, 64, 64}, false);
+  EXPECT_NE(accepts(plain, DataType::kFLOAT, "cudnn_sdpa").find("fp16 and bf16 only"),
+            std::string::npos);
+  const OpCase broadcast = attention({{2, 3}, 4, 6, 8, 8, false, {}, {2, 1}}, false);
+  EXPECT_NE(accepts(broadcast, DataType::kHALF, "cudnn_sdpa").find("broadcast"), std::string::npos);
+  const OpCase odd = attention({{2, 3}, 4, 6, 12, 12}, false);
+  EXPECT_NE(accepts(odd, DataType::kHALF, "cudnn_sdpa").find("not a multiple of 16 bytes"),
+            std::string::npos);
+  for (const OpCase& c : {plain, attention({{32, 12}, 128, 128, 64, 64}, false),
+                          viewedAttention({0, 4, 12, 197, 197, 64}, false)}) {
+    for (DataType t : {DataType::kHALF, DataType::kBF16}) {
+      const std::string why = accepts(c, t, "cudnn_sdpa");
+      if (cuda::deviceCount() == 0) EXPECT_NE(why.find("no CUDA GPU"), std::string::npos) << why;
+      std::printf("cudnn_sdpa %s %s: %s\n", c.name.c_str(), dataTypeName(t),
+                  why.empty() ? "taken" : why.c_str());
+    }
   }
 }
 
