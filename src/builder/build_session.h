@@ -124,8 +124,9 @@ class BuildSession {
   void setStepMemo(StepMemo* memo) { stepMemo_ = memo; }
   // Adds every chosen step of this session to `memo`.
   void recordChoices(StepMemo& memo) const;
-  // A step's key in a StepMemo: its name and its configuration's timing-cache key.
-  std::string memoKeyOf(const BuildStep& step, const KernelConfig& config) const;
+  // Step `index`'s key in a StepMemo: its name and its configuration's timing-cache key, and in a
+  // profile build its configurations' at the corners (setCorners).
+  std::string memoKeyOf(size_t index, const KernelConfig& config) const;
   bool abandoned() const { return abandoned_; }
   // The sum of the steps' timed medians: the plan's cost as the builder compares plans.
   double timedMs() const;

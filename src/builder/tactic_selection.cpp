@@ -72,8 +72,8 @@ KernelConfig BuildSession::kernelConfig(const BuildStep& step) const {
 Status BuildSession::chooseTactic(BuildStep& step, size_t index) {
   const KernelConfig config = kernelConfig(step);
   std::string memoKey;
-  if (stepMemo_ && corners_.empty()) {
-    memoKey = memoKeyOf(step, config);
+  if (stepMemo_) {
+    memoKey = memoKeyOf(index, config);
     if (auto it = stepMemo_->find(memoKey); !memoKey.empty() && it != stepMemo_->end()) {
       step.tactic = it->second.tactic;
       step.medianMs = it->second.medianMs;
@@ -105,18 +105,26 @@ Status BuildSession::chooseTactic(BuildStep& step, size_t index) {
   return Status::ok();
 }
 
-std::string BuildSession::memoKeyOf(const BuildStep& step, const KernelConfig& config) const {
+std::string BuildSession::memoKeyOf(size_t index, const KernelConfig& config) const {
   // The layer's name as well as its configuration: a tactic may accept a layer for its constants'
   // values, which the configuration's key does not hold, so a choice is reused for its own layer
-  // only.
-  const std::string key = TimingCache::key(*target_.backend, config);
-  return key.empty() ? key : step.name + "|" + key;
+  // only. A profile build's choice was also accepted at the corners: their configurations too.
+  std::string key = TimingCache::key(*target_.backend, config);
+  if (key.empty()) return key;
+  for (const auto& [name, session] : corners_) {
+    const std::string corner =
+        TimingCache::key(*target_.backend, session->kernelConfig(session->steps_[index]));
+    if (corner.empty()) return corner;
+    key += "|" + name + ":" + corner;
+  }
+  return steps_[index].name + "|" + key;
 }
 
 void BuildSession::recordChoices(StepMemo& memo) const {
-  for (const BuildStep& step : steps_) {
+  for (size_t index = 0; index < steps_.size(); ++index) {
+    const BuildStep& step = steps_[index];
     if (step.type == LayerType::kPLUGIN || step.tactic.empty()) continue;
-    const std::string key = memoKeyOf(step, kernelConfig(step));
+    const std::string key = memoKeyOf(index, kernelConfig(step));
     if (!key.empty())
       memo[key] = {step.tactic, step.medianMs, step.workspaceBytes, step.candidates};
   }
