@@ -82,6 +82,12 @@ struct BuildTarget {
 // Resolves "cpu", "cuda" or "cuda:N" (and checks the device is there).
 Status resolveBuildTarget(const std::string& target, BuildTarget& out);
 
+// Empty when `tactic` makes a kernel for every corner within the workspace limit (the largest
+// workspace in `workspace`), else why not, naming the corner and its first input's shape.
+std::string declineAtCorners(const Tactic& tactic,
+                             const std::vector<std::pair<std::string, KernelConfig>>& corners,
+                             size_t limit, uint64_t& workspace);
+
 class BuildSession {
  public:
   BuildSession(const Graph& graph, const BuilderConfig& config, BuildTarget target = {});
@@ -96,6 +102,11 @@ class BuildSession {
   // A static plan's steps whose workspace would grow the arena take a timed candidate within a
   // tolerance of their time that fits it (workspace_choice.cpp).
   Status fitWorkspaces(plan::Plan& plan);
+  // A profile's opt session (setCorners): a profile plan's context holds one workspace of the
+  // largest step's size beside an arena of `arenaBytes`; the step whose workspace exceeds every
+  // other's takes a timed candidate, accepting the corners, whose workspace does not, by the same
+  // rule of time against memory (workspace_choice.cpp).
+  Status fitProfileWorkspace(uint64_t arenaBytes);
   // Tells BuilderConfig::progress (when set) that unit `done` of `total` of `phase` is finished;
   // kCancelled when it asks to stop.
   Status reportProgress(const char* phase, int32_t done, int32_t total,

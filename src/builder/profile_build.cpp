@@ -267,6 +267,16 @@ Status chooseTacticsAtOpt(Corners& corners, std::vector<StepMemo>* memos, double
   return Status::ok();
 }
 
+// Memory at max: the max lowering, with the opt lowering's tactics, planned like a static plan.
+Status planAtMax(const BuildSession& opt, BuildSession& max, plan::Plan& atMax) {
+  const auto& chosen = opt.buildSteps();
+  for (size_t s = 0; s < chosen.size(); ++s) {
+    max.buildSteps()[s].tactic = chosen[s].tactic;
+    max.buildSteps()[s].workspaceBytes = chosen[s].workspaceBytes;
+  }
+  return max.makePlan(atMax);
+}
+
 // The format decision timed across the graph as a static build makes it (builder.cpp,
 // format_regions.h), for all profiles at once: an alternative is lowered at every corner with the
 // same layers forced linear, takes the greedy lowering's plugin choices, and costs the profiles'
@@ -383,19 +393,25 @@ Status buildProfilePlan(const Graph& network, const BuilderConfig& config,
   KILN_RETURN_IF_ERROR(corners[0][1].session->makePlan(plan));
   std::map<std::string, const GraphTensor*> networkInputs;
   for (int32_t i : network.inputs) networkInputs[network.tensors[i].name] = &network.tensors[i];
+  plan.maxWorkspaceBytes = 0;  // the profiles' largest, after their workspaces are fitted
   for (size_t p = 0; p < profiles.size(); ++p) {
-    // Memory at max: the max lowering, with this profile's tactics, planned like a static plan.
-    BuildSession& max = *corners[p][2].session;
-    const auto& chosen = corners[p][1].session->buildSteps();
+    BuildSession& opt = *corners[p][1].session;
+    plan::Plan atMax;
+    KILN_RETURN_IF_ERROR(planAtMax(opt, *corners[p][2].session, atMax));
+    // The workspace against that arena (workspace_choice.cpp). A tactic it changes keeps the
+    // chosen one's in-place residual, so the memory planned above stands.
+    KILN_RETURN_IF_ERROR(opt.fitProfileWorkspace(atMax.arenaBytes).withContext(profileName(p)));
+    const auto& chosen = opt.buildSteps();
     plan::Profile prof;
     for (size_t s = 0; s < chosen.size(); ++s) {
-      max.buildSteps()[s].tactic = chosen[s].tactic;
-      max.buildSteps()[s].workspaceBytes = chosen[s].workspaceBytes;
       prof.tactics.push_back(chosen[s].tactic);
       prof.workspaceBytes = std::max<uint64_t>(prof.workspaceBytes, chosen[s].workspaceBytes);
+      if (p == 0) {  // the plan's steps record profile 0's choices
+        plan.steps[s].tactic = chosen[s].tactic;
+        plan.steps[s].medianMs = chosen[s].medianMs;
+        plan.steps[s].workspaceBytes = chosen[s].workspaceBytes;
+      }
     }
-    plan::Plan atMax;
-    KILN_RETURN_IF_ERROR(max.makePlan(atMax));
     if (atMax.tensors.size() != plan.tensors.size())
       return internalError("profile plan: the max lowering has another tensor list");
     for (const plan::Tensor& t : atMax.tensors) prof.arenaOffsets.push_back(t.arenaOffset);

@@ -136,10 +136,6 @@ double BuildSession::timedMs() const {
   return sum;
 }
 
-namespace {
-
-// Empty when `tactic` makes a kernel for every corner within the workspace limit (the largest
-// workspace in `workspace`), else why not, naming the corner and its first input's shape.
 std::string declineAtCorners(const Tactic& tactic,
                              const std::vector<std::pair<std::string, KernelConfig>>& corners,
                              size_t limit, uint64_t& workspace) {
@@ -157,8 +153,6 @@ std::string declineAtCorners(const Tactic& tactic,
   }
   return "";
 }
-
-}  // namespace
 
 Status BuildSession::chooseFastest(BuildStep& step, const KernelConfig& config,
                                    const std::vector<std::pair<std::string, KernelConfig>>& corners,

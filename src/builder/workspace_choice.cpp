@@ -8,7 +8,10 @@
 // time is within tradeAllowanceMs (a share of the layer's time, or of the plan's in proportion to
 // the memory saved), largest growth first, while any of at least kWorkspaceGrowthWorthTime
 // remains; the verbose log says what it gave and what it saved.
-// Profile plans keep a separate workspace and are left alone.
+// Profile plans keep one workspace per context beside the arena, sized to the largest step's at
+// the profile's corners: there the step whose workspace exceeds every other's by
+// kWorkspaceGrowthWorthTime takes, by the same rule, the fastest candidate (accepting the corners)
+// whose workspace does not (fitProfileWorkspace).
 #include "builder/workspace_choice.h"
 
 #include <algorithm>
@@ -37,6 +40,22 @@ double tradeAllowanceMs(double layerMs, double planMs, uint64_t growth, uint64_t
       growth == 0 ? 0.0 : static_cast<double>(growth) / (static_cast<double>(arenaBytes) + growth);
   return std::max(layerMs * kWorkspaceTimeTolerance,
                   planMs * kPlanTimePerMemoryShare * memoryShare);
+}
+
+WorkspaceExcess largestWorkspaceExcess(const std::vector<uint64_t>& workspaces) {
+  WorkspaceExcess e;
+  uint64_t largest = 0;
+  for (size_t s = 0; s < workspaces.size(); ++s) {
+    if (workspaces[s] > largest) {
+      e.others = largest;
+      largest = workspaces[s];
+      e.step = s;
+    } else {
+      e.others = std::max(e.others, workspaces[s]);
+    }
+  }
+  e.excess = largest - e.others;
+  return e;
 }
 
 const plan::Candidate* fittingCandidate(
@@ -133,6 +152,67 @@ Status BuildSession::fitWorkspaces(plan::Plan& plan) {
     for (const plan::Step& s : plan.steps)
       plan.maxWorkspaceBytes = std::max<uint64_t>(plan.maxWorkspaceBytes, s.workspaceBytes);
   }
+}
+
+Status BuildSession::fitProfileWorkspace(uint64_t arenaBytes) {
+  std::vector<bool> tried(steps_.size(), false);
+  bool changedCache = false;
+  for (;;) {
+    std::vector<uint64_t> workspaces;
+    for (const BuildStep& s : steps_) workspaces.push_back(s.workspaceBytes);
+    const WorkspaceExcess e = largestWorkspaceExcess(workspaces);
+    const size_t worst = e.step;
+    const uint64_t growth = e.excess, others = e.others;
+    if (worst >= steps_.size() || tried[worst] || steps_[worst].type == LayerType::kPLUGIN ||
+        !growthWorthTime(growth))
+      break;
+    tried[worst] = true;
+    BuildStep& step = steps_[worst];
+    const std::span<const Tactic> tactics = target_.backend->tactics(step.type);
+    const Tactic* chosen = ops::findTactic(tactics, step.tactic);
+    if (!chosen) break;
+    const KernelConfig config = kernelConfig(step);
+    std::vector<std::pair<std::string, KernelConfig>> corners;
+    for (const auto& [name, session] : corners_)
+      corners.emplace_back(name, session->kernelConfig(session->steps_[worst]));
+    const auto workspaceOf = [&](const plan::Candidate& c, uint64_t& bytes) {
+      const Tactic* tactic = ops::findTactic(tactics, c.name);
+      // A layer written over its residual in place keeps a tactic that allows it.
+      if (!tactic || (chosen->residualInPlace && !tactic->residualInPlace)) return false;
+      std::string why;
+      const KernelPtr kernel = tactic->create(config, &why);
+      if (!kernel) return false;
+      bytes = kernel->workspaceSize();
+      return declineAtCorners(*tactic, corners, config_.maxWorkspaceBytes, bytes).empty();
+    };
+    const auto fits = [&](uint64_t bytes) { return bytes <= others; };
+    const double planMs = timedMs();
+    const double allowanceMs = tradeAllowanceMs(step.medianMs, planMs, growth, arenaBytes + others);
+    uint64_t bytes = 0;
+    const plan::Candidate* c = fittingCandidate(step.candidates, step.tactic, step.medianMs,
+                                                allowanceMs, workspaceOf, fits, &bytes);
+    if (!c) {
+      logVerbose("layer '" + step.name + "' keeps " + step.tactic + " (workspace " +
+                 mib(step.workspaceBytes) + " at the profile's corners, " + mib(growth) +
+                 " more than any other step's): no other timed candidate fits within " +
+                 std::to_string(allowanceMs) + " ms more");
+      continue;
+    }
+    logVerbose("layer '" + step.name + "': " + c->name + " (" + std::to_string(c->medianMs) +
+               " ms, workspace " + mib(bytes) + ") instead of " + step.tactic + " (" +
+               std::to_string(step.medianMs) + " ms, workspace " + mib(step.workspaceBytes) +
+               "), whose workspace would make every context of the profile " + mib(growth) +
+               " larger (" + std::to_string(allowanceMs) + " ms of the plan's " +
+               std::to_string(planMs) + " allowed for it)");
+    timingCache_.record(TimingCache::key(*target_.backend, config), c->name, c->medianMs);
+    changedCache = true;
+    step.tactic = c->name;
+    step.medianMs = c->medianMs;
+    step.workspaceBytes = bytes;
+  }
+  return changedCache && !config_.timingCachePath.empty()
+             ? timingCache_.save(config_.timingCachePath)
+             : Status::ok();
 }
 
 }  // namespace kiln

@@ -2,6 +2,7 @@
 // rule by which a step whose workspace would grow the arena trades a little time for one that fits.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -36,6 +37,16 @@ constexpr uint64_t kWorkspaceGrowthWorthTime = uint64_t{1} << 20;
 
 // Whether growing every context by `growth` bytes is worth taking a slower tactic to avoid.
 constexpr bool growthWorthTime(uint64_t growth) { return growth >= kWorkspaceGrowthWorthTime; }
+
+// A profile plan's context holds one workspace, the size of its largest step's: the step that
+// sets it (`step`, or none: every workspace 0) and how far it exceeds every other's (`excess`,
+// over `others`, the largest of the rest; ties give 0).
+struct WorkspaceExcess {
+  size_t step = SIZE_MAX;
+  uint64_t excess = 0;
+  uint64_t others = 0;
+};
+WorkspaceExcess largestWorkspaceExcess(const std::vector<uint64_t>& workspaces);
 
 // The fastest timed candidate other than `chosen`, at most allowanceMs slower than chosenMs, for
 // which workspaceOf gives a workspace (false: the tactic cannot be made or must not be taken) that

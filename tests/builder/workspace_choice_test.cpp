@@ -110,4 +110,19 @@ TEST(WorkspaceChoice, OnlyAMebibyteOrMoreOfGrowthIsWorthTime) {
 }
 
 }  // namespace
+// A profile plan's one workspace: the step that sets it and by how much it exceeds the rest.
+TEST(WorkspaceChoice, TheLargestWorkspaceAndItsExcessOverTheOthers) {
+  WorkspaceExcess e = largestWorkspaceExcess({3, 80, 0, 12, 5});
+  EXPECT_EQ(e.step, 1u);
+  EXPECT_EQ(e.others, 12u);
+  EXPECT_EQ(e.excess, 68u);
+  e = largestWorkspaceExcess({7, 2, 7});  // a tie: no one step sets it
+  EXPECT_EQ(e.step, 0u);
+  EXPECT_EQ(e.excess, 0u);
+  e = largestWorkspaceExcess({0, 0});
+  EXPECT_EQ(e.step, SIZE_MAX);
+  EXPECT_EQ(e.excess, 0u);
+  EXPECT_EQ(largestWorkspaceExcess({}).step, SIZE_MAX);
+}
+
 }  // namespace kiln::testing
