@@ -4,7 +4,8 @@
 ResNet-50 (torchvision, random weights, eval) is exported once with a dynamic batch axis. kiln
 builds it twice in FP16 on the GPU: for batch 64 alone, and with an optimization profile
 1..64 (opt 64). Both are timed by `kiln bench` at batch 64 (CUDA graph and plain enqueue), the
-profile plan also at batches 8 and 1, and its outputs at batch 8 are compared with PyTorch FP32.
+profile plan also at batches 8 and 1, and its outputs at batch 8 are compared with PyTorch FP32;
+each plan's context device memory at batch 64 is printed beside its times.
 usage: dynamic_cnn_h200.py KILN OUT_DIR   (prints one line per figure; writes OUT_DIR/dynamic.json)
 """
 import inspect
@@ -33,9 +34,10 @@ def bench(kiln, plan, out, tag, shape, graph):
                ["--cuda-graph"] if graph else ["--layer-by-layer"])
     rc, _ = run(cmd, js.replace(".json", ".log"))
     if rc != 0:
-        return None
+        return None, None
     with open(js) as f:
-        return json.load(f)["latency_ms"]["median"]
+        j = json.load(f)
+    return j["latency_ms"]["median"], round(j["memory"]["context_bytes"] / 2**20, 1)
 
 
 def main():
@@ -61,11 +63,11 @@ def main():
             continue
         for graph in (True, False):
             key = f"{tag}_b64{'_graph' if graph else ''}_ms"
-            r[key] = bench(kiln, plan, out, key, (64, 3, 224, 224), graph)
+            r[key], r[f"{tag}_context_mib"] = bench(kiln, plan, out, key, (64, 3, 224, 224), graph)
     profile = os.path.join(out, "profile1to64.plan")
     for b in (8, 1):
-        r[f"profile1to64_b{b}_graph_ms"] = bench(kiln, profile, out, f"p_b{b}", (b, 3, 224, 224),
-                                                 True)
+        r[f"profile1to64_b{b}_graph_ms"], _ = bench(kiln, profile, out, f"p_b{b}",
+                                                    (b, 3, 224, 224), True)
     x = torch.randn(8, 3, 224, 224)
     with torch.no_grad():
         ref = model(x).numpy().astype(np.float64)
