@@ -196,6 +196,13 @@ class BuildSession {
   // further: timings of one kernel vary by tens of percent, not by 4x.
   static constexpr double kDropFactor = 4.0;
   Status chooseTactic(BuildStep& step, size_t index);
+  // The timing cache's choice for the configuration when it has one that still accepts it (and
+  // the corners); false otherwise.
+  bool chooseFromCache(BuildStep& step, const KernelConfig& config,
+                       const std::vector<std::pair<std::string, KernelConfig>>& corners);
+  // Times the step's tactics on buffers of the target made for it (chooseFastest).
+  Status timeOnBuffers(BuildStep& step, const KernelConfig& config,
+                       const std::vector<std::pair<std::string, KernelConfig>>& corners);
   // The choice among the target's tactics for the configuration, timed on these buffers; a
   // tactic must also accept every configuration of `corners` (dynamic shapes).
   Status chooseFastest(BuildStep& step, const KernelConfig& config,

@@ -85,6 +85,18 @@ Status BuildSession::chooseTactic(BuildStep& step, size_t index) {
   std::vector<std::pair<std::string, KernelConfig>> corners;
   for (const auto& [name, session] : corners_)
     corners.emplace_back(name, session->kernelConfig(session->steps_[index]));
+  // A cached choice needs no timing buffers: at batch 64 their random fill took over a second a
+  // layer (ResNet-50 on the H100), which was most of a warm-cache build.
+  if (!chooseFromCache(step, config, corners))
+    KILN_RETURN_IF_ERROR(timeOnBuffers(step, config, corners));
+  if (!memoKey.empty())
+    (*stepMemo_)[memoKey] = {step.tactic, step.medianMs, step.workspaceBytes, step.candidates};
+  return Status::ok();
+}
+
+Status BuildSession::timeOnBuffers(
+    BuildStep& step, const KernelConfig& config,
+    const std::vector<std::pair<std::string, KernelConfig>>& corners) {
   std::vector<std::unique_ptr<IDeviceBuffer>> buffers;
   std::vector<const void*> ins;
   std::vector<void*> outs;
@@ -99,10 +111,7 @@ Status BuildSession::chooseTactic(BuildStep& step, size_t index) {
         static_cast<size_t>(plan::tensorBytes(d.dims, d.type)), "a timing output", buffers.back()));
     outs.push_back(buffers.back()->data());
   }
-  KILN_RETURN_IF_ERROR(chooseFastest(step, config, corners, ins, outs));
-  if (!memoKey.empty())
-    (*stepMemo_)[memoKey] = {step.tactic, step.medianMs, step.workspaceBytes, step.candidates};
-  return Status::ok();
+  return chooseFastest(step, config, corners, ins, outs);
 }
 
 std::string BuildSession::memoKeyOf(size_t index, const KernelConfig& config) const {
@@ -154,36 +163,41 @@ std::string declineAtCorners(const Tactic& tactic,
   return "";
 }
 
+bool BuildSession::chooseFromCache(
+    BuildStep& step, const KernelConfig& config,
+    const std::vector<std::pair<std::string, KernelConfig>>& corners) {
+  if (config_.timingCachePath.empty()) return false;
+  const std::span<const Tactic> tactics = target_.backend->tactics(step.type);
+  const std::string cacheKey = TimingCache::key(*target_.backend, config);
+  std::string cachedTactic;
+  double cachedMs = 0;
+  if (cacheKey.empty() || !timingCache_.find(cacheKey, cachedTactic, cachedMs)) return false;
+  for (const Tactic& tactic : tactics) {
+    if (cachedTactic != tactic.name) continue;
+    std::string why;
+    auto kernel = tactic.create(config, &why);
+    uint64_t cornerWorkspace = 0;
+    if (kernel && kernel->workspaceSize() <= config_.maxWorkspaceBytes &&
+        declineAtCorners(tactic, corners, config_.maxWorkspaceBytes, cornerWorkspace).empty()) {
+      step.tactic = tactic.name;
+      step.medianMs = cachedMs;
+      step.workspaceBytes = std::max<uint64_t>(kernel->workspaceSize(), cornerWorkspace);
+      step.candidates.push_back({tactic.name, cachedMs, ""});
+      logVerbose(std::string("layer '") + step.name + "' (" + layerTypeName(step.type) +
+                 "): chose " + step.tactic + " at " + std::to_string(cachedMs) +
+                 " ms (from the timing cache)");
+      return true;
+    }
+  }
+  return false;
+}
+
 Status BuildSession::chooseFastest(BuildStep& step, const KernelConfig& config,
                                    const std::vector<std::pair<std::string, KernelConfig>>& corners,
                                    const std::vector<const void*>& ins,
                                    const std::vector<void*>& outs) {
   const Backend& backend = *target_.backend;
   const std::span<const Tactic> tactics = backend.tactics(step.type);
-  const std::string cacheKey =
-      config_.timingCachePath.empty() ? "" : TimingCache::key(backend, config);
-  std::string cachedTactic;
-  double cachedMs = 0;
-  if (!cacheKey.empty() && timingCache_.find(cacheKey, cachedTactic, cachedMs)) {
-    for (const Tactic& tactic : tactics) {
-      if (cachedTactic != tactic.name) continue;
-      std::string why;
-      auto kernel = tactic.create(config, &why);
-      uint64_t cornerWorkspace = 0;
-      if (kernel && kernel->workspaceSize() <= config_.maxWorkspaceBytes &&
-          declineAtCorners(tactic, corners, config_.maxWorkspaceBytes, cornerWorkspace).empty()) {
-        step.tactic = tactic.name;
-        step.medianMs = cachedMs;
-        step.workspaceBytes = std::max<uint64_t>(kernel->workspaceSize(), cornerWorkspace);
-        step.candidates.push_back({tactic.name, cachedMs, ""});
-        logVerbose(std::string("layer '") + step.name + "' (" + layerTypeName(step.type) +
-                   "): chose " + step.tactic + " at " + std::to_string(cachedMs) +
-                   " ms (from the timing cache)");
-        return Status::ok();
-      }
-    }
-  }
-
   // Every tactic is asked; the ones that accept are the candidates.
   struct Accepted {
     const Tactic* tactic;
@@ -290,7 +304,8 @@ Status BuildSession::chooseFastest(BuildStep& step, const KernelConfig& config,
   }
   logVerbose(std::string("layer '") + step.name + "' (" + layerTypeName(step.type) + "): chose " +
              step.tactic + " at " + std::to_string(step.medianMs) + " ms");
-  timingCache_.record(cacheKey, step.tactic, step.medianMs);
+  if (!config_.timingCachePath.empty())
+    timingCache_.record(TimingCache::key(backend, config), step.tactic, step.medianMs);
   return Status::ok();
 }
 
