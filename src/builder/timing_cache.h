@@ -1,7 +1,8 @@
 // The timing cache: measured tactic times kept in a file, keyed by device, kiln version and op
 // signature (layer type, parameters, input and output types/formats/shapes), so that a rebuild
 // on the same machine skips timing layers it has seen. A cache from another device or kiln
-// version simply has no matching keys.
+// version simply has no matching keys. Beside a configuration's fastest tactic it may hold, under
+// the key workspaceFitKey makes (workspace_choice.h), the slower one the workspace trade took.
 #pragma once
 
 #include <map>

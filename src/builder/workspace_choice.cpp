@@ -35,6 +35,25 @@ std::string mib(uint64_t bytes) {
 
 }  // namespace
 
+std::string workspaceFitKey(const std::string& configKey) {
+  return configKey.empty() ? configKey : configKey + "|workspace-fit";
+}
+
+std::vector<plan::Candidate> withRememberedFit(std::vector<plan::Candidate> candidates,
+                                               const TimingCache& cache,
+                                               const std::string& fitKey) {
+  std::string tactic;
+  double ms = 0;
+  if (fitKey.empty() || !cache.find(fitKey, tactic, ms)) return candidates;
+  for (const plan::Candidate& c : candidates)
+    if (c.name == tactic) return candidates;
+  plan::Candidate remembered;
+  remembered.name = tactic;
+  remembered.medianMs = ms;
+  candidates.push_back(std::move(remembered));
+  return candidates;
+}
+
 double tradeAllowanceMs(double layerMs, double planMs, uint64_t growth, uint64_t arenaBytes) {
   const double memoryShare =
       growth == 0 ? 0.0 : static_cast<double>(growth) / (static_cast<double>(arenaBytes) + growth);
@@ -127,8 +146,11 @@ Status BuildSession::fitWorkspaces(plan::Plan& plan) {
     for (const plan::Step& s : plan.steps) planMs += s.medianMs;
     const double allowanceMs = tradeAllowanceMs(step.medianMs, planMs, growth, plan.arenaBytes);
     uint64_t bytes = 0;
-    const plan::Candidate* c = fittingCandidate(step.candidates, step.tactic, step.medianMs,
-                                                allowanceMs, workspaceOf, fits, &bytes);
+    const std::string fitKey = workspaceFitKey(TimingCache::key(*target_.backend, config));
+    const std::vector<plan::Candidate> candidates =
+        withRememberedFit(step.candidates, timingCache_, fitKey);
+    const plan::Candidate* c = fittingCandidate(candidates, step.tactic, step.medianMs, allowanceMs,
+                                                workspaceOf, fits, &bytes);
     if (c) {
       logVerbose("layer '" + step.layerName + "': " + c->name + " (" + std::to_string(c->medianMs) +
                  " ms, workspace " + mib(bytes) + ") instead of " + step.tactic + " (" +
@@ -136,8 +158,7 @@ Status BuildSession::fitWorkspaces(plan::Plan& plan) {
                  "), whose workspace would grow every context by " + mib(growth) + " (" +
                  mib(plan.arenaBytes) + " without it; " + std::to_string(allowanceMs) +
                  " ms of the plan's " + std::to_string(planMs) + " allowed for it)");
-      // A rebuild from the timing cache makes the same choice.
-      timingCache_.record(TimingCache::key(*target_.backend, config), c->name, c->medianMs);
+      timingCache_.record(fitKey, c->name, c->medianMs);
       changedCache = true;
       step.tactic = steps_[worst].tactic = c->name;
       step.medianMs = steps_[worst].medianMs = c->medianMs;
@@ -189,8 +210,11 @@ Status BuildSession::fitProfileWorkspace(uint64_t arenaBytes) {
     const double planMs = timedMs();
     const double allowanceMs = tradeAllowanceMs(step.medianMs, planMs, growth, arenaBytes + others);
     uint64_t bytes = 0;
-    const plan::Candidate* c = fittingCandidate(step.candidates, step.tactic, step.medianMs,
-                                                allowanceMs, workspaceOf, fits, &bytes);
+    const std::string fitKey = workspaceFitKey(TimingCache::key(*target_.backend, config));
+    const std::vector<plan::Candidate> candidates =
+        withRememberedFit(step.candidates, timingCache_, fitKey);
+    const plan::Candidate* c = fittingCandidate(candidates, step.tactic, step.medianMs, allowanceMs,
+                                                workspaceOf, fits, &bytes);
     if (!c) {
       logVerbose("layer '" + step.name + "' keeps " + step.tactic + " (workspace " +
                  mib(step.workspaceBytes) + " at the profile's corners, " + mib(growth) +
@@ -204,7 +228,7 @@ Status BuildSession::fitProfileWorkspace(uint64_t arenaBytes) {
                "), whose workspace would make every context of the profile " + mib(growth) +
                " larger (" + std::to_string(allowanceMs) + " ms of the plan's " +
                std::to_string(planMs) + " allowed for it)");
-    timingCache_.record(TimingCache::key(*target_.backend, config), c->name, c->medianMs);
+    timingCache_.record(fitKey, c->name, c->medianMs);
     changedCache = true;
     step.tactic = c->name;
     step.medianMs = c->medianMs;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "builder/timing_cache.h"
 #include "core/plan.h"
 
 namespace kiln {
@@ -47,6 +48,15 @@ struct WorkspaceExcess {
   uint64_t others = 0;
 };
 WorkspaceExcess largestWorkspaceExcess(const std::vector<uint64_t>& workspaces);
+
+// The trade's choice for a configuration is kept in the timing cache beside its fastest tactic's
+// entry (under workspaceFitKey of the configuration's key), not over it: a rebuild from the cache
+// then prices the plan as the first build did (its format alternatives stop where they stopped,
+// with nothing new to time) and, the remembered choice joining the one cached candidate
+// (withRememberedFit), makes the same trade.
+std::string workspaceFitKey(const std::string& configKey);
+std::vector<plan::Candidate> withRememberedFit(std::vector<plan::Candidate> candidates,
+                                               const TimingCache& cache, const std::string& fitKey);
 
 // The fastest timed candidate other than `chosen`, at most allowanceMs slower than chosenMs, for
 // which workspaceOf gives a workspace (false: the tactic cannot be made or must not be taken) that

@@ -125,4 +125,36 @@ TEST(WorkspaceChoice, TheLargestWorkspaceAndItsExcessOverTheOthers) {
   EXPECT_EQ(largestWorkspaceExcess({}).step, SIZE_MAX);
 }
 
+// A workspace trade is remembered beside the configuration's fastest entry and offered again as a
+// candidate when a rebuild from the cache has only that entry.
+TEST(WorkspaceChoice, ARememberedTradeJoinsTheCachedCandidate) {
+  EXPECT_EQ(workspaceFitKey(""), "");
+  const std::string fitKey = workspaceFitKey("conv|k");
+  EXPECT_NE(fitKey, "conv|k");
+  TimingCache cache;
+  cache.record("conv|k", "fast", 1.0);
+  const std::vector<plan::Candidate> cached = {timed("fast", 1.0)};
+  EXPECT_EQ(withRememberedFit(cached, cache, fitKey).size(), 1u);  // nothing remembered
+  cache.record(fitKey, "small", 1.2);
+  const std::vector<plan::Candidate> offered = withRememberedFit(cached, cache, fitKey);
+  ASSERT_EQ(offered.size(), 2u);
+  EXPECT_EQ(offered[1].name, "small");
+  EXPECT_EQ(offered[1].medianMs, 1.2);
+  std::string tactic;
+  double ms = 0;
+  ASSERT_TRUE(cache.find("conv|k", tactic, ms));
+  EXPECT_EQ(tactic, "fast");  // the fastest entry stays the fastest
+  Tactics t;
+  t.workspace = {{"fast", 100}, {"small", 5}};
+  const plan::Candidate* c = fittingCandidate(
+      offered, "fast", 1.0, 0.25,
+      [&](const plan::Candidate& x, uint64_t& bytes) { return t.workspaceOf(x, bytes); },
+      [](uint64_t bytes) { return bytes <= 10; });
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->name, "small");
+  // A candidate list that has it already (a cold build's) is left as it is.
+  const std::vector<plan::Candidate> timedBoth = {timed("fast", 1.0), timed("small", 1.2)};
+  EXPECT_EQ(withRememberedFit(timedBoth, cache, fitKey).size(), 2u);
+}
+
 }  // namespace kiln::testing
