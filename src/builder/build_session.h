@@ -11,6 +11,7 @@
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -188,6 +189,13 @@ class BuildSession {
                            const std::vector<PluginTensorDesc>& inputs,
                            const std::vector<PluginTensorDesc>& outputs, uint64_t workspace,
                            double& ms);
+  // workspace_choice.cpp: the trade's pick for step `index`, whose tactic is `chosen`: the fastest
+  // of its timed candidates and of the one a build before remembered (withRememberedFit) that may
+  // replace it (an in-place residual kept), within allowanceMs, whose workspace at this session's
+  // shapes and its corners' `fits`; in `picked` and `bytes`, and remembered in the timing cache.
+  bool tradeForWorkspace(size_t index, const Tactic& chosen, double allowanceMs,
+                         const std::function<bool(uint64_t)>& fits, plan::Candidate& picked,
+                         uint64_t& bytes);
   Status reformatCost(const Dims& dims, DataType fromType, TensorFormat fromFormat, DataType toType,
                       TensorFormat toFormat, double& ms);
 

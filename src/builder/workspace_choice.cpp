@@ -98,6 +98,36 @@ const plan::Candidate* fittingCandidate(
   return nullptr;
 }
 
+bool BuildSession::tradeForWorkspace(size_t index, const Tactic& chosen, double allowanceMs,
+                                     const std::function<bool(uint64_t)>& fits,
+                                     plan::Candidate& picked, uint64_t& bytes) {
+  const BuildStep& step = steps_[index];
+  const std::span<const Tactic> tactics = target_.backend->tactics(step.type);
+  const KernelConfig config = kernelConfig(step);
+  std::vector<std::pair<std::string, KernelConfig>> corners;
+  for (const auto& [name, session] : corners_)
+    corners.emplace_back(name, session->kernelConfig(session->steps_[index]));
+  const auto workspaceOf = [&](const plan::Candidate& c, uint64_t& ask) {
+    const Tactic* tactic = ops::findTactic(tactics, c.name);
+    // A layer written over its residual in place keeps a tactic that allows it.
+    if (!tactic || (chosen.residualInPlace && !tactic->residualInPlace)) return false;
+    std::string why;
+    const KernelPtr kernel = tactic->create(config, &why);
+    if (!kernel) return false;
+    ask = kernel->workspaceSize();
+    return declineAtCorners(*tactic, corners, config_.maxWorkspaceBytes, ask).empty();
+  };
+  const std::string fitKey = workspaceFitKey(TimingCache::key(*target_.backend, config));
+  const std::vector<plan::Candidate> candidates =
+      withRememberedFit(step.candidates, timingCache_, fitKey);
+  const plan::Candidate* c = fittingCandidate(candidates, step.tactic, step.medianMs, allowanceMs,
+                                              workspaceOf, fits, &bytes);
+  if (!c) return false;
+  picked = *c;
+  timingCache_.record(fitKey, picked.name, picked.medianMs);
+  return true;
+}
+
 Status BuildSession::fitWorkspaces(plan::Plan& plan) {
   if (!plan.profiles.empty() || plan.steps.size() != steps_.size()) return Status::ok();
   std::vector<bool> tried(plan.steps.size(), false);
@@ -127,16 +157,6 @@ Status BuildSession::fitWorkspaces(plan::Plan& plan) {
     const std::span<const Tactic> tactics = target_.backend->tactics(step.type);
     const Tactic* chosen = ops::findTactic(tactics, step.tactic);
     if (!chosen) continue;
-    const KernelConfig config = kernelConfig(steps_[worst]);
-    const auto workspaceOf = [&](const plan::Candidate& c, uint64_t& bytes) {
-      const Tactic* tactic = ops::findTactic(tactics, c.name);
-      // A layer written over its residual in place keeps a tactic that allows it.
-      if (!tactic || (chosen->residualInPlace && !tactic->residualInPlace)) return false;
-      std::string why;
-      const KernelPtr kernel = tactic->create(config, &why);
-      if (kernel) bytes = kernel->workspaceSize();
-      return kernel != nullptr;
-    };
     const auto fits = [&](uint64_t bytes) {
       asks[worst] = bytes;
       const WorkspacePlacement trial = placeWorkspacesInArena(plan, asks);
@@ -145,20 +165,16 @@ Status BuildSession::fitWorkspaces(plan::Plan& plan) {
     double planMs = 0;
     for (const plan::Step& s : plan.steps) planMs += s.medianMs;
     const double allowanceMs = tradeAllowanceMs(step.medianMs, planMs, growth, plan.arenaBytes);
+    plan::Candidate picked;
     uint64_t bytes = 0;
-    const std::string fitKey = workspaceFitKey(TimingCache::key(*target_.backend, config));
-    const std::vector<plan::Candidate> candidates =
-        withRememberedFit(step.candidates, timingCache_, fitKey);
-    const plan::Candidate* c = fittingCandidate(candidates, step.tactic, step.medianMs, allowanceMs,
-                                                workspaceOf, fits, &bytes);
-    if (c) {
+    if (tradeForWorkspace(worst, *chosen, allowanceMs, fits, picked, bytes)) {
+      const plan::Candidate* c = &picked;
       logVerbose("layer '" + step.layerName + "': " + c->name + " (" + std::to_string(c->medianMs) +
                  " ms, workspace " + mib(bytes) + ") instead of " + step.tactic + " (" +
                  std::to_string(step.medianMs) + " ms, workspace " + mib(step.workspaceBytes) +
                  "), whose workspace would grow every context by " + mib(growth) + " (" +
                  mib(plan.arenaBytes) + " without it; " + std::to_string(allowanceMs) +
                  " ms of the plan's " + std::to_string(planMs) + " allowed for it)");
-      timingCache_.record(fitKey, c->name, c->medianMs);
       changedCache = true;
       step.tactic = steps_[worst].tactic = c->name;
       step.medianMs = steps_[worst].medianMs = c->medianMs;
@@ -192,29 +208,13 @@ Status BuildSession::fitProfileWorkspace(uint64_t arenaBytes) {
     const std::span<const Tactic> tactics = target_.backend->tactics(step.type);
     const Tactic* chosen = ops::findTactic(tactics, step.tactic);
     if (!chosen) break;
-    const KernelConfig config = kernelConfig(step);
-    std::vector<std::pair<std::string, KernelConfig>> corners;
-    for (const auto& [name, session] : corners_)
-      corners.emplace_back(name, session->kernelConfig(session->steps_[worst]));
-    const auto workspaceOf = [&](const plan::Candidate& c, uint64_t& bytes) {
-      const Tactic* tactic = ops::findTactic(tactics, c.name);
-      // A layer written over its residual in place keeps a tactic that allows it.
-      if (!tactic || (chosen->residualInPlace && !tactic->residualInPlace)) return false;
-      std::string why;
-      const KernelPtr kernel = tactic->create(config, &why);
-      if (!kernel) return false;
-      bytes = kernel->workspaceSize();
-      return declineAtCorners(*tactic, corners, config_.maxWorkspaceBytes, bytes).empty();
-    };
     const auto fits = [&](uint64_t bytes) { return bytes <= others; };
     const double planMs = timedMs();
     const double allowanceMs = tradeAllowanceMs(step.medianMs, planMs, growth, arenaBytes + others);
+    plan::Candidate picked;
     uint64_t bytes = 0;
-    const std::string fitKey = workspaceFitKey(TimingCache::key(*target_.backend, config));
-    const std::vector<plan::Candidate> candidates =
-        withRememberedFit(step.candidates, timingCache_, fitKey);
-    const plan::Candidate* c = fittingCandidate(candidates, step.tactic, step.medianMs, allowanceMs,
-                                                workspaceOf, fits, &bytes);
+    const plan::Candidate* c =
+        tradeForWorkspace(worst, *chosen, allowanceMs, fits, picked, bytes) ? &picked : nullptr;
     if (!c) {
       logVerbose("layer '" + step.name + "' keeps " + step.tactic + " (workspace " +
                  mib(step.workspaceBytes) + " at the profile's corners, " + mib(growth) +
@@ -228,7 +228,6 @@ Status BuildSession::fitProfileWorkspace(uint64_t arenaBytes) {
                "), whose workspace would make every context of the profile " + mib(growth) +
                " larger (" + std::to_string(allowanceMs) + " ms of the plan's " +
                std::to_string(planMs) + " allowed for it)");
-    timingCache_.record(fitKey, c->name, c->medianMs);
     changedCache = true;
     step.tactic = c->name;
     step.medianMs = c->medianMs;
