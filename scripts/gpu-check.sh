@@ -46,7 +46,7 @@ if [ "${1:-}" = --bundle ]; then
   rm -rf "$out"
   ../shared/device/bundle.sh "$out" "${files[@]}"
   cp bench/crop_and_resize_torchvision.py bench/transformers_h200.py bench/cnn_h200.py \
-    bench/bench_common.py bench/dynamic_cnn_h200.py bench/hf_decoders_h200.py \
+    bench/bench_common.py bench/dynamic_cnn_h200.py bench/hf_decoders_h200.py bench/timing_cache_build.py \
     tests/torch_exports/compare.py \
     tests/torch_exports/profile_lines.sh tests/cli/bench_gpu_test.sh \
     models/demo_detector.onnx "$out/bin/"
