@@ -656,7 +656,7 @@ TEST(PointwiseMma, TakesMemoryBound1x1CasesAndSaysWhyNotToOthers) {
   }
   EXPECT_EQ(taken, 12);  // six 1x1 cases with channels on the grid, two types
   // A 1x1 layer with many channels on both sides is compute-bound: cuBLASLt's.
-  ConvSpec wide{.c = 256, .h = 4, .w = 4, .k = 256, .kh = 1, .kw = 1};
+  ConvSpec wide{.c = 192, .h = 4, .w = 4, .k = 192, .kh = 1, .kw = 1};
   std::vector<std::vector<uint8_t>> bytes;
   std::string whyNot;
   EXPECT_EQ(tactic->create(channelsLastConfig(conv("wide", wide), DataType::kHALF, bytes), &whyNot),
