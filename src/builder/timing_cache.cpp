@@ -74,12 +74,19 @@ Status TimingCache::load(const std::string& path) {
 }
 
 Status TimingCache::save(const std::string& path) const {
+  // ResNet-50's warm builds re-timed the all-linear format alternative every time (6 of their 8 s
+  // on an H100): the alternative's session saved its timings, then the main session's workspace
+  // trade saved the main cache, loaded before them, over the file.
+  TimingCache merged;
+  if (!merged.load(path)) merged.entries_.clear();
+  for (const auto& [key, entry] : entries_)
+    if (recorded_.count(key) != 0 || merged.entries_.count(key) == 0) merged.entries_[key] = entry;
   const std::string temp = path + ".tmp";
   {
     std::ofstream out(temp, std::ios::trunc);
     if (!out) return ioError("cannot write timing cache '" + temp + "'");
     out << kHeader << '\n';
-    for (const auto& [key, entry] : entries_)
+    for (const auto& [key, entry] : merged.entries_)
       out << key << '\t' << entry.tactic << '\t' << entry.ms << '\n';
     if (!out) return ioError("cannot write timing cache '" + temp + "'");
   }
@@ -98,7 +105,9 @@ bool TimingCache::find(const std::string& key, std::string& tactic, double& ms) 
 }
 
 void TimingCache::record(const std::string& key, const std::string& tactic, double ms) {
-  if (!key.empty()) entries_[key] = Entry{tactic, ms};
+  if (key.empty()) return;
+  entries_[key] = Entry{tactic, ms};
+  recorded_.insert(key);
 }
 
 }  // namespace kiln

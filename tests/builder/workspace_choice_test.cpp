@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 
 namespace kiln::testing {
@@ -155,6 +156,42 @@ TEST(WorkspaceChoice, ARememberedTradeJoinsTheCachedCandidate) {
   // A candidate list that has it already (a cold build's) is left as it is.
   const std::vector<plan::Candidate> timedBoth = {timed("fast", 1.0), timed("small", 1.2)};
   EXPECT_EQ(withRememberedFit(timedBoth, cache, fitKey).size(), 2u);
+}
+
+// Two caches of one file, as a build's main session and its format alternative's have: the
+// alternative saves what it timed, then the main session saves its cache, loaded before that;
+// the alternative's entries stay in the file, and an entry the main session recorded wins over
+// the file's while one it only loaded does not.
+TEST(TimingCacheFile, ASaveKeepsWhatAnotherCacheSavedSinceItLoaded) {
+  const std::string path = ::testing::TempDir() + "kiln_timing_cache_merge_test.txt";
+  std::remove(path.c_str());
+  TimingCache seed;
+  seed.record("conv|a", "cudnn", 1.0);
+  seed.record("conv|b", "cudnn", 2.0);
+  ASSERT_TRUE(seed.save(path).isOk());
+  TimingCache main, alternative;
+  ASSERT_TRUE(main.load(path).isOk());
+  ASSERT_TRUE(alternative.load(path).isOk());
+  alternative.record("conv|linear", "cudnn_1", 3.0);
+  alternative.record("conv|b", "cudnn_2", 1.5);  // re-timed there: newer than main's copy
+  ASSERT_TRUE(alternative.save(path).isOk());
+  main.record(workspaceFitKey("conv|a"), "cudnn_batch4", 1.2);
+  ASSERT_TRUE(main.save(path).isOk());
+  TimingCache file;
+  ASSERT_TRUE(file.load(path).isOk());
+  EXPECT_EQ(file.size(), 4u);
+  std::string tactic;
+  double ms = 0;
+  ASSERT_TRUE(file.find("conv|linear", tactic, ms));
+  EXPECT_EQ(tactic, "cudnn_1");
+  ASSERT_TRUE(file.find("conv|b", tactic, ms));
+  EXPECT_EQ(tactic, "cudnn_2");  // main only loaded its older entry
+  EXPECT_EQ(ms, 1.5);
+  ASSERT_TRUE(file.find(workspaceFitKey("conv|a"), tactic, ms));
+  EXPECT_EQ(tactic, "cudnn_batch4");
+  ASSERT_TRUE(file.find("conv|a", tactic, ms));
+  EXPECT_EQ(tactic, "cudnn");
+  std::remove(path.c_str());
 }
 
 }  // namespace kiln::testing
