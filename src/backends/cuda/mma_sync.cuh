@@ -1,7 +1,7 @@
 // Hopper/Ampere tensor-core building blocks for kiln's own kernels, as PTX wraps: the mma.sync
-// tile product, ldmatrix, and cp.async copies into shared memory. Shared by the fused attention
-// (ops/attention/attention_cuda.cu) and the pointwise convolution (ops/convolution/
-// pointwise_mma.cu). Device code only: a kernel that uses them has no host emulation.
+// tile product, ldmatrix, and cp.async copies into shared memory, apart from the kernels that use
+// them (the fused attention, ops/attention/attention_cuda.cu). Device code only: a kernel that uses
+// them has no host emulation.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -18,10 +18,6 @@
 //                 are a multiple of the 16-byte vector (MobileNet's blocks): kiln's own per-element
 //                 kernel, 16-byte loads of each tap's channels and of their filters
 //                 (convolution_cuda.cu).
-//   pointwise_mma a 1x1, stride-1 convolution over channels-last FP16/BF16 tensors where the
-//                 layer is memory-bound (few channels on one side: MobileNet's expansions and
-//                 projections): kiln's own tensor-core product with the epilogue on its
-//                 accumulators, one pass over the output (pointwise_mma.cu).
 //   cudnn_graph   cuDNN's graph API, one execution plan made at creation
 //                 (backends/cuda/cudnn_graph_convolution.cpp), then kiln's epilogue kernel;
 //                 channels-last only. The heuristic's first usable engine; cudnn_graph_1..3 its
@@ -271,8 +267,6 @@ constexpr Tactic kTactics[] = {
     {"im2col_gemm", &createIm2colGemm, true},
     // Reads each residual element only for the output element it adds to.
     {"depthwise_vectorized", &createDepthwiseVectorized, true},
-    // Each lane reads the residual's pair it then writes, after staging only X.
-    {"pointwise_mma", &createPointwiseMma, true},
     {"cudnn_graph", &createCudnnGraphConvolution},
     {"cudnn_graph_1", &createCudnnGraphRank<1>},
     {"cudnn_graph_2", &createCudnnGraphRank<2>},

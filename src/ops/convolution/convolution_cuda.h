@@ -17,10 +17,6 @@ std::unique_ptr<Kernel> createConvolutionReference(const KernelConfig& c, std::s
 // a multiple of the 16-byte vector (convolution_cuda.cu), every float type.
 std::unique_ptr<Kernel> createDepthwiseVectorized(const KernelConfig& c, std::string* whyNot);
 
-// pointwise_mma: a memory-bound 1x1, stride-1, ungrouped convolution over channels-last FP16/BF16
-// tensors as a tensor-core product with its epilogue fused (pointwise_mma.cu); device only.
-std::unique_ptr<Kernel> createPointwiseMma(const KernelConfig& c, std::string* whyNot);
-
 struct ConvGeometry;  // backends/cuda/conv_geometry.h
 
 // patch_gemm's gather (patch_gather.cu): channels-last X of a convolution whose stride is its

@@ -261,9 +261,10 @@ std::vector<OpCase> denseCases() {
   cases.push_back(
       conv("1x1_hard_swish",
            {.c = 8, .h = 5, .w = 5, .k = 16, .kh = 1, .kw = 1, .activation = kHardSwish}));
-  // pointwise_mma's own (MobileNet's 1x1 layers): several 64-pixel blocks with a partial last
-  // one, an input channel count that ends half-way into the mma's 16-wide reduction step, output
-  // channels over several passes of 64 with a partial last pass, and a long reduction.
+  // MobileNet-shaped 1x1 layers: an expansion over a few hundred pixels (tactics tile them in
+  // blocks, the last one partial) with 24 input channels (half-way into a tensor-core product's
+  // 16-wide reduction step) and 144 outputs (over two tiles of 64 and a partial third), and a
+  // projection with a long reduction and a residual.
   cases.push_back(conv("1x1_expand_relu6_nhwc_weights", {.n = 2,
                                                          .c = 24,
                                                          .h = 9,
@@ -622,46 +623,6 @@ TEST(DepthwiseVectorized, TakesTheDepthwiseCasesAndSaysWhyNotToOthers) {
     }
   }
   EXPECT_EQ(taken, 10);  // five depthwise cases, two types
-}
-
-// pointwise_mma (device only) takes the memory-bound 1x1 cases channels-last in FP16 and BF16 and
-// says why not to FP32, to channel counts off the 8-element grid and to other kernels; making it
-// needs no GPU.
-TEST(PointwiseMma, TakesMemoryBound1x1CasesAndSaysWhyNotToOthers) {
-  const Tactic* tactic =
-      ops::findTactic(ops::cudaTactics(LayerType::kCONVOLUTION), "pointwise_mma");
-  ASSERT_NE(tactic, nullptr);
-  int taken = 0;
-  for (const OpCase& c : denseCases()) {
-    if (c.name.rfind("conv_", 0) != 0) continue;
-    const auto& p = std::get<ConvolutionParams>(c.params);
-    const int64_t channels = c.inputs[0].dims.d[1];
-    const bool fits =
-        p.kernelH == 1 && p.kernelW == 1 && channels % 8 == 0 && p.outChannels % 8 == 0;
-    for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16}) {
-      std::vector<std::vector<uint8_t>> bytes;
-      const KernelConfig config = channelsLastConfig(c, t, bytes);
-      std::string whyNot;
-      const bool made = tactic->create(config, &whyNot) != nullptr;
-      EXPECT_EQ(made, fits && t != DataType::kFLOAT)
-          << c.name << " " << dataTypeName(t) << ": " << whyNot;
-      if (!made) {
-        EXPECT_EQ(whyNot.rfind("pointwise_mma: ", 0), 0u) << whyNot;
-      }
-      if (t == DataType::kFLOAT) {
-        EXPECT_NE(whyNot.find("FP16 or BF16"), std::string::npos) << whyNot;
-      }
-      taken += made;
-    }
-  }
-  EXPECT_EQ(taken, 12);  // six 1x1 cases with channels on the grid, two types
-  // A 1x1 layer with many channels on both sides is compute-bound: cuBLASLt's.
-  ConvSpec wide{.c = 192, .h = 4, .w = 4, .k = 192, .kh = 1, .kw = 1};
-  std::vector<std::vector<uint8_t>> bytes;
-  std::string whyNot;
-  EXPECT_EQ(tactic->create(channelsLastConfig(conv("wide", wide), DataType::kHALF, bytes), &whyNot),
-            nullptr);
-  EXPECT_NE(whyNot.find("memory-bound"), std::string::npos) << whyNot;
 }
 
 // The channels-last tactics on a GPU: cudnn_graph takes every NHWC-weights convolution case in
