@@ -74,7 +74,7 @@ Status TimingCache::load(const std::string& path) {
 }
 
 Status TimingCache::save(const std::string& path) const {
-  // ResNet-50's warm builds re-timed the all-linear format alternative every time (6 of their 8 s
+  // ResNet-50's warm builds re-timed the all-linear format alternative every time (8 of their 10 s
   // on an H100): the alternative's session saved its timings, then the main session's workspace
   // trade saved the main cache, loaded before them, over the file.
   TimingCache merged;
