@@ -319,7 +319,6 @@ Status timeFormatAlternatives(const BuilderConfig& config, const BuildTarget& ta
   if (!best.empty()) corners = std::move(best);
   return Status::ok();
 }
-
 }  // namespace
 
 Status resolveProfiles(const Graph& graph, const std::vector<OptimizationProfile>& profiles,

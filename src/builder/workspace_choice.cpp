@@ -168,16 +168,16 @@ Status BuildSession::fitWorkspaces(plan::Plan& plan) {
     plan::Candidate picked;
     uint64_t bytes = 0;
     if (tradeForWorkspace(worst, *chosen, allowanceMs, fits, picked, bytes)) {
-      const plan::Candidate* c = &picked;
-      logVerbose("layer '" + step.layerName + "': " + c->name + " (" + std::to_string(c->medianMs) +
-                 " ms, workspace " + mib(bytes) + ") instead of " + step.tactic + " (" +
-                 std::to_string(step.medianMs) + " ms, workspace " + mib(step.workspaceBytes) +
+      logVerbose("layer '" + step.layerName + "': " + picked.name + " (" +
+                 std::to_string(picked.medianMs) + " ms, workspace " + mib(bytes) +
+                 ") instead of " + step.tactic + " (" + std::to_string(step.medianMs) +
+                 " ms, workspace " + mib(step.workspaceBytes) +
                  "), whose workspace would grow every context by " + mib(growth) + " (" +
                  mib(plan.arenaBytes) + " without it; " + std::to_string(allowanceMs) +
                  " ms of the plan's " + std::to_string(planMs) + " allowed for it)");
       changedCache = true;
-      step.tactic = steps_[worst].tactic = c->name;
-      step.medianMs = steps_[worst].medianMs = c->medianMs;
+      step.tactic = steps_[worst].tactic = picked.name;
+      step.medianMs = steps_[worst].medianMs = picked.medianMs;
       step.workspaceBytes = steps_[worst].workspaceBytes = bytes;
     } else {
       logVerbose("layer '" + step.layerName + "' keeps " + step.tactic + " (workspace " +
@@ -213,24 +213,23 @@ Status BuildSession::fitProfileWorkspace(uint64_t arenaBytes) {
     const double allowanceMs = tradeAllowanceMs(step.medianMs, planMs, growth, arenaBytes + others);
     plan::Candidate picked;
     uint64_t bytes = 0;
-    const plan::Candidate* c =
-        tradeForWorkspace(worst, *chosen, allowanceMs, fits, picked, bytes) ? &picked : nullptr;
-    if (!c) {
+    if (!tradeForWorkspace(worst, *chosen, allowanceMs, fits, picked, bytes)) {
       logVerbose("layer '" + step.name + "' keeps " + step.tactic + " (workspace " +
                  mib(step.workspaceBytes) + " at the profile's corners, " + mib(growth) +
                  " more than any other step's): no other timed candidate fits within " +
                  std::to_string(allowanceMs) + " ms more");
       continue;
     }
-    logVerbose("layer '" + step.name + "': " + c->name + " (" + std::to_string(c->medianMs) +
-               " ms, workspace " + mib(bytes) + ") instead of " + step.tactic + " (" +
-               std::to_string(step.medianMs) + " ms, workspace " + mib(step.workspaceBytes) +
+    logVerbose("layer '" + step.name + "': " + picked.name + " (" +
+               std::to_string(picked.medianMs) + " ms, workspace " + mib(bytes) + ") instead of " +
+               step.tactic + " (" + std::to_string(step.medianMs) + " ms, workspace " +
+               mib(step.workspaceBytes) +
                "), whose workspace would make every context of the profile " + mib(growth) +
                " larger (" + std::to_string(allowanceMs) + " ms of the plan's " +
                std::to_string(planMs) + " allowed for it)");
     changedCache = true;
-    step.tactic = c->name;
-    step.medianMs = c->medianMs;
+    step.tactic = picked.name;
+    step.medianMs = picked.medianMs;
     step.workspaceBytes = bytes;
   }
   return changedCache && !config_.timingCachePath.empty()
