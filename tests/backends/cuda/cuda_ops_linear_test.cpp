@@ -1,10 +1,11 @@
-// The op harness's Linear cases: every CUDA tactic (cublaslt_epilogue,
-// cublaslt_bias_then_activation, reference) against the CPU reference, in fp32, fp16 and bf16
-// (see cuda_ops_test_util.h for the two modes). Odd M, N and K, batch dims, with and without
-// bias, residual and activation, W transposed or not; the activations of both cuBLASLt tactics
-// (none, ReLU, the tanh GELU in the epilogue; the erf GELU, LeakyReLU, Sigmoid, Clip after it).
-// Small problems run emulated in CI too (the reference kernel's index rules); transformer-sized
-// ones run on the device only, one of them larger than half the L2 (the L2-chunked tactics).
+// The op harness's Linear cases: every CUDA tactic (cublaslt_epilogue, cublaslt_tanh_gelu_epilogue,
+// cublaslt_bias_then_activation, the L2-chunked ones, cudnn_graph_fused, reference) against the CPU
+// reference, in fp32, fp16 and bf16 (see cuda_ops_test_util.h for the two modes). Odd M, N and K,
+// batch dims, with and without bias, residual and activation, W transposed or not; the activations
+// of both cuBLASLt tactics (none, ReLU, the tanh GELU in the epilogue; the erf GELU, LeakyReLU,
+// Sigmoid, Clip after it). Small problems run emulated in CI too (the reference kernel's index
+// rules); transformer-sized ones run on the device only, one of them larger than half the L2 (the
+// L2-chunked tactics).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -164,6 +165,41 @@ TEST(LinearTactics, DeviceCublasLtAcceptsItsCases) {
             << c.name << " " << dataTypeName(t);
     }
   }
+}
+
+// cublaslt_tanh_gelu_epilogue: the erf GELU in cuBLASLt's tanh-form epilogue, in FP16 and BF16
+// only, and not with KILN_EXACT_GELU=1; said before cuBLASLt is asked (so in CI). On a GPU it takes
+// ViT-B/16's MLP product, and the harness checks it against the CPU's erf GELU at FP16's tolerance.
+TEST(LinearTactics, EmulatedTanhGeluRefusalsSayWhy) {
+  using A = ActivationType;
+  const Problem p{{}, 8, 16, 8, true, true};
+  const char* kTactic = "cublaslt_tanh_gelu_epilogue";
+  const std::string fp32 = accepts(linear(act(p, A::kGELU)), DataType::kFLOAT, kTactic);
+  EXPECT_NE(fp32.find("FP32 results keep the erf GELU"), std::string::npos) << fp32;
+  for (const OpCase& c : {linear(p), linear(act(p, A::kRELU)), linear(act(p, A::kGELU_TANH))}) {
+    const std::string why = accepts(c, DataType::kHALF, kTactic);
+    EXPECT_NE(why.find("only for the erf GELU"), std::string::npos) << c.name << ": " << why;
+  }
+  const char* before = std::getenv("KILN_EXACT_GELU");
+  const std::string saved = before ? before : "";
+  setenv("KILN_EXACT_GELU", "1", 1);
+  const std::string off =
+      accepts(linear(act(p, A::kGELU)), DataType::kBF16, "cublaslt_tanh_gelu_epilogue_3");
+  if (before)
+    setenv("KILN_EXACT_GELU", saved.c_str(), 1);
+  else
+    unsetenv("KILN_EXACT_GELU");
+  EXPECT_NE(off.find("KILN_EXACT_GELU=1"), std::string::npos) << off;
+}
+
+TEST(LinearTactics, DeviceTanhGeluTakesTheErfGeluMlpInReducedPrecision) {
+  const std::string why = deviceSkipReason();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA GPU: " << why;
+  const char* exact = std::getenv("KILN_EXACT_GELU");
+  if (exact && std::string(exact) == "1") GTEST_SKIP() << "KILN_EXACT_GELU=1 turns it off";
+  const OpCase mlp = linear(act({{2}, 197, 768, 3072, true, true}, ActivationType::kGELU), false);
+  for (DataType t : {DataType::kHALF, DataType::kBF16})
+    EXPECT_EQ(accepts(mlp, t, "cublaslt_tanh_gelu_epilogue"), "") << dataTypeName(t);
 }
 
 // The L2-chunked tactics (cublaslt_l2half_/l2quarter_chunks_then_activation): decline, saying why,
