@@ -54,6 +54,8 @@ double evalActivation(const ActivationParams& p, double x) {
       return std::sin(x);
     case ActivationType::kCOS:
       return std::cos(x);
+    case ActivationType::kSILU:
+      return x / (1 + std::exp(-x));
     case ActivationType::kNOT:
       return x == 0;
   }

@@ -17,7 +17,8 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Shape rule
 
-// The float activations from elu on, as ints: elu..erf, then (after not) the two GELUs and Mish.
+// The float activations from elu on, as ints: elu..erf, then (after not) the two GELUs, Mish,
+// sin, cos and SiLU.
 std::vector<int> floatActivationsFromElu() {
   std::vector<int> v;
   for (int t = static_cast<int>(ActivationType::kELU); t <= static_cast<int>(ActivationType::kERF);
@@ -28,6 +29,7 @@ std::vector<int> floatActivationsFromElu() {
   v.push_back(static_cast<int>(ActivationType::kMISH));
   v.push_back(static_cast<int>(ActivationType::kSIN));
   v.push_back(static_cast<int>(ActivationType::kCOS));
+  v.push_back(static_cast<int>(ActivationType::kSILU));
   return v;
 }
 
@@ -39,8 +41,10 @@ TEST(InferActivation, SameShapeFloatOnly) {
   EXPECT_EQ(s.type, DataType::kHALF);
   inferFails(ops::Activation::infer, p, {shape({3}, DataType::kINT32)}, "floating-point");
   inferFails(ops::Activation::infer, p, {shape({3}), shape({3})}, "expects 1 input");
-  p.type = static_cast<ActivationType>(23);
-  inferFails(ops::Activation::infer, p, {shape({3})}, "unknown activation type 23");
+  const int32_t beyond = enumCount(ActivationType{});
+  p.type = static_cast<ActivationType>(beyond);
+  inferFails(ops::Activation::infer, p, {shape({3})},
+             "unknown activation type " + std::to_string(beyond));
 }
 
 TEST(InferOnnxActivation, TypesPerActivation) {
@@ -123,6 +127,8 @@ TEST(Activation, RandomAgainstDouble) {
         case ActivationType::kHARD_SWISH:
           want = v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
           break;
+        default:  // the others: OnnxActivation.RandomAgainstDouble
+          FAIL() << "type " << t << " is not in this loop's range";
       }
       ASSERT_NEAR(y[i], want, 2e-6 * std::max(1.0, std::fabs(want)))
           << "type " << t << " x=" << x[i];
@@ -272,6 +278,8 @@ double expectedActivation(ActivationType t, double v, double alpha, double beta)
       return std::sin(v);
     case ActivationType::kCOS:
       return std::cos(v);
+    case ActivationType::kSILU:
+      return v / (1 + std::exp(-v));
     default:
       ADD_FAILURE() << "no formula for type " << static_cast<int>(t);
       return 0;

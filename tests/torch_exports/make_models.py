@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Exports small transformer-era models from PyTorch to ONNX, as users export them, with the
-input and PyTorch's output for each: torchvision's VisionTransformer, Swin and ConvNeXt, and
+input and PyTorch's output for each: torchvision's VisionTransformer, Swin, ConvNeXt and a small
+EfficientNet (SiLU, squeeze-excitation), and
 torch.nn.TransformerEncoder (post-norm with ReLU, pre-norm with GELU, a padding mask, a causal
 mask, a residual stream of large activations), at opset 17 and, for some, opset 13.
 Configurations are small (a few hundred thousand weights) so the test stays quick; every
@@ -18,6 +19,7 @@ usage: make_models.py OUT_DIR [--static | --small]
        (writes NAME.onnx, NAME.input.npy, NAME.expected.npy, models.txt)
 """
 
+import functools
 import os
 import sys
 
@@ -25,6 +27,7 @@ import numpy as np
 import torch
 import torchvision
 from torchvision.models.convnext import CNBlockConfig
+from torchvision.models.efficientnet import EfficientNet, MBConvConfig
 
 
 def randomize_zeros(model):
@@ -87,6 +90,24 @@ class CausalEncoder(torch.nn.Module):
         return self.encoder(x, mask=self.mask)
 
 
+def efficientnet():
+    """A small EfficientNet: MBConv blocks with squeeze-excitation and SiLU, which PyTorch exports
+    as Sigmoid then Mul (ONNX has no SiLU). BatchNorm statistics of one random batch (as
+    bench/cnn_h200.py gives MobileNetV2), so that the activations keep a trained network's range
+    instead of shrinking towards FP16's subnormals with the initial ones."""
+    block = functools.partial(MBConvConfig, width_mult=1.0, depth_mult=1.0)
+    setting = [block(1, 3, 1, 16, 16, 1), block(4, 3, 2, 16, 24, 2), block(4, 5, 2, 24, 40, 1)]
+    model = EfficientNet(setting, dropout=0.2, num_classes=10, last_channel=64)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.reset_running_stats()
+            m.momentum = None  # the plain average of the batches seen: here the one batch's
+    model.train()
+    with torch.no_grad():
+        model(torch.randn(8, 3, 32, 32))
+    return model.eval()
+
+
 def models():
     vit = torchvision.models.VisionTransformer(
         image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128,
@@ -112,6 +133,7 @@ def models():
         ("vit_opset13", vit, (2, 3, 32, 32), 13),
         ("swin", swin, (1, 3, 36, 36), 17),
         ("convnext", convnext, (2, 3, 32, 32), 17),
+        ("efficientnet", efficientnet(), (2, 3, 32, 32), 17),
         ("encoder_relu", encoder_relu, (2, 16, 64), 17),
         ("encoder_relu_opset13", encoder_relu, (2, 16, 64), 13),
         ("encoder_gelu_pre_norm", encoder_gelu_pre_norm, (3, 10, 48), 17),

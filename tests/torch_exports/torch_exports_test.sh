@@ -1,6 +1,6 @@
 #!/bin/sh
 # Transformer-era models as PyTorch exports them (ViT, Swin, ConvNeXt, TransformerEncoder with and
-# without a causal mask), run through `kiln run --onnx` and compared with PyTorch's own outputs.
+# without a causal mask; an EfficientNet for SiLU), run through `kiln run --onnx` and compared with PyTorch's own outputs.
 # usage: torch_exports_test.sh KILN_CLI WORK_DIR [--device cuda [--fp16]]
 # PyTorch comes from Debian (python3-torch, python3-torchvision; scripts/install-deps.sh installs
 # them) and runs with Debian's python3 in isolated mode: no venv, no PyPI, so nothing mixes.
@@ -54,5 +54,18 @@ for name in $(cat "$work/gen/models.txt"); do
     status=1
   fi
 done
+# EfficientNet's 13 SiLUs, exported as Sigmoid then Mul, must each become one activation
+# (silu_fusion) in a convolution's epilogue (conv_fusion; activation type 23 is kSILU).
+if grep -qx efficientnet "$work/gen/models.txt"; then
+  log=$work/out/efficientnet.verbose.log
+  "$cli" build --onnx "$work/gen/efficientnet.onnx" --save "$work/efficientnet.plan" --verbose \
+    "$@" >"$log" 2>&1
+  silus=$(grep -c "into one SiLU of" "$log")
+  fused=$(grep "pass conv_fusion: fused" "$log" | grep -c "(activation type 23)")
+  if [ "$silus" != 13 ] || [ "$fused" != 13 ]; then
+    echo "FAIL efficientnet: $silus SiLUs fused by silu_fusion, $fused into convolutions (want 13, 13; $log)"
+    status=1
+  fi
+fi
 "$python" -I "$here/compare.py" "$work/gen" "$work/out" || status=1
 exit $status

@@ -30,8 +30,9 @@ enum class ActivationType : int32_t {
   kMISH = 20,       // x * tanh(softplus(x))   (ONNX Mish, opset 18)
   kSIN = 21,        // the rotary position embeddings of Llama-style decoders
   kCOS = 22,
+  kSILU = 23,  // x * sigmoid(x)   (nn.SiLU, which exporters write as Sigmoid then Mul)
 };
-constexpr int32_t enumCount(ActivationType) { return 23; }
+constexpr int32_t enumCount(ActivationType) { return 24; }
 
 struct ActivationParams {
   ActivationType type = ActivationType::kRELU;

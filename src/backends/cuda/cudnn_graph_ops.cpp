@@ -81,6 +81,9 @@ bool pointwiseActivation(ActivationType type, float alpha, float beta, Pointwise
     case ActivationType::kGELU_TANH:
       a.mode = CUDNN_POINTWISE_GELU_APPROX_TANH_FWD;
       return true;
+    case ActivationType::kSILU:  // x * sigmoid(beta x) with cuDNN's default beta, 1
+      a.mode = CUDNN_POINTWISE_SWISH_FWD;
+      return true;
     default:
       return false;
   }

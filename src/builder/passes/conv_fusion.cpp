@@ -7,10 +7,9 @@
 //   residual  + r            r any tensor of exactly the output's shape and type (a ResNet block's
 //                            shortcut, a MobileNetV2 block's input)
 //   act       Activation     any activation with a float form (ReLU, Clip as ReLU6, HardSwish,
-//                            Sigmoid, LeakyReLU, ...)
+//                            Sigmoid, LeakyReLU, SiLU as silu_fusion makes it, ...)
 // in that order, each step optional (at least one after the head), and the pass makes the last
 // layer one Convolution with that epilogue (kiln/ops/convolution.h): act(conv(x, W) + b + r).
-// SiLU (x * sigmoid(x)) is two layers with no Activation type, so it stays outside.
 //
 // It fuses on every target: the CPU tactics apply the epilogue in one pass over each image's output
 // while it is in cache, and the CUDA tactics run it in the product's kernel (cuBLASLt's epilogue

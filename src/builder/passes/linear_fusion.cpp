@@ -12,8 +12,8 @@
 // in that order, each step optional (at least one after the head), and the pass makes the last
 // layer one Linear (kiln/ops/linear.h), act(X W + b + r), reading X, W, the bias and the residual.
 // The order is the Linear's own: a residual added after the activation (a pre-norm transformer's
-// x + fc2(gelu(fc1(x))) adds it after fc2, which has none) ends the chain before it. SiLU has no
-// Activation type (x * sigmoid(x) is two layers), so it stays outside.
+// x + fc2(gelu(fc1(x))) adds it after fc2, which has none) ends the chain before it. SiLU comes as
+// one Activation from silu_fusion, which runs before.
 //
 // It fuses on every target: the Linear's CPU sgemm tactic performs the unfused layers' operations
 // in their order with one pass over the output instead of three, and its CUDA tactics include the

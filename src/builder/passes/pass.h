@@ -59,6 +59,7 @@ Status foldConstants(Graph& graph, PassContext& context);        // constant_fol
 Status foldAffine(Graph& graph, PassContext& context);           // affine_folding.cpp
 Status eliminateDeadLayers(Graph& graph, PassContext& context);  // dead_layer_elimination.cpp
 Status fuseGelu(Graph& graph, PassContext& context);             // gelu_fusion.cpp
+Status fuseSilu(Graph& graph, PassContext& context);             // silu_fusion.cpp
 Status fuseLayerNorm(Graph& graph, PassContext& context);        // layer_norm_fusion.cpp
 Status fuseAttention(Graph& graph, PassContext& context);        // attention_fusion.cpp
 Status layOutAttention(Graph& graph, PassContext& context);      // attention_layout.cpp

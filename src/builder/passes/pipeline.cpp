@@ -8,7 +8,8 @@ std::span<const Pass> defaultPipeline() {
   //  - constant folding before affine folding, so that per-channel constants computed from
   //    other constants (a BatchNorm written out in layers) are plain constants by then;
   //  - fusions after the folds, which may have turned their constants into plain scalars;
-  //  - linear fusion after the others: GELU fusion makes the activation it takes in, and the
+  //  - linear fusion after the others: GELU and SiLU fusion make the activations it (and
+  //    convolution fusion) takes in, and the
   //    attention chain's products must still be MatMuls when attention fusion looks for them;
   //  - transpose motion after linear fusion, whose Linears it moves leading-axis transposes
   //    across, then linear fusion once more (linear_residual_fusion), for the residual adds that
@@ -22,6 +23,7 @@ std::span<const Pass> defaultPipeline() {
       {"constant_folding", foldConstants},
       {"affine_folding", foldAffine},
       {"gelu_fusion", fuseGelu},
+      {"silu_fusion", fuseSilu},
       {"layer_norm_fusion", fuseLayerNorm},
       {"attention_fusion", fuseAttention},
       {"linear_fusion", fuseLinear},

@@ -38,7 +38,8 @@
   X(kGELU_TANH)                   \
   X(kMISH)                        \
   X(kSIN)                         \
-  X(kCOS)
+  X(kCOS)                         \
+  X(kSILU)
 
 namespace kiln::ops::activation {
 
@@ -97,6 +98,10 @@ KILN_HOST_DEVICE inline float activate(float x, float alpha, float beta) {
     return sinf(x);
   } else if constexpr (kType == ActivationType::kCOS) {
     return cosf(x);
+  } else if constexpr (kType == ActivationType::kSILU) {
+    // x times kSIGMOID's value, as the Sigmoid-then-Mul it replaces computes it (in FP32, without
+    // the intermediate's rounding): -inf gives -inf * 0 = NaN there too.
+    return x * (1.f / (1.f + expf(-x)));
   } else {
     static_assert(kType == ActivationType::kERF, "not has no float form");
     return erff(x);

@@ -211,6 +211,7 @@ void addActivation(std::vector<OpCase>& cases) {
       {"mish", ActivationType::kMISH, 0, 0, -8, 8},
       {"sin", ActivationType::kSIN, 0, 0, -10, 10},
       {"cos", ActivationType::kCOS, 0, 0, -10, 10},
+      {"silu", ActivationType::kSILU, 0, 0, -8, 8},
   };
   for (const A& a : acts) {
     // 1 and 7 elements: less than one 16-byte vector (the vectorized tactic's tail only); 210,

@@ -67,6 +67,7 @@ TEST(ConvFusion, EveryPatternBecomesOneConvolution) {
       {"hard_swish", true, 0, false, true, A::kHARD_SWISH},
       {"sigmoid", true, 0, false, true, A::kSIGMOID},
       {"leaky", true, 0, false, true, A::kLEAKY_RELU, 0.1f},
+      {"silu", true, 0, false, true, A::kSILU},  // as silu_fusion makes it
       {"no_bias_residual_relu", false, 0, true, true, A::kRELU},
       {"added_bias_relu", false, 1, false, true, A::kRELU},
       {"added_bias_first_residual", false, 2, true, false},

@@ -11,9 +11,9 @@ TEST(Pipeline, RunsThePassesInTheirOrder) {
   for (const Pass& p : passes::defaultPipeline()) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{
                        "identity_elimination", "constant_folding", "affine_folding", "gelu_fusion",
-                       "layer_norm_fusion", "attention_fusion", "linear_fusion", "transpose_motion",
-                       "linear_residual_fusion", "conv_fusion", "attention_layout",
-                       "dead_layer_elimination"}));
+                       "silu_fusion", "layer_norm_fusion", "attention_fusion", "linear_fusion",
+                       "transpose_motion", "linear_residual_fusion", "conv_fusion",
+                       "attention_layout", "dead_layer_elimination"}));
 }
 
 TEST(Pipeline, VerboseBuildReportsEveryPass) {
