@@ -236,6 +236,7 @@ std::vector<OpCase> denseCases() {
   constexpr int32_t kClip = static_cast<int32_t>(ActivationType::kCLIP);
   constexpr int32_t kHardSwish = static_cast<int32_t>(ActivationType::kHARD_SWISH);
   constexpr int32_t kSigmoid = static_cast<int32_t>(ActivationType::kSIGMOID);
+  constexpr int32_t kSilu = static_cast<int32_t>(ActivationType::kSILU);
   cases.push_back(conv("1x1_residual_relu", {.n = 2,
                                              .c = 16,
                                              .h = 7,
@@ -261,6 +262,27 @@ std::vector<OpCase> denseCases() {
   cases.push_back(
       conv("1x1_hard_swish",
            {.c = 8, .h = 5, .w = 5, .k = 16, .kh = 1, .kw = 1, .activation = kHardSwish}));
+  // SiLU (silu_fusion's activation; cuDNN's graph as its swish mode): EfficientNet's 1x1
+  // expansion with a residual, and a 3x3 with NHWC weights.
+  cases.push_back(conv("1x1_residual_silu", {.n = 2,
+                                             .c = 16,
+                                             .h = 6,
+                                             .w = 7,
+                                             .k = 32,
+                                             .kh = 1,
+                                             .kw = 1,
+                                             .residual = true,
+                                             .activation = kSilu}));
+  cases.push_back(conv("3x3_silu_nhwc_weights", {.c = 8,
+                                                 .h = 9,
+                                                 .w = 8,
+                                                 .k = 16,
+                                                 .pt = 1,
+                                                 .pl = 1,
+                                                 .pb = 1,
+                                                 .pr = 1,
+                                                 .activation = kSilu,
+                                                 .weightsFollowFormat = true}));
   // MobileNet-shaped 1x1 layers: an expansion over a few hundred pixels (tactics tile them in
   // blocks, the last one partial) with 24 input channels (half-way into a tensor-core product's
   // 16-wide reduction step) and 144 outputs (over two tiles of 64 and a partial third), and a

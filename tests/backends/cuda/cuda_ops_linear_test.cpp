@@ -86,7 +86,7 @@ std::vector<OpCase> linearCases() {
   cases.push_back(linear(plain));
   cases.push_back(linear({{2, 3}, 5, 11, 6, true, true, true}));
   cases.push_back(linear({{3}, 1, 1, 1, false, false, true}));
-  for (A t : {A::kRELU, A::kGELU_TANH, A::kGELU, A::kSIGMOID, A::kTANH}) {
+  for (A t : {A::kRELU, A::kGELU_TANH, A::kGELU, A::kSIGMOID, A::kTANH, A::kSILU}) {
     cases.push_back(linear(act({{2}, 9, 17, 10, true, true, false}, t)));
     cases.push_back(linear(act({{}, 6, 5, 7, false, false, true}, t)));
   }
