@@ -14,6 +14,7 @@
 #include "kiln/ops/convolution.h"
 #include "kiln/ops/deconvolution.h"
 #include "kiln/ops/elementwise.h"
+#include "kiln/ops/elementwise_chain.h"
 #include "kiln/ops/expand.h"
 #include "kiln/ops/gather.h"
 #include "kiln/ops/gemm.h"
@@ -75,7 +76,8 @@
   X(SCATTER_ND, 29, ScatterND)                   \
   X(LINEAR, 30, Linear)                          \
   X(RANGE, 31, Range)                            \
-  X(SHAPE, 32, Shape)
+  X(SHAPE, 32, Shape)                            \
+  X(ELEMENTWISE_CHAIN, 33, ElementwiseChain)
 
 // How many lines KILN_BUILTIN_OPS has; kiln/layers.h checks it.
-#define KILN_BUILTIN_OP_COUNT 31
+#define KILN_BUILTIN_OP_COUNT 32

@@ -281,6 +281,19 @@ class PlanMaker {
 
     addStep("trilu", LayerType::kTRILU, TriluParams{false, -1}, {x},
             {addTensor("trilu_out", makeDims({2, 4, 8, 8}), A)});
+    // x + x -> * scalar -> leaky ReLU, the scalar and slope random.
+    ElementwiseChainParams chain;
+    chain.steps = 3;
+    chain.kind[0] = static_cast<int32_t>(ElementwiseChainStep::kINPUT);
+    chain.input[0] = 1;
+    chain.kind[1] = static_cast<int32_t>(ElementwiseChainStep::kSCALAR);
+    chain.code[1] = static_cast<int32_t>(ElementwiseOp::kMUL);
+    chain.alpha[1] = randomFloat();
+    chain.operandFirst[1] = 1;
+    chain.code[2] = static_cast<int32_t>(ActivationType::kLEAKY_RELU);
+    chain.alpha[2] = randomFloat();
+    addStep("chain", LayerType::kELEMENTWISE_CHAIN, chain, {x, x},
+            {addTensor("chain_out", makeDims({2, 4, 8, 8}), A)});
     // Position ids as long as x's dim 2 (its dims source), from a random start.
     RangeParams range;
     range.start = double(int64_t(randomFloat() * 100));

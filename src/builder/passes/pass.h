@@ -54,17 +54,18 @@ struct Pass {
 };
 
 // One per file of this folder.
-Status eliminateIdentities(Graph& graph, PassContext& context);  // identity_elimination.cpp
-Status foldConstants(Graph& graph, PassContext& context);        // constant_folding.cpp
-Status foldAffine(Graph& graph, PassContext& context);           // affine_folding.cpp
-Status eliminateDeadLayers(Graph& graph, PassContext& context);  // dead_layer_elimination.cpp
-Status fuseGelu(Graph& graph, PassContext& context);             // gelu_fusion.cpp
-Status fuseSilu(Graph& graph, PassContext& context);             // silu_fusion.cpp
-Status fuseLayerNorm(Graph& graph, PassContext& context);        // layer_norm_fusion.cpp
-Status fuseAttention(Graph& graph, PassContext& context);        // attention_fusion.cpp
-Status layOutAttention(Graph& graph, PassContext& context);      // attention_layout.cpp
-Status fuseLinear(Graph& graph, PassContext& context);           // linear_fusion.cpp
-Status moveTransposes(Graph& graph, PassContext& context);       // transpose_motion.cpp
-Status fuseConvolution(Graph& graph, PassContext& context);      // conv_fusion.cpp
+Status eliminateIdentities(Graph& graph, PassContext& context);    // identity_elimination.cpp
+Status foldConstants(Graph& graph, PassContext& context);          // constant_folding.cpp
+Status foldAffine(Graph& graph, PassContext& context);             // affine_folding.cpp
+Status eliminateDeadLayers(Graph& graph, PassContext& context);    // dead_layer_elimination.cpp
+Status fuseGelu(Graph& graph, PassContext& context);               // gelu_fusion.cpp
+Status fuseSilu(Graph& graph, PassContext& context);               // silu_fusion.cpp
+Status fuseLayerNorm(Graph& graph, PassContext& context);          // layer_norm_fusion.cpp
+Status fuseAttention(Graph& graph, PassContext& context);          // attention_fusion.cpp
+Status layOutAttention(Graph& graph, PassContext& context);        // attention_layout.cpp
+Status fuseLinear(Graph& graph, PassContext& context);             // linear_fusion.cpp
+Status moveTransposes(Graph& graph, PassContext& context);         // transpose_motion.cpp
+Status fuseConvolution(Graph& graph, PassContext& context);        // conv_fusion.cpp
+Status fuseElementwiseChains(Graph& graph, PassContext& context);  // elementwise_chain_fusion.cpp
 
 }  // namespace kiln::passes

@@ -15,6 +15,8 @@ std::span<const Pass> defaultPipeline() {
   //    across, then linear fusion once more (linear_residual_fusion), for the residual adds that
   //    the moved transposes had kept from the Linears' epilogues;
   //  - convolution fusion after affine folding, which gives a convolution its BatchNorm as a bias;
+  //  - elementwise chain fusion after the product fusions, which take the steps that belong in an
+  //    epilogue first;
   //  - attention layout after the fusions: it reads the Attention layers and the products that
   //    feed them as those passes left them, and leaves the data movement it makes views of to
   //  - dead-layer elimination, last: it also removes the constants the folds left unread.
@@ -30,6 +32,7 @@ std::span<const Pass> defaultPipeline() {
       {"transpose_motion", moveTransposes},
       {"linear_residual_fusion", fuseLinear},
       {"conv_fusion", fuseConvolution},
+      {"elementwise_chain_fusion", fuseElementwiseChains},
       {"attention_layout", layOutAttention},
       {"dead_layer_elimination", eliminateDeadLayers},
   };

@@ -26,6 +26,8 @@ using kiln::ActivationParams;
 using kiln::ActivationType;
 using kiln::DataType;
 using kiln::Dims;
+using kiln::ElementwiseChainParams;
+using kiln::ElementwiseChainStep;
 using kiln::ElementwiseOp;
 using kiln::ElementwiseParams;
 using kiln::GroupNormalizationParams;
@@ -560,9 +562,46 @@ void addGroupNormalization(std::vector<OpCase>& cases) {
   }
 }
 
+// ElementwiseChain (elementwise_chain_fusion's layer): x + r -> SiLU -> v / d -> 3 - v -> clip,
+// with two operand inputs, on a rank-4 map in both formats and a transformer-sized row block.
+void addElementwiseChain(std::vector<OpCase>& cases) {
+  ElementwiseChainParams p;
+  const auto step = [&p](ElementwiseChainStep kind, int32_t code, float alpha, float beta,
+                         int32_t in, bool operandFirst) {
+    const int32_t s = p.steps++;
+    p.kind[s] = static_cast<int32_t>(kind);
+    p.code[s] = code;
+    p.alpha[s] = alpha;
+    p.beta[s] = beta;
+    p.input[s] = in;
+    p.operandFirst[s] = operandFirst ? 1 : 0;
+  };
+  const auto op = [](ElementwiseOp o) { return static_cast<int32_t>(o); };
+  const auto act = [](ActivationType a) { return static_cast<int32_t>(a); };
+  step(ElementwiseChainStep::kINPUT, op(ElementwiseOp::kADD), 0, 0, 1, false);
+  step(ElementwiseChainStep::kACTIVATION, act(ActivationType::kSILU), 0, 0, 0, false);
+  step(ElementwiseChainStep::kINPUT, op(ElementwiseOp::kDIV), 0, 0, 2, false);
+  step(ElementwiseChainStep::kSCALAR, op(ElementwiseOp::kSUB), 3.f, 0, 0, true);
+  step(ElementwiseChainStep::kACTIVATION, act(ActivationType::kCLIP), -1.f, 2.f, 0, false);
+  for (const Dims& d : {makeDims({2, 3, 5, 7}), makeDims({2, 197, 96})}) {
+    OpCase c;
+    c.name = "elementwise_chain_" + dimsName(d);
+    c.type = LayerType::kELEMENTWISE_CHAIN;
+    c.params = p;
+    OpInput divisor = input(d);
+    divisor.floatLo = 0.5f;  // not near 0
+    divisor.floatHi = 2.f;
+    c.inputs = {input(d), input(d), divisor};
+    c.floatTypes = kFloats;
+    if (hasRank4(c.inputs)) c.formats = kBothFormats;
+    cases.push_back(c);
+  }
+}
+
 std::vector<OpCase> mathCases() {
   std::vector<OpCase> cases;
   addElementwise(cases);
+  addElementwiseChain(cases);
   addActivation(cases);
   addSoftmax(cases);
   addReduce(cases);

@@ -13,7 +13,7 @@ TEST(Pipeline, RunsThePassesInTheirOrder) {
                        "identity_elimination", "constant_folding", "affine_folding", "gelu_fusion",
                        "silu_fusion", "layer_norm_fusion", "attention_fusion", "linear_fusion",
                        "transpose_motion", "linear_residual_fusion", "conv_fusion",
-                       "attention_layout", "dead_layer_elimination"}));
+                       "elementwise_chain_fusion", "attention_layout", "dead_layer_elimination"}));
 }
 
 TEST(Pipeline, VerboseBuildReportsEveryPass) {
