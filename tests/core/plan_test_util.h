@@ -283,15 +283,12 @@ class PlanMaker {
             {addTensor("trilu_out", makeDims({2, 4, 8, 8}), A)});
     // x + x -> * scalar -> leaky ReLU, the scalar and slope random.
     ElementwiseChainParams chain;
-    chain.steps = 3;
-    chain.kind[0] = static_cast<int32_t>(ElementwiseChainStep::kINPUT);
-    chain.input[0] = 1;
-    chain.kind[1] = static_cast<int32_t>(ElementwiseChainStep::kSCALAR);
-    chain.code[1] = static_cast<int32_t>(ElementwiseOp::kMUL);
-    chain.alpha[1] = randomFloat();
-    chain.operandFirst[1] = 1;
-    chain.code[2] = static_cast<int32_t>(ActivationType::kLEAKY_RELU);
-    chain.alpha[2] = randomFloat();
+    appendChainStep(chain, ElementwiseChainStep::kINPUT, static_cast<int32_t>(ElementwiseOp::kADD),
+                    0.f, 0.f, 1);
+    appendChainStep(chain, ElementwiseChainStep::kSCALAR, static_cast<int32_t>(ElementwiseOp::kMUL),
+                    randomFloat(), 0.f, 0, true);
+    appendChainStep(chain, ElementwiseChainStep::kACTIVATION,
+                    static_cast<int32_t>(ActivationType::kLEAKY_RELU), randomFloat());
     addStep("chain", LayerType::kELEMENTWISE_CHAIN, chain, {x, x},
             {addTensor("chain_out", makeDims({2, 4, 8, 8}), A)});
     // Position ids as long as x's dim 2 (its dims source), from a random start.

@@ -15,28 +15,17 @@ namespace {
 
 using Step = ElementwiseChainStep;
 
-void addStep(ElementwiseChainParams& p, Step kind, int32_t code, float alpha = 0.f,
-             float beta = 0.f, int32_t input = 0, bool operandFirst = false) {
-  const int32_t s = p.steps++;
-  p.kind[s] = static_cast<int32_t>(kind);
-  p.code[s] = code;
-  p.alpha[s] = alpha;
-  p.beta[s] = beta;
-  p.input[s] = input;
-  p.operandFirst[s] = operandFirst ? 1 : 0;
-}
-
 int32_t op(ElementwiseOp o) { return static_cast<int32_t>(o); }
 int32_t act(ActivationType a) { return static_cast<int32_t>(a); }
 
 // (x + r) -> relu -> 3 - v -> v * r -> clip(-1, 2)
 ElementwiseChainParams sample() {
   ElementwiseChainParams p;
-  addStep(p, Step::kINPUT, op(ElementwiseOp::kADD), 0, 0, 1);
-  addStep(p, Step::kACTIVATION, act(ActivationType::kRELU));
-  addStep(p, Step::kSCALAR, op(ElementwiseOp::kSUB), 3.f, 0, 0, true);
-  addStep(p, Step::kINPUT, op(ElementwiseOp::kMUL), 0, 0, 1, true);
-  addStep(p, Step::kACTIVATION, act(ActivationType::kCLIP), -1.f, 2.f);
+  appendChainStep(p, Step::kINPUT, op(ElementwiseOp::kADD), 0, 0, 1);
+  appendChainStep(p, Step::kACTIVATION, act(ActivationType::kRELU));
+  appendChainStep(p, Step::kSCALAR, op(ElementwiseOp::kSUB), 3.f, 0, 0, true);
+  appendChainStep(p, Step::kINPUT, op(ElementwiseOp::kMUL), 0, 0, 1, true);
+  appendChainStep(p, Step::kACTIVATION, act(ActivationType::kCLIP), -1.f, 2.f);
   return p;
 }
 

@@ -42,4 +42,20 @@ struct ElementwiseChainParams {
   }
 };
 
+// Appends a step to p (the shape rule checks it); false, and p unchanged, when p has all
+// kMaxElementwiseChainSteps already.
+inline bool appendChainStep(ElementwiseChainParams& p, ElementwiseChainStep kind, int32_t code,
+                            float alpha = 0.f, float beta = 0.f, int32_t input = 0,
+                            bool operandFirst = false) {
+  if (p.steps < 0 || p.steps >= kMaxElementwiseChainSteps) return false;
+  const int32_t s = p.steps++;
+  p.kind[s] = static_cast<int32_t>(kind);
+  p.code[s] = code;
+  p.alpha[s] = alpha;
+  p.beta[s] = beta;
+  p.input[s] = input;
+  p.operandFirst[s] = operandFirst ? 1 : 0;
+  return true;
+}
+
 }  // namespace kiln

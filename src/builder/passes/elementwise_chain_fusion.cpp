@@ -26,7 +26,8 @@ namespace {
 struct Step {
   int32_t value = -1;    // the tensor the step applies to
   int32_t operand = -1;  // a kINPUT step's other tensor
-  int32_t kind = 0, code = 0;
+  ElementwiseChainStep kind = ElementwiseChainStep::kACTIVATION;
+  int32_t code = 0;
   float alpha = 0.f, beta = 0.f;
   bool operandFirst = false;
 };
@@ -47,7 +48,7 @@ class Matcher {
       if (!a || a->type == ActivationType::kNOT || node.inputs.size() != 1) return false;
       s = Step{node.inputs[0],
                -1,
-               static_cast<int32_t>(ElementwiseChainStep::kACTIVATION),
+               ElementwiseChainStep::kACTIVATION,
                static_cast<int32_t>(a->type),
                a->alpha,
                a->beta,
@@ -77,24 +78,13 @@ class Matcher {
     for (int side : {0, 1}) {
       const int32_t v = side ? b : a, other = side ? a : b;
       if (!sameAsOut(v) || !scalar(other)) continue;
-      s = Step{v,
-               -1,
-               static_cast<int32_t>(ElementwiseChainStep::kSCALAR),
-               code,
-               static_cast<float>(constantValue(edit_.tensor(other), 0)),
-               0.f,
-               side == 1};
+      const auto value = static_cast<float>(constantValue(edit_.tensor(other), 0));
+      s = Step{v, -1, ElementwiseChainStep::kSCALAR, code, value, 0.f, side == 1};
       return true;
     }
     if (!sameAsOut(a) || !sameAsOut(b)) return false;
     const bool second = preferred == b;
-    s = Step{second ? b : a,
-             second ? a : b,
-             static_cast<int32_t>(ElementwiseChainStep::kINPUT),
-             code,
-             0.f,
-             0.f,
-             second};
+    s = Step{second ? b : a, second ? a : b, ElementwiseChainStep::kINPUT, code, 0.f, 0.f, second};
     return true;
   }
 
@@ -150,19 +140,14 @@ Status fuseElementwiseChains(Graph& graph, PassContext& context) {
     if (steps.size() < 2) return false;
     const int32_t x = steps.back().value;
     ElementwiseChainParams p;
-    p.steps = static_cast<int32_t>(steps.size());
     std::vector<int32_t> inputs = {x};
-    for (size_t i = 0; i < steps.size(); ++i) {
-      const Step& s = steps[steps.size() - 1 - i];  // first step first
-      p.kind[i] = s.kind;
-      p.code[i] = s.code;
-      p.alpha[i] = s.alpha;
-      p.beta[i] = s.beta;
-      p.operandFirst[i] = s.operandFirst ? 1 : 0;
-      if (s.operand >= 0) {
-        p.input[i] = static_cast<int32_t>(inputs.size());
-        inputs.push_back(s.operand);
+    for (auto s = steps.rbegin(); s != steps.rend(); ++s) {  // first step first
+      int32_t input = 0;
+      if (s->operand >= 0) {
+        input = static_cast<int32_t>(inputs.size());
+        inputs.push_back(s->operand);
       }
+      appendChainStep(p, s->kind, s->code, s->alpha, s->beta, input, s->operandFirst);
     }
     f.chain.assign(nodes.begin() + 1, nodes.end());
     f.what = std::to_string(steps.size()) + " elementwise and activation layers ending in " +

@@ -568,13 +568,7 @@ void addElementwiseChain(std::vector<OpCase>& cases) {
   ElementwiseChainParams p;
   const auto step = [&p](ElementwiseChainStep kind, int32_t code, float alpha, float beta,
                          int32_t in, bool operandFirst) {
-    const int32_t s = p.steps++;
-    p.kind[s] = static_cast<int32_t>(kind);
-    p.code[s] = code;
-    p.alpha[s] = alpha;
-    p.beta[s] = beta;
-    p.input[s] = in;
-    p.operandFirst[s] = operandFirst ? 1 : 0;
+    kiln::appendChainStep(p, kind, code, alpha, beta, in, operandFirst);
   };
   const auto op = [](ElementwiseOp o) { return static_cast<int32_t>(o); };
   const auto act = [](ActivationType a) { return static_cast<int32_t>(a); };
