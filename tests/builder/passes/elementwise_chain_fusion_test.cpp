@@ -12,15 +12,6 @@ ITensor* binary(INetworkDefinition& net, ITensor& a, ITensor& b, ElementwiseOp o
   return net.addElementwise(a, b, op)->getOutput(0);
 }
 
-ITensor* activation(INetworkDefinition& net, ITensor& x, ActivationType t, float alpha = 0.f,
-                    float beta = 0.f) {
-  ActivationParams p;
-  p.type = t;
-  p.alpha = alpha;
-  p.beta = beta;
-  return net.addActivation(x, p)->getOutput(0);
-}
-
 TEST(ElementwiseChainFusion, ARunBecomesOneChain) {
   auto net = createNetwork();
   ITensor* x = net->addInput("x", DataType::kFLOAT, makeDims({2, 3, 8}));

@@ -19,15 +19,6 @@ ITensor* add(INetworkDefinition& net, ITensor& a, ITensor& b) {
   return net.addElementwise(a, b, ElementwiseOp::kADD)->getOutput(0);
 }
 
-ITensor* activation(INetworkDefinition& net, ITensor& x, ActivationType t, float alpha = 0.f,
-                    float beta = 0.f) {
-  ActivationParams p;
-  p.type = t;
-  p.alpha = alpha;
-  p.beta = beta;
-  return net.addActivation(x, p)->getOutput(0);
-}
-
 ITensor* matmul(INetworkDefinition& net, ITensor& x, ITensor& w, bool transposeB = false) {
   MatrixMultiplyParams p;
   p.transposeB = transposeB;

@@ -40,6 +40,16 @@ inline ITensor* constant(INetworkDefinition& net, const Dims& dims, const std::v
   return c ? c->getOutput(0) : nullptr;
 }
 
+// x through an Activation layer of type t (alpha and beta as that type reads them).
+inline ITensor* activation(INetworkDefinition& net, ITensor& x, ActivationType t, float alpha = 0.f,
+                           float beta = 0.f) {
+  ActivationParams p;
+  p.type = t;
+  p.alpha = alpha;
+  p.beta = beta;
+  return net.addActivation(x, p)->getOutput(0);
+}
+
 inline ConvolutionParams conv3x3(int32_t outChannels) {
   ConvolutionParams p;
   p.outChannels = outChannels;
