@@ -9,7 +9,7 @@
 #   4. runs the CropAndResize benchmark with torchvision's roi_align measured in the same run;
 #   5. runs compute-sanitizer memcheck and racecheck on the CropAndResize and plugin-harness tests
 #      (each capped at KILN_SANITIZER_TIMEOUT seconds, default 150), then on the fused attention
-#      kernel and, memcheck only, on the network tests;
+#      kernel and, memcheck only, on the network tests and the elementwise-chain and SiLU rows;
 #   6. the Python package: `pip install .` into a venv that sees the machine's torch, then
 #      python/tests/gpu_check.py (torch tensors in and out of a CUDA session without a host copy,
 #      on a user's stream, against the CPU) and the pytest suite; needs the source tree, so not
@@ -343,6 +343,26 @@ if command -v compute-sanitizer >/dev/null; then
   record "network tests memcheck" "$(status $rc)" \
     "$(grep -m1 -o 'ERROR SUMMARY: [0-9]* errors\?' "$log"), $(grep -o '[0-9]* tests\? from' "$log" | tail -1) $(($(date +%s) - start)) s"
   [ $rc != 0 ] && grep -E '^\[  FAILED|Invalid|ERROR' "$log" | head -10
+fi
+
+# 5d. compute-sanitizer memcheck on the newest kernels' harness rows: the elementwise chain (one
+# kernel for a run of elementwise and activation layers) and SiLU, alone and in the convolution
+# epilogue (cuDNN's swish)
+if command -v compute-sanitizer >/dev/null; then
+  for pair in "test_cuda_ops_math:Ops/*Device*/*chain*:Ops/*Device*/*silu*" \
+              "test_cuda_ops_dense:Ops/*Device*/*silu*"; do
+    program=${pair%%:*}
+    exe=$(where tests/backends/cuda/$program)
+    log="$logs/$program.chain_silu.memcheck.log"
+    start=$(date +%s)
+    run_capped "${KILN_SANITIZER_TIMEOUT:-150}" "$exe" "$log.backtrace" \
+      compute-sanitizer --tool memcheck --error-exitcode 9 "$exe" --gtest_brief=1 \
+      "--gtest_filter=${pair#*:}" >"$log" 2>&1
+    rc=$?
+    record "$program chain/SiLU memcheck" "$(status $rc)" \
+      "$(grep -m1 -o 'ERROR SUMMARY: [0-9]* errors\?' "$log"), $(grep -o '[0-9]* tests\? from' "$log" | tail -1) $(($(date +%s) - start)) s"
+    [ $rc != 0 ] && grep -E '^\[  FAILED|Invalid|ERROR' "$log" | head -10
+  done
 fi
 
 # 6b. transformer speed (issue 11): ViT-B/16 and BERT-base, kiln FP16 against PyTorch eager and
