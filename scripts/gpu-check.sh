@@ -331,35 +331,26 @@ fi
 
 # 5c. compute-sanitizer memcheck on the network tests: CNNs in FP16 channels-last with fused
 # epilogues and in FP32 against the CPU backend, ViT's patch tokens, the demo network in FP32 and
-# FP16 (every CUDA tactic such a plan chooses: cuDNN, cuBLASLt, kiln's own kernels)
+# FP16 (every CUDA tactic such a plan chooses: cuDNN, cuBLASLt, kiln's own kernels); then on the
+# newest kernels' harness rows: the elementwise chain (one kernel for a run of elementwise and
+# activation layers) and SiLU, alone and in the convolution epilogue (cuDNN's swish).
+# Each case: its summary label, test program, log name and gtest filter.
+memcheck_cases=(
+  "network tests memcheck|test_cuda_runtime|test_cuda_runtime.memcheck|CudaCnnFormats.*:CudaRuntime.DemoNetwork*"
+  "chain/SiLU math rows memcheck|test_cuda_ops_math|test_cuda_ops_math.chain_silu.memcheck|Ops/*Device*/*chain*:Ops/*Device*/*silu*"
+  "SiLU epilogue rows memcheck|test_cuda_ops_dense|test_cuda_ops_dense.silu.memcheck|Ops/*Device*/*silu*"
+)
 if command -v compute-sanitizer >/dev/null; then
-  exe=$(where tests/backends/cuda/test_cuda_runtime)
-  log="$logs/test_cuda_runtime.memcheck.log"
-  start=$(date +%s)
-  run_capped "${KILN_SANITIZER_TIMEOUT:-150}" "$exe" "$log.backtrace" \
-    compute-sanitizer --tool memcheck --error-exitcode 9 "$exe" --gtest_brief=1 \
-    '--gtest_filter=CudaCnnFormats.*:CudaRuntime.DemoNetwork*' >"$log" 2>&1
-  rc=$?
-  record "network tests memcheck" "$(status $rc)" \
-    "$(grep -m1 -o 'ERROR SUMMARY: [0-9]* errors\?' "$log"), $(grep -o '[0-9]* tests\? from' "$log" | tail -1) $(($(date +%s) - start)) s"
-  [ $rc != 0 ] && grep -E '^\[  FAILED|Invalid|ERROR' "$log" | head -10
-fi
-
-# 5d. compute-sanitizer memcheck on the newest kernels' harness rows: the elementwise chain (one
-# kernel for a run of elementwise and activation layers) and SiLU, alone and in the convolution
-# epilogue (cuDNN's swish)
-if command -v compute-sanitizer >/dev/null; then
-  for pair in "test_cuda_ops_math:Ops/*Device*/*chain*:Ops/*Device*/*silu*" \
-              "test_cuda_ops_dense:Ops/*Device*/*silu*"; do
-    program=${pair%%:*}
+  for case in "${memcheck_cases[@]}"; do
+    IFS='|' read -r label program name filter <<<"$case"
     exe=$(where tests/backends/cuda/$program)
-    log="$logs/$program.chain_silu.memcheck.log"
+    log="$logs/$name.log"
     start=$(date +%s)
     run_capped "${KILN_SANITIZER_TIMEOUT:-150}" "$exe" "$log.backtrace" \
       compute-sanitizer --tool memcheck --error-exitcode 9 "$exe" --gtest_brief=1 \
-      "--gtest_filter=${pair#*:}" >"$log" 2>&1
+      "--gtest_filter=$filter" >"$log" 2>&1
     rc=$?
-    record "$program chain/SiLU memcheck" "$(status $rc)" \
+    record "$label" "$(status $rc)" \
       "$(grep -m1 -o 'ERROR SUMMARY: [0-9]* errors\?' "$log"), $(grep -o '[0-9]* tests\? from' "$log" | tail -1) $(($(date +%s) - start)) s"
     [ $rc != 0 ] && grep -E '^\[  FAILED|Invalid|ERROR' "$log" | head -10
   done
