@@ -31,41 +31,8 @@ namespace {
 
 using config_checks::fail;
 using ops::elementwise::apply;
+using ops::elementwise::applyArithmetic;
 using ops::elementwise::isComparison;
-
-// a op b for an arithmetic op, V float (fp32, fp16, bf16 computed in fp32) or int32/int64 (no
-// pow or prelu on integers, no mod on floats: the tactics decline them).
-template <class V>
-__host__ __device__ inline V binary(ElementwiseOp op, V a, V b) {
-  switch (op) {
-    case ElementwiseOp::kADD:
-      return apply<ElementwiseOp::kADD>(a, b);
-    case ElementwiseOp::kSUB:
-      return apply<ElementwiseOp::kSUB>(a, b);
-    case ElementwiseOp::kMUL:
-      return apply<ElementwiseOp::kMUL>(a, b);
-    case ElementwiseOp::kDIV:
-      return apply<ElementwiseOp::kDIV>(a, b);
-    case ElementwiseOp::kMAX:
-      return apply<ElementwiseOp::kMAX>(a, b);
-    case ElementwiseOp::kMIN:
-      return apply<ElementwiseOp::kMIN>(a, b);
-    case ElementwiseOp::kPOW:
-      if constexpr (std::is_floating_point_v<V>) return apply<ElementwiseOp::kPOW>(a, b);
-      break;
-    case ElementwiseOp::kPRELU:
-      if constexpr (std::is_floating_point_v<V>) return apply<ElementwiseOp::kPRELU>(a, b);
-      break;
-    case ElementwiseOp::kFMOD:
-      return apply<ElementwiseOp::kFMOD>(a, b);
-    case ElementwiseOp::kMOD:
-      if constexpr (!std::is_floating_point_v<V>) return apply<ElementwiseOp::kMOD>(a, b);
-      break;
-    default:
-      break;
-  }
-  return 0;
-}
 
 template <class C>
 __host__ __device__ inline uint8_t compare(ElementwiseOp op, C a, C b) {
@@ -107,13 +74,13 @@ __host__ __device__ inline void applyBinary(ElementwiseOp op, bool cmp, T a, T b
     if (cmp)
       static_cast<uint8_t*>(out)[at] = compare<T>(op, a, b);
     else
-      static_cast<T*>(out)[at] = binary<T>(op, a, b);
+      static_cast<T*>(out)[at] = applyArithmetic<T>(op, a, b);
   } else {
     const float x = toFloat(a), y = toFloat(b);
     if (cmp)
       static_cast<uint8_t*>(out)[at] = compare<float>(op, x, y);
     else
-      static_cast<T*>(out)[at] = fromFloat<T>(binary<float>(op, x, y));
+      static_cast<T*>(out)[at] = fromFloat<T>(applyArithmetic<float>(op, x, y));
   }
 }
 

@@ -160,6 +160,41 @@ KILN_HOST_DEVICE inline OutputOf<kOp, T> apply(T a, T b) {
   }
 }
 
+// a op b for an arithmetic op chosen at run time, V float (fp32; the CUDA kernels compute fp16 and
+// bf16 in fp32) or int32/int64: no pow or prelu on integers and no mod on floats (0 for those and
+// for comparisons or logical ops, which callers decline before they get here).
+template <class V>
+KILN_HOST_DEVICE inline V applyArithmetic(ElementwiseOp op, V a, V b) {
+  switch (op) {
+    case ElementwiseOp::kADD:
+      return apply<ElementwiseOp::kADD>(a, b);
+    case ElementwiseOp::kSUB:
+      return apply<ElementwiseOp::kSUB>(a, b);
+    case ElementwiseOp::kMUL:
+      return apply<ElementwiseOp::kMUL>(a, b);
+    case ElementwiseOp::kDIV:
+      return apply<ElementwiseOp::kDIV>(a, b);
+    case ElementwiseOp::kMAX:
+      return apply<ElementwiseOp::kMAX>(a, b);
+    case ElementwiseOp::kMIN:
+      return apply<ElementwiseOp::kMIN>(a, b);
+    case ElementwiseOp::kPOW:
+      if constexpr (std::is_floating_point_v<V>) return apply<ElementwiseOp::kPOW>(a, b);
+      break;
+    case ElementwiseOp::kPRELU:
+      if constexpr (std::is_floating_point_v<V>) return apply<ElementwiseOp::kPRELU>(a, b);
+      break;
+    case ElementwiseOp::kFMOD:
+      return apply<ElementwiseOp::kFMOD>(a, b);
+    case ElementwiseOp::kMOD:
+      if constexpr (!std::is_floating_point_v<V>) return apply<ElementwiseOp::kMOD>(a, b);
+      break;
+    default:
+      break;
+  }
+  return 0;
+}
+
 // numpy broadcasting: strides[i], for each of the output's `outRank` dims, is the stride (in
 // elements) with which that dim walks an input of dims `in` whose own per-dim strides are `own`:
 // the input's trailing dims align with the output's (inference checked that outRank >=

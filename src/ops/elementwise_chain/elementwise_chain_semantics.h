@@ -13,36 +13,8 @@ namespace kiln::ops::elementwise_chain {
 
 // The elementwise ops a step may apply: those with a float result on float inputs.
 KILN_HOST_DEVICE constexpr bool isChainOp(ElementwiseOp op) {
-  return op == ElementwiseOp::kADD || op == ElementwiseOp::kSUB || op == ElementwiseOp::kMUL ||
-         op == ElementwiseOp::kDIV || op == ElementwiseOp::kMAX || op == ElementwiseOp::kMIN ||
-         op == ElementwiseOp::kPOW || op == ElementwiseOp::kPRELU || op == ElementwiseOp::kFMOD;
-}
-
-// a op b for an op isChainOp accepts (anything else gives a).
-KILN_HOST_DEVICE inline float applyOp(ElementwiseOp op, float a, float b) {
-  using elementwise::apply;
-  switch (op) {
-    case ElementwiseOp::kADD:
-      return apply<ElementwiseOp::kADD, float>(a, b);
-    case ElementwiseOp::kSUB:
-      return apply<ElementwiseOp::kSUB, float>(a, b);
-    case ElementwiseOp::kMUL:
-      return apply<ElementwiseOp::kMUL, float>(a, b);
-    case ElementwiseOp::kDIV:
-      return apply<ElementwiseOp::kDIV, float>(a, b);
-    case ElementwiseOp::kMAX:
-      return apply<ElementwiseOp::kMAX, float>(a, b);
-    case ElementwiseOp::kMIN:
-      return apply<ElementwiseOp::kMIN, float>(a, b);
-    case ElementwiseOp::kPOW:
-      return apply<ElementwiseOp::kPOW, float>(a, b);
-    case ElementwiseOp::kPRELU:
-      return apply<ElementwiseOp::kPRELU, float>(a, b);
-    case ElementwiseOp::kFMOD:
-      return apply<ElementwiseOp::kFMOD, float>(a, b);
-    default:
-      return a;
-  }
+  return !elementwise::isComparison(op) && !elementwise::isLogical(op) &&
+         !elementwise::isIntegerOnly(op);
 }
 
 // Step s applied to the value v so far; `operand` is the step's input element (kINPUT steps).
@@ -54,7 +26,8 @@ KILN_HOST_DEVICE inline float applyStep(const ElementwiseChainParams& p, int32_t
                                       p.beta[s]);
   const float other = kind == ElementwiseChainStep::kSCALAR ? p.alpha[s] : operand;
   const auto op = static_cast<ElementwiseOp>(p.code[s]);
-  return p.operandFirst[s] ? applyOp(op, other, v) : applyOp(op, v, other);
+  return p.operandFirst[s] ? elementwise::applyArithmetic(op, other, v)
+                           : elementwise::applyArithmetic(op, v, other);
 }
 
 }  // namespace kiln::ops::elementwise_chain

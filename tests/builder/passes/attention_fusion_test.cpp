@@ -13,12 +13,6 @@
 namespace kiln::testing {
 namespace {
 
-ITensor* scalar(INetworkDefinition& net, float v) { return constant(net, makeDims({1}), {v}); }
-
-ITensor* binary(INetworkDefinition& net, ITensor& a, ITensor& b, ElementwiseOp op) {
-  return net.addElementwise(a, b, op)->getOutput(0);
-}
-
 ITensor* matmul(INetworkDefinition& net, ITensor& a, ITensor& b, bool transposeB = false) {
   MatrixMultiplyParams p;
   p.transposeB = transposeB;

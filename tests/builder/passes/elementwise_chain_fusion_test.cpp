@@ -6,12 +6,6 @@
 namespace kiln::testing {
 namespace {
 
-ITensor* scalar(INetworkDefinition& net, float v) { return constant(net, makeDims({1}), {v}); }
-
-ITensor* binary(INetworkDefinition& net, ITensor& a, ITensor& b, ElementwiseOp op) {
-  return net.addElementwise(a, b, op)->getOutput(0);
-}
-
 TEST(ElementwiseChainFusion, ARunBecomesOneChain) {
   auto net = createNetwork();
   ITensor* x = net->addInput("x", DataType::kFLOAT, makeDims({2, 3, 8}));

@@ -7,8 +7,6 @@
 namespace kiln::testing {
 namespace {
 
-ITensor* scalar(INetworkDefinition& net, float v) { return constant(net, makeDims({1}), {v}); }
-
 ITensor* binary(INetworkDefinition& net, ITensor& a, ITensor& b, ElementwiseOp op,
                 const char* name) {
   ILayer* l = net.addElementwise(a, b, op);

@@ -6,10 +6,6 @@
 namespace kiln::testing {
 namespace {
 
-ITensor* binary(INetworkDefinition& net, ITensor& a, ITensor& b, ElementwiseOp op) {
-  return net.addElementwise(a, b, op)->getOutput(0);
-}
-
 ITensor* meanOver(INetworkDefinition& net, ITensor& x, uint32_t mask) {
   return net.addReduce(x, ReduceParams{ReduceOp::kMEAN, mask, true})->getOutput(0);
 }

@@ -40,6 +40,16 @@ inline ITensor* constant(INetworkDefinition& net, const Dims& dims, const std::v
   return c ? c->getOutput(0) : nullptr;
 }
 
+// A one-element constant v, the scalar operand exporters write.
+inline ITensor* scalar(INetworkDefinition& net, float v) {
+  return constant(net, makeDims({1}), {v});
+}
+
+// a op b through an Elementwise layer.
+inline ITensor* binary(INetworkDefinition& net, ITensor& a, ITensor& b, ElementwiseOp op) {
+  return net.addElementwise(a, b, op)->getOutput(0);
+}
+
 // x through an Activation layer of type t (alpha and beta as that type reads them).
 inline ITensor* activation(INetworkDefinition& net, ITensor& x, ActivationType t, float alpha = 0.f,
                            float beta = 0.f) {

@@ -7,11 +7,11 @@ namespace kiln::testing {
 namespace {
 
 ITensor* sigmoid(INetworkDefinition& net, ITensor& x) {
-  return net.addActivation(x, ActivationParams{ActivationType::kSIGMOID})->getOutput(0);
+  return activation(net, x, ActivationType::kSIGMOID);
 }
 
 ITensor* mul(INetworkDefinition& net, ITensor& a, ITensor& b) {
-  return net.addElementwise(a, b, ElementwiseOp::kMUL)->getOutput(0);
+  return binary(net, a, b, ElementwiseOp::kMUL);
 }
 
 TEST(SiluFusion, EitherOperandOrderBecomesOneSilu) {
@@ -19,7 +19,7 @@ TEST(SiluFusion, EitherOperandOrderBecomesOneSilu) {
     SCOPED_TRACE(sigmoidFirst ? "sigmoid(x) * x" : "x * sigmoid(x)");
     auto net = createNetwork();
     ITensor* in = net->addInput("x", DataType::kFLOAT, makeDims({2, 3, 8}));
-    ITensor* x = net->addActivation(*in, ActivationParams{ActivationType::kTANH})->getOutput(0);
+    ITensor* x = activation(*net, *in, ActivationType::kTANH);
     ITensor* s = sigmoid(*net, *x);
     ITensor* y = sigmoidFirst ? mul(*net, *s, *x) : mul(*net, *x, *s);
     ASSERT_TRUE(net->markOutput(*y).isOk());
